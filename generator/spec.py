@@ -1,0 +1,122 @@
+"""Load the pinned OpenAPI description, verify it, index operations, apply asserted patches."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SPEC_DIR = REPO_ROOT / "spec"
+
+JSON = Any
+
+
+class SpecError(Exception):
+    """The vendored description is missing, corrupt or not the pinned one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Pinned:
+    package: str
+    version: str
+    sha256: str
+    vendored_file: str
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedSpec:
+    pinned: Pinned
+    document: dict[str, JSON]
+
+
+@dataclass(frozen=True, slots=True)
+class SpecOperation:
+    operation_id: str
+    method: str
+    path: str
+    node: Mapping[str, JSON]
+    path_item: Mapping[str, JSON]
+
+    @property
+    def category(self) -> str:
+        return str(self.node.get("x-github", {}).get("category", ""))
+
+    @property
+    def pointer(self) -> str:
+        return f"/paths/{escape_pointer(self.path)}/{self.method}"
+
+
+def read_pinned(spec_dir: Path = SPEC_DIR) -> Pinned:
+    raw = json.loads((spec_dir / "PINNED.json").read_text(encoding="utf-8"))
+    return Pinned(raw["package"], raw["version"], raw["sha256"], raw["vendored_file"])
+
+
+def read_document_bytes(path: Path) -> bytes:
+    data = path.read_bytes()
+    return gzip.decompress(data) if path.suffix == ".gz" else data
+
+
+def load_pinned_spec(spec_dir: Path = SPEC_DIR) -> LoadedSpec:
+    """Read the vendored description and refuse it unless its sha256 is the pinned one."""
+    pinned = read_pinned(spec_dir)
+    raw = read_document_bytes(spec_dir / pinned.vendored_file)
+    digest = hashlib.sha256(raw).hexdigest()
+    if digest != pinned.sha256:
+        raise SpecError(
+            f"{spec_dir / pinned.vendored_file}: sha256 {digest} does not match the pinned "
+            f"{pinned.sha256} in PINNED.json (re-vendor with `make update-spec`)"
+        )
+    return LoadedSpec(pinned, json.loads(raw))
+
+
+def escape_pointer(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def unescape_pointer(token: str) -> str:
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+def split_pointer(pointer: str) -> list[str]:
+    if pointer == "":
+        return []
+    if not pointer.startswith("/"):
+        raise ValueError(f"JSON pointer must start with '/': {pointer!r}")
+    return [unescape_pointer(t) for t in pointer[1:].split("/")]
+
+
+def iter_operations(document: Mapping[str, JSON]) -> Iterator[SpecOperation]:
+    for path, item in document.get("paths", {}).items():
+        for method in HTTP_METHODS:
+            node = item.get(method)
+            if isinstance(node, dict) and "operationId" in node:
+                yield SpecOperation(node["operationId"], method, path, node, item)
+
+
+def index_operations(document: Mapping[str, JSON]) -> dict[str, SpecOperation]:
+    return {op.operation_id: op for op in iter_operations(document)}
+
+
+def resolve_ref(document: Mapping[str, JSON], node: JSON) -> JSON:
+    """Follow `$ref`s (local only) until a non-reference node is reached."""
+    seen: set[str] = set()
+    while isinstance(node, dict) and "$ref" in node:
+        ref = node["$ref"]
+        if not isinstance(ref, str) or not ref.startswith("#/") or ref in seen:
+            raise SpecError(f"unsupported or cyclic $ref {ref!r}")
+        seen.add(ref)
+        node = document
+        for token in split_pointer(ref[1:]):
+            node = node[token]
+    return node
+
+
+def deep_copy(document: Mapping[str, JSON]) -> dict[str, JSON]:
+    return copy.deepcopy(dict(document))

@@ -1,0 +1,76 @@
+"""YAML → plain data with a location for every mapping key and sequence item."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
+
+Loc = tuple[str | int, ...]
+
+
+@dataclass(slots=True)
+class Located:
+    """Parsed YAML plus `(line, col)` (1-based) of each path's key or item."""
+
+    file: str
+    data: Any
+    marks: dict[Loc, tuple[int, int]] = field(default_factory=dict)
+
+    def where(self, loc: Sequence[str | int]) -> Where:
+        path = tuple(loc)
+        while path and path not in self.marks:
+            path = path[:-1]
+        line, col = self.marks.get(path, (1, 1))
+        return Where(self.file, line, col)
+
+
+def load_yaml(text: str, file: str) -> Located:
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    Level.ERROR,
+                    Where(file, line, col),
+                    f"invalid YAML: {exc.problem or exc}",
+                    "fix the YAML syntax at this position (indentation, quoting, ':' after keys)",
+                )
+            ]
+        ) from None
+    located = Located(file, None)
+    located.data = {} if root is None else _convert(root, (), located)
+    return located
+
+
+def _convert(node: yaml.Node, path: Loc, out: Located) -> Any:
+    out.marks.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
+    if isinstance(node, yaml.MappingNode):
+        result: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = yaml.SafeLoader(" ").construct_object(key_node)  # scalar keys only
+            if key in result:
+                raise DiagnosticError(
+                    [
+                        Diagnostic(
+                            Level.ERROR,
+                            Where(out.file, key_node.start_mark.line + 1, key_node.start_mark.column + 1),
+                            f"duplicate key {key!r}",
+                            "each key may appear once per mapping; merge or rename the entries",
+                        )
+                    ]
+                )
+            child = (*path, key)
+            out.marks[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            result[key] = _convert(value_node, child, out)
+        return result
+    if isinstance(node, yaml.SequenceNode):
+        return [_convert(item, (*path, i), out) for i, item in enumerate(node.value)]
+    return yaml.SafeLoader(" ").construct_object(node)

@@ -1,0 +1,148 @@
+"""What a tool handler (generated or hook) gets: upstream calls, state handles, projection.
+
+INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
+
+    ctx.tool            ToolSpec of the running tool
+    ctx.request_id      str, minted per call, also in every result/envelope
+    ctx.identity        str, short hash of the caller's credential ("anonymous" when none)
+    ctx.arguments       the validated arguments as received (for repairs)
+    await ctx.call(op, path=..., query=..., body=...) -> UpstreamResponse   (raises ToolError)
+    ctx.mint_cursor(state, bound_to=...) -> str
+    ctx.open_cursor(token, bound_to=..., field=..., restart_arguments=...) -> dict  (raises ToolError)
+    await ctx.idempotent(key, scope=..., fingerprint=..., run=..., recover=...) -> T
+    ctx.project(shape_name, raw, detail, computed=...) -> dict
+    ctx.note_rate_limit(remaining, limit)   (called by the upstream layer)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from ghmcp_runtime.model import Detail, Operation, ToolSpec
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamResponse:
+    status: int
+    data: Any  # parsed JSON body, None for 204
+    headers: Mapping[str, str]  # lower-cased names
+
+
+class Upstream(Protocol):
+    async def call(
+        self,
+        ctx: ToolContext,
+        op: Operation,
+        *,
+        path: Mapping[str, str | int],
+        query: Mapping[str, Any] | None,
+        body: Any,
+    ) -> UpstreamResponse: ...
+
+
+class CursorCodec(Protocol):
+    def mint(self, *, tool: str, identity: str, bound_to: Mapping[str, Any], state: Mapping[str, Any]) -> str: ...
+
+    def open(
+        self,
+        token: str,
+        *,
+        tool: str,
+        identity: str,
+        bound_to: Mapping[str, Any],
+        field: str,
+        restart_arguments: Mapping[str, Any],
+    ) -> dict[str, Any]: ...
+
+
+class Idempotency(Protocol):
+    async def run(
+        self,
+        *,
+        key: str | None,
+        scope: Sequence[Any],
+        fingerprint: str,
+        run: Callable[[], Awaitable[Any]],
+        recover: Callable[[], Awaitable[Any | None]] | None,
+    ) -> Any: ...
+
+
+class Projector(Protocol):
+    def project(
+        self, shape: str, raw: Mapping[str, Any], detail: Detail, computed: Mapping[str, Any]
+    ) -> dict[str, Any]: ...
+
+
+@dataclass(slots=True)
+class ToolContext:
+    tool: ToolSpec
+    request_id: str
+    identity: str
+    arguments: Mapping[str, Any]
+    upstream: Upstream
+    cursors: CursorCodec
+    idempotency: Idempotency
+    projector: Projector
+    rate_limit: dict[str, int] = field(default_factory=dict)
+
+    async def call(
+        self,
+        op: Operation,
+        *,
+        path: Mapping[str, str | int],
+        query: Mapping[str, Any] | None = None,
+        body: Any = None,
+    ) -> UpstreamResponse:
+        return await self.upstream.call(self, op, path=path, query=query, body=body)
+
+    def mint_cursor(self, state: Mapping[str, Any], *, bound_to: Mapping[str, Any]) -> str:
+        return self.cursors.mint(
+            tool=self.tool.name, identity=self.identity, bound_to=bound_to, state=state
+        )
+
+    def open_cursor(
+        self,
+        token: str,
+        *,
+        bound_to: Mapping[str, Any],
+        field: str,
+        restart_arguments: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        return self.cursors.open(
+            token,
+            tool=self.tool.name,
+            identity=self.identity,
+            bound_to=bound_to,
+            field=field,
+            restart_arguments=restart_arguments,
+        )
+
+    async def idempotent(
+        self,
+        key: str | None,
+        *,
+        scope: Sequence[Any],
+        fingerprint: str,
+        run: Callable[[], Awaitable[T]],
+        recover: Callable[[], Awaitable[T | None]] | None = None,
+    ) -> T:
+        result: T = await self.idempotency.run(
+            key=key, scope=(self.identity, *scope), fingerprint=fingerprint, run=run, recover=recover
+        )
+        return result
+
+    def project(
+        self,
+        shape: str,
+        raw: Mapping[str, Any],
+        detail: Detail,
+        computed: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        return self.projector.project(shape, raw, detail, computed or {})
+
+    def note_rate_limit(self, remaining: int, limit: int) -> None:
+        self.rate_limit = {"remaining": remaining, "limit": limit}

@@ -1,0 +1,123 @@
+"""The one error envelope, its JSON schema, and the exception handlers raise to produce it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+# Codes the runtime itself can emit for any tool that talks to GitHub.
+UNIVERSAL_CODES = (
+    "missing_credential",
+    "invalid_credential",
+    "insufficient_scope",
+    "invalid_field",
+    "rate_limited",
+    "upstream_unavailable",
+)
+
+
+class ToolError(Exception):
+    """A tool failure an agent can act on. Rendered as an `isError` result with the envelope.
+
+    `details` is `{field, reason, value?}` for one parameter or `{fields, reason}` across several,
+    plus documented code-specific keys (e.g. `required_scopes`, `count`). Never put free-form user
+    values (titles, bodies, queries, label names, logins) in `details.value` or in `message`.
+    """
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        temporary: bool = False,
+        retry_after_ms: int | None = None,
+        details: Mapping[str, Any] | None = None,
+        repair: Mapping[str, Any] | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.temporary = temporary
+        self.retry_after_ms = retry_after_ms if temporary else None
+        self.details = dict(details) if details else None
+        self.repair = dict(repair) if repair else None
+        self.extra = dict(extra) if extra else {}
+
+    def envelope(self, *, request_id: str, fingerprint: str) -> dict[str, Any]:
+        env: dict[str, Any] = {
+            "code": self.code,
+            "message": self.message,
+            "temporary": self.temporary,
+            "retry_after_ms": self.retry_after_ms,
+        }
+        if self.details:
+            env["details"] = self.details
+        if self.repair:
+            env["repair"] = self.repair
+        env.update(self.extra)
+        env["request_id"] = request_id
+        env["fingerprint"] = fingerprint
+        return env
+
+
+def repair(
+    next_step: str, tool: str, arguments: Mapping[str, Any], alternative: str | None = None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"next_step": next_step, "tool": tool, "arguments": dict(arguments)}
+    if alternative:
+        out["alternative"] = alternative
+    return out
+
+
+def jsonrpc_data(envelope: Mapping[str, Any], resource_uri: str | None = None) -> dict[str, Any]:
+    """The same envelope for a JSON-RPC `error.data`: `code`/`message` renamed, nothing else."""
+    data = {("machine_code" if k == "code" else "human_message" if k == "message" else k): v
+            for k, v in envelope.items()}
+    if resource_uri is not None:
+        data["resource_uri"] = resource_uri
+    return data
+
+
+ENVELOPE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": (
+        "Error envelope (isError: true). Branch on `code`. Free-form values you sent (titles, "
+        "bodies, queries, label names, logins) are never echoed; `details` locates them by field."
+    ),
+    "additionalProperties": False,
+    "required": ["code", "message", "temporary", "retry_after_ms", "request_id"],
+    "properties": {
+        "code": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$"},
+        "message": {"type": "string"},
+        "temporary": {"type": "boolean", "description": "true: the unchanged call may work later"},
+        "retry_after_ms": {"type": ["integer", "null"], "minimum": 0},
+        "details": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "field": {"type": "string"},
+                "fields": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                "value": {},
+                "reason": {"type": "string"},
+                "required_scopes": {"type": "array", "items": {"type": "string"}},
+                "count": {"type": "integer", "minimum": 0},
+                "applied_fields": {"type": "array", "items": {"type": "string"}},
+            },
+        },
+        "repair": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["next_step", "tool", "arguments"],
+            "properties": {
+                "next_step": {"type": "string"},
+                "tool": {"type": "string"},
+                "arguments": {"type": "object"},
+                "alternative": {"type": "string"},
+            },
+        },
+        "rate_limit_remaining": {"type": "integer", "minimum": 0},
+        "request_id": {"type": "string"},
+        "fingerprint": {"type": "string"},
+    },
+}

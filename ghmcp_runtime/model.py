@@ -1,0 +1,89 @@
+"""Declarations the generated server hands to the runtime: server, operations, shapes, tools.
+
+Generated code only instantiates these; every behaviour lives in the runtime or in hooks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from ghmcp_runtime.context import ToolContext
+
+JSONObject = dict[str, Any]
+Detail = Literal["summary", "full"]
+Handler = Callable[["ToolContext", Any], Awaitable[Any]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Operation:
+    """One upstream endpoint, as pinned in the spec."""
+
+    operation_id: str
+    method: str  # upper case: GET, POST, PATCH, PUT, DELETE
+    path: str  # template, e.g. /repos/{owner}/{repo}/issues/{issue_number}
+    not_found: str  # error code a 404 means once the repository is known to exist
+    success_status: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FieldRule:
+    """One output field of a shape: where it comes from in GitHub's JSON and at which detail."""
+
+    name: str
+    path: tuple[str, ...]  # e.g. ("user", "login"); "[]" maps over a list: ("labels", "[]", "name")
+    detail: Detail  # "summary" fields appear in both details, "full" only in full
+    transform: str | None = None  # a runtime transform name, e.g. "preview"
+    computed: bool = False  # supplied by the handler (e.g. version), not read from GitHub's JSON
+    nested: tuple[FieldRule, ...] = ()  # object-valued fields projected field by field
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Shape:
+    name: str
+    fields: tuple[FieldRule, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Annotations:
+    read_only: bool
+    open_world: bool
+    destructive: bool | None = None  # None (absent) for read-only tools
+    idempotent: bool | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSpec:
+    name: str
+    title: str
+    description: str
+    input_schema: Mapping[str, Any]
+    output_schema: Mapping[str, Any]
+    annotations: Annotations
+    error_codes: tuple[str, ...]
+    operations: tuple[Operation, ...]
+    handler: Handler
+    meta: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ErrorCode:
+    code: str
+    temporary: bool
+    description: str
+    repair: str  # what the repair suggests, in words, for the catalog
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerSpec:
+    name: str  # serverInfo.name
+    title: str
+    version: str
+    fingerprint: str
+    instructions: str
+    api_version: str  # X-GitHub-Api-Version
+    tools: tuple[ToolSpec, ...]
+    error_codes: tuple[ErrorCode, ...]
+    shapes: Mapping[str, Shape]
