@@ -1,0 +1,27 @@
+"""Small stable entry points for other parts of the project (tests, the fake GitHub, benches)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from generator.diagnostics import DiagnosticError
+from generator.patches import SpecPatch, apply_patches
+from generator.spec import REPO_ROOT, load_pinned_spec
+from generator.yamlsrc import load_yaml
+
+DEFAULT_OVERRIDES = REPO_ROOT / "overrides" / "github_issues.yaml"
+
+
+def patched_spec_document(overrides: Path = DEFAULT_OVERRIDES) -> dict[str, Any]:
+    """The pinned description with the override file's spec patches applied (a fresh copy)."""
+    document = load_pinned_spec().document
+    located = load_yaml(overrides.read_text(encoding="utf-8"), str(overrides))
+    patches = [
+        (SpecPatch(**raw), located.where(("spec_patches", i)))
+        for i, raw in enumerate(located.data.get("spec_patches", []))
+    ]
+    problems = apply_patches(document, patches)
+    if problems:
+        raise DiagnosticError(problems)
+    return document
