@@ -66,6 +66,8 @@ class ToolSpec:
     operations: tuple[Operation, ...]
     handler: Handler
     meta: Mapping[str, Any]
+    # GitHub request-body field -> the tool parameter it comes from (for 422 field details)
+    field_map: Mapping[str, str]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
