@@ -5,6 +5,7 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
     ctx.tool            ToolSpec of the running tool
     ctx.request_id      str, minted per call, also in every result/envelope
     ctx.identity        str, short hash of the caller's credential ("anonymous" when none)
+    ctx.credential      str | None, the caller's GitHub token (read by the upstream layer only)
     ctx.arguments       the validated arguments as received (for repairs)
     await ctx.call(op, path=..., query=..., body=...) -> UpstreamResponse   (raises ToolError)
     ctx.mint_cursor(state, bound_to=...) -> str
@@ -88,6 +89,8 @@ class ToolContext:
     idempotency: Idempotency
     projector: Projector
     rate_limit: dict[str, int] = field(default_factory=dict)
+    # the caller's GitHub token for this call (never logged, never in results); None = none given
+    credential: str | None = field(default=None, repr=False)
 
     async def call(
         self,

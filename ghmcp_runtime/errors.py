@@ -61,6 +61,30 @@ class ToolError(Exception):
         return env
 
 
+class UpstreamError(ToolError):
+    """A ToolError mapped from a GitHub response; `status`/`github_code` let hooks refine it."""
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        status: int | None = None,
+        github_code: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(code, message, **kwargs)
+        self.status = status  # HTTP status, None when no response arrived
+        self.github_code = github_code  # GitHub's errors[0].code on a 422
+
+
+class OutcomeUnknown(UpstreamError):
+    """A write whose effect is unknown (timeout, lost response, 5xx): it may have been applied.
+
+    The idempotency layer keeps the key pending on this error and recovers on the next attempt.
+    """
+
+
 def repair(
     next_step: str, tool: str, arguments: Mapping[str, Any], alternative: str | None = None
 ) -> dict[str, Any]:

@@ -1,0 +1,84 @@
+"""Project GitHub's JSON onto a declared output shape (field order, detail level, transforms)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from ghmcp_runtime.model import Detail, FieldRule, Shape
+
+PREVIEW_CHARS = 200
+_SPACES = re.compile(r"\s+")
+
+
+def preview(value: Any) -> Any:
+    """Body text collapsed to single spaces, first 200 characters, "…" appended when cut."""
+    if not isinstance(value, str):
+        return value
+    text = _SPACES.sub(" ", value).strip()
+    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"
+
+
+def count(value: Any) -> Any:
+    return len(value) if isinstance(value, list) else value
+
+
+TRANSFORMS: dict[str, Callable[[Any], Any]] = {"preview": preview, "count": count}
+
+
+def _walk(value: Any, path: tuple[str, ...]) -> Any:
+    for i, step in enumerate(path):
+        if value is None:
+            return None
+        if step == "[]":
+            if not isinstance(value, list):
+                return None
+            items = (_walk(item, path[i + 1 :]) for item in value)
+            return [item for item in items if item is not None]
+        value = value.get(step) if isinstance(value, Mapping) else None
+    return value
+
+
+def _check(rules: Iterable[FieldRule], shape: str) -> None:
+    for rule in rules:
+        if rule.transform is not None and rule.transform not in TRANSFORMS:
+            raise ValueError(f"shape {shape!r} field {rule.name!r}: unknown transform {rule.transform!r}")
+        _check(rule.nested, shape)
+
+
+class ShapeProjector:
+    def __init__(self, shapes: Mapping[str, Shape]) -> None:
+        for name, shape in shapes.items():
+            _check(shape.fields, name)
+        self._shapes = dict(shapes)
+
+    def project(
+        self, shape: str, raw: Mapping[str, Any], detail: Detail, computed: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        return _project(self._shapes[shape].fields, raw, detail, computed)
+
+
+def _project(
+    rules: tuple[FieldRule, ...], raw: Mapping[str, Any], detail: Detail, computed: Mapping[str, Any]
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for rule in rules:
+        if detail == "summary" and rule.detail == "full":
+            continue
+        value = computed.get(rule.name) if rule.computed else _walk(raw, rule.path)
+        if rule.transform is not None:
+            value = TRANSFORMS[rule.transform](value)
+        if rule.nested:
+            value = _nest(rule.nested, value, detail)
+        if value is not None:
+            out[rule.name] = value
+    return out
+
+
+def _nest(rules: tuple[FieldRule, ...], value: Any, detail: Detail) -> Any:
+    if isinstance(value, Mapping):
+        return _project(rules, value, detail, {})
+    if isinstance(value, list):
+        return [_project(rules, v, detail, {}) for v in value if isinstance(v, Mapping)]
+    return None
