@@ -1,0 +1,495 @@
+"""Override file + patched spec → IR, or every problem found, each located in the override file."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ghmcp_runtime.errors import ENVELOPE_SCHEMA, UNIVERSAL_CODES
+from generator.diagnostics import Diagnostic, Level, Where, closest
+from generator.hookscan import HookFacts
+from generator.ir import (
+    Coverage,
+    IRAnnotations,
+    IRErrorCode,
+    IRField,
+    IROperation,
+    IROutputField,
+    IRParam,
+    IRRule,
+    IRServer,
+    IRShape,
+    IRTool,
+    JSONObject,
+)
+from generator.overrides import OverrideFile, ParamDef, ShapeField, ToolDef
+from generator.schemas import compact, is_union, object_branches, python_type, walk
+from generator.spec import SpecOperation, iter_operations, resolve_ref
+from generator.yamlsrc import Located
+
+JSON = Any
+ALWAYS_CODES = (*UNIVERSAL_CODES, "internal_error")
+NOT_FOUND_BY_PARAM = {
+    "issue_number": "issue_not_found",
+    "comment_id": "comment_not_found",
+    "name": "label_not_found",
+    "milestone_number": "milestone_not_found",
+}
+REQUEST_ID = {"type": "string", "description": "correlation id of this call"}
+RATE_LIMIT_REMAINING = {
+    "type": "integer",
+    "minimum": 0,
+    "description": "present only when under 10 % of the GitHub rate-limit budget remains",
+}
+
+
+class Builder:
+    def __init__(
+        self,
+        overrides: OverrideFile,
+        located: Located,
+        document: Mapping[str, JSON],
+        hooks: HookFacts,
+        hooks_file: str,
+        hooks_source: str,
+    ) -> None:
+        self.o = overrides
+        self.loc = located
+        self.doc = document
+        self.hooks = hooks
+        self.hooks_file = hooks_file
+        self.hooks_source = hooks_source
+        self.ops = {op.operation_id: op for op in iter_operations(document)}
+        self.problems: list[Diagnostic] = []
+
+    # -- helpers -----------------------------------------------------------------------------
+    def error(self, loc: tuple[str | int, ...], message: str, hint: str = "", rule: str = "") -> None:
+        self.problems.append(Diagnostic(Level.ERROR, self.loc.where(loc), message, hint, rule))
+
+    def warn(self, loc: tuple[str | int, ...], message: str, hint: str = "", rule: str = "") -> None:
+        self.problems.append(Diagnostic(Level.WARNING, self.loc.where(loc), message, hint, rule))
+
+    def lookup_op(self, op_id: str, loc: tuple[str | int, ...]) -> SpecOperation | None:
+        op = self.ops.get(op_id)
+        if op is None:
+            guess = closest(op_id, list(self.ops))
+            self.error(
+                loc,
+                f"unknown operationId {op_id!r}",
+                f"did you mean {guess!r}?" if guess else "operationIds look like issues/get",
+            )
+        return op
+
+    # -- stages ------------------------------------------------------------------------------
+    def build(self) -> IRServer | None:
+        self.check_coverage()
+        shapes = self.build_shapes()
+        tools = [self.build_tool(i, t, shapes) for i, t in enumerate(self.o.tools)]
+        self.check_tool_names()
+        built = [t for t in tools if t is not None]
+        codes = self.build_error_codes(built)
+        if any(p.level is Level.ERROR for p in self.problems):
+            return None
+        s = self.o.server
+        return IRServer(
+            name=s.name,
+            package=s.package,
+            title=s.title,
+            version=s.version,
+            api_version=s.api_version,
+            summary=s.summary.strip(),
+            tools_budget_bytes=s.tools_budget_bytes,
+            description_budget_bytes=s.description_budget_bytes,
+            tools=tuple(sorted(built, key=lambda t: t.name)),
+            shapes=tuple(sorted(shapes.values(), key=lambda sh: sh.name)),
+            error_codes=codes,
+            coverage=Coverage(
+                used=tuple(sorted({op.operation_id for t in built for op in t.operations})),
+                excluded=tuple(sorted(self.o.coverage.excluded.items())),
+                categories=tuple(sorted(self.o.coverage.categories)),
+            ),
+            hooks_file=self.hooks_file,
+            hooks_source=self.hooks_source,
+            overrides_file=self.loc.file,
+        )
+
+    def check_coverage(self) -> None:
+        used: dict[str, int] = {}
+        for i, tool in enumerate(self.o.tools):
+            for j, op_id in enumerate(tool.operations):
+                if self.lookup_op(op_id, ("tools", i, "operations", j)) is not None:
+                    used.setdefault(op_id, i)
+        for op_id in self.o.coverage.excluded:
+            loc = ("coverage", "excluded", op_id)
+            if self.lookup_op(op_id, loc) is not None and op_id in used:
+                self.error(loc, f"{op_id} is excluded but tool {self.o.tools[used[op_id]].name} uses it",
+                           "drop it from coverage.excluded")
+        categories = set(self.o.coverage.categories)
+        for op in sorted(self.ops.values(), key=lambda o: o.operation_id):
+            if op.category in categories and op.operation_id not in used \
+                    and op.operation_id not in self.o.coverage.excluded:
+                self.error(
+                    ("coverage", "excluded"),
+                    f"operation {op.operation_id} ({op.method.upper()} {op.path}) is neither used "
+                    "by a tool nor excluded",
+                    "add it to a tool's operations, or to coverage.excluded with a one-line reason",
+                    "coverage",
+                )
+
+    def build_shapes(self) -> dict[str, IRShape]:
+        shapes: dict[str, IRShape] = {}
+        for name, shape in sorted(self.o.shapes.items()):
+            loc: tuple[str | int, ...] = ("shapes", name)
+            roots = []
+            for k, source in enumerate(shape.sources):
+                node = self.doc.get("components", {}).get("schemas", {}).get(source)
+                if node is None:
+                    guess = closest(source, list(self.doc["components"]["schemas"]))
+                    self.error((*loc, "sources", k), f"unknown component schema {source!r}",
+                               f"did you mean {guess!r}?" if guess else "")
+                else:
+                    roots.append((source, node))
+            fields = self.build_fields(shape.fields, roots, (*loc, "fields"))
+            if fields is not None:
+                shapes[name] = IRShape(
+                    name=name,
+                    sources=tuple(shape.sources),
+                    fields=fields,
+                    schema=row_schema(fields),
+                )
+        return shapes
+
+    def build_fields(
+        self,
+        defs: list[ShapeField],
+        roots: list[tuple[str, JSON]],
+        loc: tuple[str | int, ...],
+    ) -> tuple[IRField, ...] | None:
+        out = []
+        for i, f in enumerate(defs):
+            floc = (*loc, i)
+            if f.computed is not None:
+                out.append(IRField(name=f.name, path=(), detail=f.detail, transform=None,
+                                   computed=True, nested=(), schema=dict(f.computed), nullable=False))
+                continue
+            if not f.source:
+                self.error(floc, f"shape field {f.name!r} needs `from` or `computed`")
+                continue
+            path = tuple(p for p in re.split(r"\.|(\[\])", f.source) if p)
+            found = []
+            for source, root in roots:
+                node, nullable = walk(self.doc, root, path)
+                if node is None:
+                    self.error((*floc, "from"), f"path {f.source!r} does not exist in schema {source!r}",
+                               "paths are dotted property names; [] steps into list items")
+                    continue
+                found.append((node, nullable))
+            if len(found) != len(roots) or not found:
+                continue
+            nullable = any(n for _, n in found)
+            nested: tuple[IRField, ...] = ()
+            if f.fields:
+                nested_roots = [(s, n) for (s, _), (n, _) in zip(roots, found, strict=True)]
+                nested = self.build_fields(f.fields, nested_roots, (*floc, "fields")) or ()
+                schema = row_schema(nested, all_required=True)
+            elif f.transform == "preview":
+                schema = {"type": "string", "maxLength": 201}
+            else:
+                schemas = [compact(self.doc, n) for n, _ in found]
+                if any(s.get("type") != schemas[0].get("type") for s in schemas[1:]):
+                    self.error((*floc, "from"), f"path {f.source!r} has different types in the sources",
+                               "project it from one source only, or add a transform")
+                    continue
+                # same type, different refinements (e.g. an enum in one source only): keep the widest
+                schema = min(schemas, key=lambda s: (len(s), json.dumps(s, sort_keys=True)))
+            if f.description:
+                schema = {**schema, "description": f.description}
+            out.append(IRField(name=f.name, path=path, detail=f.detail, transform=f.transform,
+                               computed=False, nested=nested, schema=schema,
+                               nullable=nullable or f.transform == "preview"))
+        return tuple(out)
+
+    def build_tool(self, index: int, tool: ToolDef, shapes: Mapping[str, IRShape]) -> IRTool | None:
+        loc: tuple[str | int, ...] = ("tools", index)
+        before = len([p for p in self.problems if p.level is Level.ERROR])
+        ops = []
+        for op_id in tool.operations:
+            op = self.ops.get(op_id)
+            if op is not None:
+                ops.append(self.build_operation(op))
+        if tool.handler not in self.hooks.async_functions:
+            guess = closest(tool.handler, list(self.hooks.async_functions))
+            self.error((*loc, "handler"),
+                       f"handler {tool.handler!r} is not an async function in {self.hooks_file}",
+                       f"did you mean {guess!r}?" if guess else "define `async def` in the hook module")
+        params = [self.build_param(tool, p, (*loc, "params", k)) for k, p in enumerate(tool.params)]
+        names = [p.name for p in tool.params]
+        for k, name in enumerate(names):
+            if name in names[:k]:
+                self.error((*loc, "params", k, "name"), f"duplicate parameter {name!r}")
+        for k, rule in enumerate(tool.rules):
+            for field in [*rule.fields, *([rule.when] if rule.when else [])]:
+                if field not in names:
+                    self.error((*loc, "rules", k), f"rule names unknown parameter {field!r}",
+                               f"parameters are: {', '.join(names)}")
+        output = [self.build_output(f, shapes, (*loc, "output", k)) for k, f in enumerate(tool.output)]
+        self.check_annotations(tool, loc)
+        for k, code in enumerate(tool.errors):
+            if code not in self.o.error_codes:
+                guess = closest(code, list(self.o.error_codes))
+                self.error((*loc, "errors", k), f"error code {code!r} is not in error_codes",
+                           f"did you mean {guess!r}?" if guess else "declare it under error_codes")
+        for gh_field, param in sorted(tool.field_map.items()):
+            if param not in names:
+                self.error((*loc, "field_map", gh_field), f"field_map target {param!r} is not a parameter")
+        if len([p for p in self.problems if p.level is Level.ERROR]) > before:
+            return None
+        built_params = tuple(p for p in params if p is not None)
+        built_output = tuple(f for f in output if f is not None)
+        implied = self.implied_codes(tool, ops, built_params)
+        for code in sorted(implied - set(tool.errors)):
+            self.error((*loc, "errors"), f"tool {tool.name} can emit {code!r} but does not declare it",
+                       f"add {code} to errors (the generator refuses undeclared codes)", "declared-codes")
+        for code in sorted(set(tool.errors) - implied):
+            self.warn((*loc, "errors"), f"tool {tool.name} declares {code!r} but nothing emits it",
+                      "drop it, or raise it from the hook", "declared-codes")
+        input_schema = {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {p.name: p.schema for p in built_params},
+            "required": [p.name for p in built_params if p.required],
+        }
+        success = {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                **{f.name: f.schema for f in built_output},
+                "request_id": REQUEST_ID,
+                "rate_limit_remaining": RATE_LIMIT_REMAINING,
+            },
+            "required": [*[f.name for f in built_output if f.required], "request_id"],
+        }
+        description = tool.description.strip() + "\nExample: " + json.dumps(
+            tool.example, separators=(", ", ": "), ensure_ascii=False
+        )
+        a = tool.annotations
+        return IRTool(
+            name=tool.name,
+            title=tool.title,
+            description=description,
+            handler=tool.handler,
+            operations=tuple(ops),
+            params=built_params,
+            output=built_output,
+            input_schema=input_schema,
+            output_schema={"type": "object", "oneOf": [success, ENVELOPE_SCHEMA]},
+            success_schema=success,
+            annotations=IRAnnotations(read_only=a.read_only, open_world=a.open_world,
+                                      destructive=a.destructive, idempotent=a.idempotent, why=a.why),
+            error_codes=tuple(sorted(set(tool.errors))),
+            field_map=tuple(sorted(tool.field_map.items())),
+            rules=tuple(IRRule(kind=r.kind, fields=tuple(r.fields), when=r.when, reason=r.reason)
+                        for r in tool.rules),
+            example=dict(tool.example),
+            where=self.loc.where(loc),
+        )
+
+    def build_operation(self, op: SpecOperation) -> IROperation:
+        params = re.findall(r"\{([^}]+)\}", op.path)
+        last = params[-1] if params else ""
+        not_found = NOT_FOUND_BY_PARAM.get(last, "repo_not_found")
+        statuses = tuple(sorted(int(s) for s in op.node.get("responses", {})
+                                if s.isdigit() and 200 <= int(s) < 300))
+        return IROperation(
+            operation_id=op.operation_id,
+            method=op.method.upper(),
+            path=op.path,
+            not_found=not_found,
+            success_status=statuses,
+            summary=str(op.node.get("summary", "")),
+            deprecated=bool(op.node.get("deprecated", False)),
+        )
+
+    def spec_param(self, tool: ToolDef, source: str, loc: tuple[str | int, ...]) -> JSON | None:
+        match = re.fullmatch(r"([\w\-/]+)#(path|query|body)\.([\w\-\[\]]+)", source)
+        if not match:
+            self.error(loc, f"cannot parse parameter source {source!r}",
+                       "write <operationId>#<path|query|body>.<name>, e.g. issues/get#path.issue_number")
+            return None
+        op_id, where, name = match.groups()
+        if op_id not in tool.operations:
+            self.error(loc, f"parameter source {op_id!r} is not one of this tool's operations",
+                       f"add it to operations, or use one of {tool.operations}")
+            return None
+        op = self.ops.get(op_id)
+        if op is None:
+            return None
+        if where == "body":
+            body = op.node.get("requestBody", {}).get("content", {}).get("application/json", {})
+            candidates = {}
+            for branch in object_branches(self.doc, body.get("schema", {})):
+                candidates.update(branch.get("properties", {}))
+        else:
+            candidates = {}
+            for raw in [*op.path_item.get("parameters", []), *op.node.get("parameters", [])]:
+                param = resolve_ref(self.doc, raw)
+                if param.get("in") == where:
+                    candidates[param["name"]] = param.get("schema", {})
+        if name not in candidates:
+            guess = closest(name, list(candidates))
+            self.error(loc, f"parameter mapped to nothing: {op_id} has no {where} field {name!r}",
+                       f"did you mean {guess!r}?" if guess else
+                       f"{where} fields are: {', '.join(sorted(candidates)) or 'none'}")
+            return None
+        return resolve_ref(self.doc, candidates[name])
+
+    def build_param(self, tool: ToolDef, p: ParamDef, loc: tuple[str | int, ...]) -> IRParam | None:
+        spec_node = self.spec_param(tool, p.source, (*loc, "from")) if p.source else None
+        if p.source and spec_node is None:
+            return None
+        base = compact(self.doc, spec_node) if spec_node is not None and not is_union(spec_node) else {}
+        kind = p.type or base.get("type")
+        if kind is None:
+            self.error((*loc, "type"), f"parameter {p.name!r} needs an explicit type",
+                       "the spec type is a union or absent; set `type:`")
+            return None
+        if p.type and base.get("type") and p.type != base["type"]:
+            self.error((*loc, "type"), f"type {p.type!r} contradicts the spec's {base['type']!r}",
+                       "use the spec's type, or map the parameter from another field")
+        schema: JSONObject = {"type": [kind, "null"] if p.nullable else kind}
+        items = p.items if p.items is not None else base.get("items")
+        if kind == "array":
+            if items is None:
+                self.error((*loc, "items"), f"array parameter {p.name!r} needs `items`")
+                return None
+            schema["items"] = dict(items)
+        enum = p.enum if p.enum is not None else base.get("enum")
+        if enum is not None:
+            spec_enum = base.get("enum")
+            extra = [v for v in enum if spec_enum is not None and v not in spec_enum]
+            if extra:
+                self.error((*loc, "enum"), f"enum values {extra} are not accepted by GitHub",
+                           f"GitHub accepts {spec_enum}")
+            schema["enum"] = [*enum, None] if p.nullable else list(enum)
+        for key, value in (("pattern", p.pattern), ("format", p.format or base.get("format")),
+                           ("minLength", p.min_length), ("maxLength", p.max_length),
+                           ("minimum", p.minimum), ("maximum", p.maximum),
+                           ("minItems", p.min_items), ("maxItems", p.max_items)):
+            if value is not None:
+                schema[key] = value
+        if p.default is not None:
+            schema["default"] = p.default
+        text = p.description.strip()
+        if not p.required:
+            if not p.omitted:
+                self.error((*loc, "omitted"), f"optional parameter {p.name!r} must say what omitting it means",
+                           "add `omitted: ...` (e.g. 'Omit to search all states.')", "omission")
+            else:
+                text += " " + p.omitted.strip()
+        if p.nullable:
+            if not p.null_means:
+                self.error((*loc, "null_means"), f"nullable parameter {p.name!r} must say what null means")
+            else:
+                text += " " + p.null_means.strip()
+        schema = {"description": text, **schema}
+        return IRParam(name=p.name, required=p.required, schema=schema,
+                       python_type=python_type(schema), source=p.source)
+
+    def build_output(
+        self, f: Any, shapes: Mapping[str, IRShape], loc: tuple[str | int, ...]
+    ) -> IROutputField | None:
+        ref = f.shape or f.items_shape
+        if ref is not None and ref not in shapes:
+            guess = closest(ref, list(self.o.shapes))
+            self.error(loc, f"unknown shape {ref!r}", f"did you mean {guess!r}?" if guess else "")
+            return None
+        if f.shape:
+            schema: JSONObject = dict(shapes[f.shape].schema)
+            py = f"{pascal(f.shape)}Row"
+        elif f.items_shape:
+            schema = {"type": "array", "items": shapes[f.items_shape].schema}
+            py = f"list[{pascal(f.items_shape)}Row]"
+        elif f.type:
+            schema = {"type": [f.type, "null"] if f.nullable else f.type}
+            if f.items:
+                schema["items"] = dict(f.items)
+            py = python_type(schema)
+        else:
+            self.error(loc, f"output field {f.name!r} needs `type`, `shape` or `items_shape`")
+            return None
+        schema = {"description": f.description.strip(), **schema}
+        return IROutputField(name=f.name, required=not f.optional, schema=schema, python_type=py)
+
+    def check_annotations(self, tool: ToolDef, loc: tuple[str | int, ...]) -> None:
+        a = tool.annotations
+        aloc = (*loc, "annotations")
+        if a.read_only and (a.destructive is not None or a.idempotent is not None):
+            self.error(aloc, f"read-only tool {tool.name} must not set destructive/idempotent",
+                       "read-only tools omit destructive and idempotent (spec defaults do not apply)",
+                       "annotations")
+        if not a.read_only and (a.destructive is None or a.idempotent is None):
+            self.error(aloc, f"mutating tool {tool.name} must decide destructive and idempotent explicitly",
+                       "set destructive: true|false and idempotent: true|false", "annotations")
+
+    def check_tool_names(self) -> None:
+        seen: dict[str, int] = {}
+        prefix = self.o.server.tool_prefix
+        for i, tool in enumerate(self.o.tools):
+            loc = ("tools", i, "name")
+            norm = tool.name.lower().replace("-", "_")
+            if norm in seen:
+                self.error(loc, f"duplicate tool name {tool.name!r} (also tools[{seen[norm]}])",
+                           "tool names must be unique", "names")
+            seen.setdefault(norm, i)
+            if not re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)+", tool.name) or len(tool.name) > 64:
+                self.error(loc, f"tool name {tool.name!r} is not snake_case verb_noun within 64 chars",
+                           "e.g. github_list_labels", "names")
+            elif not tool.name.startswith(prefix):
+                self.error(loc, f"tool name {tool.name!r} lacks the service prefix {prefix!r}",
+                           f"rename it to {prefix}{tool.name}", "names")
+
+    def implied_codes(self, tool: ToolDef, ops: list[IROperation], params: tuple[IRParam, ...]) -> set[str]:
+        codes = set(ALWAYS_CODES)
+        for op in ops:
+            codes.add(op.not_found)
+            if "/repos/{owner}/{repo}" in op.path:
+                codes.add("repo_not_found")
+            if op.method != "GET":
+                codes.add("conflict")
+                if "{issue_number}" in op.path:
+                    codes.add("issue_locked")
+        names = {p.name for p in params}
+        if any(n.endswith("cursor") for n in names):
+            codes.add("cursor_expired")
+        return codes | set(self.hooks.codes.get(tool.handler, frozenset()))
+
+    def build_error_codes(self, tools: list[IRTool]) -> tuple[IRErrorCode, ...]:
+        out = []
+        for code, d in sorted(self.o.error_codes.items()):
+            users = tuple(sorted(t.name for t in tools if code in t.error_codes))
+            out.append(IRErrorCode(code=code, temporary=d.temporary, description=d.description.strip(),
+                                   repair=d.repair.strip(), tools=users))
+            if not users:
+                self.warn(("error_codes", code), f"error code {code!r} is used by no tool")
+        for name, fn_tools in sorted(self.hooks.repair_tools.items()):
+            for target in sorted(fn_tools - {t.name for t in self.o.tools}):
+                self.problems.append(Diagnostic(
+                    Level.ERROR, Where(self.hooks_file), f"{name} repairs with unknown tool {target!r}",
+                    "repair.tool must name a tool that exists", "repair-tool"))
+        return tuple(out)
+
+
+def row_schema(fields: tuple[IRField, ...], all_required: bool = False) -> JSONObject:
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {f.name: f.schema for f in fields},
+        "required": [f.name for f in fields
+                     if not f.nullable and (all_required or f.detail == "summary")],
+    }
+
+
+def pascal(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))

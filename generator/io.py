@@ -1,0 +1,61 @@
+"""Thin shells over the file map: write only changed bytes, check, diff."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.render import FileMap
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    kind: str  # MISSING | EXTRA | CHANGED
+    path: str
+    diff: str
+
+
+def existing_files(root: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    if not root.exists():
+        return out
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts and not path.name.endswith(".pyc") \
+                and ".egg-info" not in str(path):
+            out[path.relative_to(root).as_posix()] = path.read_text(encoding="utf-8", errors="replace")
+    return out
+
+
+def compare(files: FileMap, root: Path, label: str = "generated") -> list[Change]:
+    current = existing_files(root)
+    changes: list[Change] = []
+    for path in sorted(set(files) | set(current)):
+        want, have = files.get(path), current.get(path)
+        if want == have:
+            continue
+        if have is None:
+            changes.append(Change("MISSING", path, ""))
+        elif want is None:
+            changes.append(Change("EXTRA", path, ""))
+        else:
+            diff = "".join(difflib.unified_diff(
+                have.splitlines(keepends=True), want.splitlines(keepends=True),
+                fromfile=f"{label}/{path} (on disk)", tofile=f"{label}/{path} (regenerated)"))
+            changes.append(Change("CHANGED", path, diff))
+    return changes
+
+
+def write(files: FileMap, root: Path) -> list[Change]:
+    changes = compare(files, root)
+    for change in changes:
+        target = root / change.path
+        if change.kind == "EXTRA":
+            target.unlink()
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(files[change.path], encoding="utf-8", newline="\n")
+    for directory in sorted((p for p in root.rglob("*") if p.is_dir()), reverse=True):
+        if directory.name != "__pycache__" and not any(directory.iterdir()):
+            directory.rmdir()
+    return changes

@@ -1,0 +1,130 @@
+"""The intermediate representation: frozen, sorted, template-agnostic."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from generator.diagnostics import Where
+
+JSONObject = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IROperation:
+    operation_id: str
+    method: str
+    path: str
+    not_found: str
+    success_status: tuple[int, ...]
+    summary: str
+    deprecated: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IRField:
+    name: str
+    path: tuple[str, ...]
+    detail: str
+    transform: str | None
+    computed: bool
+    nested: tuple[IRField, ...]
+    schema: JSONObject
+    nullable: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IRShape:
+    name: str
+    sources: tuple[str, ...]
+    fields: tuple[IRField, ...]
+    schema: JSONObject  # one row, full detail; summary-only required fields
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IRParam:
+    name: str
+    required: bool
+    schema: JSONObject
+    python_type: str
+    source: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IRAnnotations:
+    read_only: bool
+    open_world: bool
+    destructive: bool | None
+    idempotent: bool | None
+    why: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IROutputField:
+    name: str
+    required: bool
+    schema: JSONObject
+    python_type: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IRRule:
+    kind: str
+    fields: tuple[str, ...]
+    when: str | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IRTool:
+    name: str
+    title: str
+    description: str
+    handler: str
+    operations: tuple[IROperation, ...]
+    params: tuple[IRParam, ...]
+    output: tuple[IROutputField, ...]
+    input_schema: JSONObject
+    output_schema: JSONObject
+    success_schema: JSONObject
+    annotations: IRAnnotations
+    error_codes: tuple[str, ...]
+    field_map: tuple[tuple[str, str], ...]
+    rules: tuple[IRRule, ...]
+    example: JSONObject
+    where: Where
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IRErrorCode:
+    code: str
+    temporary: bool
+    description: str
+    repair: str
+    tools: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Coverage:
+    used: tuple[str, ...]
+    excluded: tuple[tuple[str, str], ...]
+    categories: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IRServer:
+    name: str
+    package: str
+    title: str
+    version: str
+    api_version: str
+    summary: str
+    tools_budget_bytes: int
+    description_budget_bytes: int
+    tools: tuple[IRTool, ...]
+    shapes: tuple[IRShape, ...]
+    error_codes: tuple[IRErrorCode, ...]
+    coverage: Coverage
+    hooks_file: str
+    hooks_source: str
+    overrides_file: str

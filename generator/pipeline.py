@@ -1,0 +1,165 @@
+"""`generate(inputs) -> Result`: pure (no writes, no subprocesses, no cwd); timed by stage."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import black
+
+from generator import NAME, __version__
+from generator.build import Builder
+from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
+from generator.hookscan import scan_hooks
+from generator.ir import IRServer
+from generator.lint import lint
+from generator.overrides import parse_overrides
+from generator.patches import apply_patches
+from generator.render import FileMap, format_python, render
+from generator.spec import REPO_ROOT, LoadedSpec, deep_copy, load_pinned_spec
+
+
+@dataclass(frozen=True, slots=True)
+class Inputs:
+    spec: LoadedSpec
+    overrides_display: str  # repository-relative path, as printed and written in headers
+    overrides_text: str
+    sources: Mapping[str, str]  # other files beside the override file, by repository-relative path
+
+
+@dataclass(slots=True)
+class Result:
+    files: FileMap | None
+    diagnostics: list[Diagnostic]
+    server: IRServer | None = None
+    stats: dict[str, int] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.files is not None
+
+
+def load_inputs(overrides: Path, root: Path = REPO_ROOT, spec_dir: Path | None = None) -> Inputs:
+    t0 = time.perf_counter()
+    spec = load_pinned_spec(spec_dir) if spec_dir else load_pinned_spec()
+    display = _display(overrides, root)
+    sources = {_display(p, root): p.read_text(encoding="utf-8")
+               for p in sorted(overrides.parent.glob("*.py"))}
+    inputs = Inputs(spec, display, overrides.read_text(encoding="utf-8"), sources)
+    _LOAD_SECONDS[id(inputs)] = time.perf_counter() - t0
+    return inputs
+
+
+_LOAD_SECONDS: dict[int, float] = {}
+
+
+def _display(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def generate(inputs: Inputs) -> Result:
+    timings: dict[str, float] = {}
+    if id(inputs) in _LOAD_SECONDS:
+        timings["load"] = _LOAD_SECONDS[id(inputs)]
+    clock = time.perf_counter()
+
+    def lap(stage: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        timings[stage] = timings.get(stage, 0.0) + now - clock
+        clock = now
+
+    try:
+        overrides, located = parse_overrides(inputs.overrides_text, inputs.overrides_display)
+    except DiagnosticError as exc:
+        return Result(None, exc.diagnostics, timings=timings)
+    document = deep_copy(inputs.spec.document)
+    lap("load")
+    patch_problems = apply_patches(
+        document, [(p, located.where(("spec_patches", i))) for i, p in enumerate(overrides.spec_patches)]
+    )
+    base = str(PurePosixPath(inputs.overrides_display).parent)
+    hooks_display = str(PurePosixPath(base) / overrides.server.hooks)
+    hooks_source = inputs.sources.get(hooks_display)
+    problems = list(patch_problems)
+    if hooks_source is None:
+        problems.append(Diagnostic(Level.ERROR, located.where(("server", "hooks")),
+                                   f"hook module {hooks_display} does not exist",
+                                   "server.hooks is relative to the override file"))
+        hooks_source = ""
+    facts = scan_hooks(hooks_source)
+    if facts.syntax_error:
+        line, col, msg = facts.syntax_error
+        problems.append(Diagnostic(Level.ERROR, Where(hooks_display, line, col),
+                                   f"hook module does not parse: {msg}", "fix the Python syntax"))
+    builder = Builder(overrides, located, document, facts, hooks_display, hooks_source)
+    server = builder.build()
+    problems.extend(builder.problems)
+    lap("build")
+    if server is not None:
+        problems.extend(lint(server))
+    lap("lint")
+    if server is None or any(p.level is Level.ERROR for p in problems):
+        return Result(None, _sorted(problems), server, timings=timings)
+    try:
+        files, stats = _render_timed(server, inputs.overrides_display, hooks_display, timings)
+    except DiagnosticError as exc:
+        return Result(None, _sorted(problems + exc.diagnostics), server, timings=timings)
+    clock = time.perf_counter()
+    files["MANIFEST.json"] = manifest(inputs, server, hooks_display, hooks_source, files)
+    lap("render")
+    return Result(files, _sorted(problems), server, stats, timings)
+
+
+def _render_timed(server: IRServer, display: str, hooks_display: str,
+                  timings: dict[str, float]) -> tuple[FileMap, dict[str, int]]:
+    spent = 0.0
+
+    def timed(source: str, template: str) -> str:
+        nonlocal spent
+        t0 = time.perf_counter()
+        try:
+            return format_python(source, template)
+        finally:
+            spent += time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    files, stats = render(server, header_source=display, hooks_display=hooks_display, formatter=timed)
+    timings["format"] = spent
+    timings["render"] = time.perf_counter() - t0 - spent
+    return files, stats
+
+
+def _sorted(problems: list[Diagnostic]) -> list[Diagnostic]:
+    return sorted(problems, key=lambda d: (d.where, d.level.value, d.message))
+
+
+def manifest(inputs: Inputs, server: IRServer, hooks_display: str, hooks_source: str,
+             files: FileMap) -> str:
+    from generator.render import fingerprint, wire_tool
+
+    data: dict[str, Any] = {
+        "black": black.__version__,
+        "fingerprint": fingerprint(server, {"tools": [wire_tool(t) for t in server.tools]}),
+        "generator": {"name": NAME, "version": __version__},
+        "hooks": {"file": hooks_display, "sha256": sha256_text(hooks_source)},
+        "overrides": {"file": inputs.overrides_display, "sha256": sha256_text(inputs.overrides_text)},
+        "spec": {"package": inputs.spec.pinned.package, "version": inputs.spec.pinned.version,
+                 "sha256": inputs.spec.pinned.sha256},
+        "files": {path: sha256_text(text) for path, text in sorted(files.items())},
+        "tools": len(server.tools),
+    }
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"

@@ -1,0 +1,175 @@
+"""IR → file map: Jinja2 (StrictUndefined) for code and docs, black in-process, fixed headers."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import black
+import jinja2
+
+from generator import NAME
+from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
+from generator.ir import IRAnnotations, IRServer, IRTool
+from generator.spec import REPO_ROOT
+
+TEMPLATES = REPO_ROOT / "templates"
+BLACK_MODE = black.Mode(target_versions={black.TargetVersion.PY311}, line_length=100)
+FileMap = dict[str, str]
+
+
+def wire_tool(tool: IRTool) -> dict[str, Any]:
+    """One tool exactly as `tools/list` publishes it."""
+    a = tool.annotations
+    hints: dict[str, bool] = {"readOnlyHint": a.read_only, "openWorldHint": a.open_world}
+    if a.destructive is not None:
+        hints["destructiveHint"] = a.destructive
+    if a.idempotent is not None:
+        hints["idempotentHint"] = a.idempotent
+    return {
+        "name": tool.name,
+        "title": tool.title,
+        "description": tool.description,
+        "inputSchema": tool.input_schema,
+        "outputSchema": tool.output_schema,
+        "annotations": hints,
+    }
+
+
+def compact_bytes(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+
+
+def canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def fingerprint(server: IRServer, wire: Mapping[str, Any]) -> str:
+    surface = {
+        "covers": ["tools", "error_codes", "summary", "shapes"],
+        "tools": wire,
+        "error_codes": [[e.code, e.temporary, e.description, e.repair, e.tools] for e in server.error_codes],
+        "summary": server.summary,
+        "shapes": [[s.name, s.schema] for s in server.shapes],
+    }
+    digest = hashlib.sha256(canonical(surface).encode("utf-8")).hexdigest()[:12]
+    return f"{server.name}@{server.version}+{digest}"
+
+
+def _py(value: Any) -> str:
+    return repr(value)
+
+
+def _const(operation_id: str) -> str:
+    return re.sub(r"[^0-9a-zA-Z]+", "_", operation_id).upper()
+
+
+def _pascal(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+def _md(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ").strip()
+
+
+def _typename(schema: Mapping[str, Any]) -> str:
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return " \\| ".join(str(k) for k in kind)
+    if kind == "array":
+        return f"array of {_typename(schema.get('items', {}))}"
+    if "enum" in schema:
+        return " \\| ".join(f"`{v}`" for v in schema["enum"] if v is not None)
+    return str(kind)
+
+
+def _pytype(schema: Mapping[str, Any]) -> str:
+    from generator.schemas import python_type
+
+    return python_type(schema)
+
+
+def _hints(a: IRAnnotations) -> str:
+    parts = ["read-only" if a.read_only else "mutating"]
+    if a.destructive is not None:
+        parts.append("destructive" if a.destructive else "non-destructive")
+    if a.idempotent is not None:
+        parts.append("idempotent" if a.idempotent else "not idempotent")
+    parts.append("open-world" if a.open_world else "closed-world")
+    return ", ".join(parts)
+
+
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    env.filters.update(py=_py, pydict=lambda v: repr(dict(v)), const=_const, pascal=_pascal, md=_md,
+                       typename=_typename, pytype=_pytype, hints=_hints)
+    return env
+
+
+def format_python(source: str, template: str) -> str:
+    try:
+        return black.format_str(source, mode=BLACK_MODE)
+    except Exception as exc:  # black raises several unrelated types for invalid source
+        numbered = "\n".join(f"{i:5d} | {line}" for i, line in enumerate(source.splitlines(), 1))
+        raise DiagnosticError([Diagnostic(
+            Level.ERROR, Where(f"templates/{template}"),
+            f"rendered source does not format: {exc}\n{numbered}",
+            "the template produced invalid Python; fix the template (not the output)",
+        )]) from None
+
+
+def render(
+    server: IRServer,
+    *,
+    header_source: str,
+    hooks_display: str,
+    formatter: Callable[[str, str], str] = format_python,
+) -> tuple[FileMap, dict[str, int]]:
+    env = environment()
+    wire_tools = [wire_tool(t) for t in server.tools]
+    tool_bytes = {t["name"]: compact_bytes(t) for t in wire_tools}
+    fp = fingerprint(server, {"tools": wire_tools})
+    operations = sorted({op.operation_id: op for t in server.tools for op in t.operations}.values(),
+                        key=lambda op: op.operation_id)
+    context = {
+        "generator": NAME,
+        "overrides_file": header_source,
+        "server": server,
+        "tools": server.tools,
+        "shapes": server.shapes,
+        "error_codes": server.error_codes,
+        "operations": operations,
+        "coverage": server.coverage,
+        "fingerprint": fp,
+        "tool_bytes": tool_bytes,
+        "total_bytes": compact_bytes({"tools": wire_tools}),
+    }
+    pkg = server.package
+    files: FileMap = {}
+    for template, target in (
+        ("package_init.py.jinja", f"{pkg}/__init__.py"),
+        ("main.py.jinja", f"{pkg}/__main__.py"),
+        ("operations.py.jinja", f"{pkg}/operations.py"),
+        ("types.py.jinja", f"{pkg}/types.py"),
+        ("server.py.jinja", f"{pkg}/server.py"),
+    ):
+        files[target] = formatter(env.get_template(template).render(**context), template)
+    header = env.get_template("_header.jinja").render(**context)
+    hooks_note = f"# Copied verbatim from {hooks_display}; edit that file, then run `make generate`.\n"
+    files[f"{pkg}/hooks.py"] = header + hooks_note + server.hooks_source
+    files[f"{pkg}/py.typed"] = ""
+    files[f"{pkg}/tools.json"] = json.dumps({"tools": wire_tools}, sort_keys=True, indent=2,
+                                             ensure_ascii=False) + "\n"
+    files[f"{pkg}/TOOLS.md"] = env.get_template("TOOLS.md.jinja").render(**context)
+    stats = {"tools_list_bytes": context["total_bytes"], **{f"tool:{k}": v for k, v in tool_bytes.items()}}
+    return files, stats

@@ -1,0 +1,50 @@
+"""Cross-field argument rules a flat, closed inputSchema cannot express (checked before any call)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ghmcp_runtime.errors import ToolError
+from ghmcp_runtime.model import Handler
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rule:
+    kind: Literal["at_least_one", "all_or_none", "requires"]
+    fields: tuple[str, ...]
+    when: str | None
+    reason: str
+
+
+def _present(args: Mapping[str, Any], name: str) -> bool:
+    return args.get(name) is not None
+
+
+def check_rules(args: Mapping[str, Any], rules: tuple[Rule, ...]) -> ToolError | None:
+    for rule in rules:
+        present = [f for f in rule.fields if _present(args, f)]
+        missing = [f for f in rule.fields if f not in present]
+        if rule.kind == "at_least_one" and not present:
+            details: dict[str, Any] = {"fields": list(rule.fields), "reason": rule.reason}
+        elif rule.kind == "all_or_none" and present and missing:
+            details = {"field": missing[0], "reason": rule.reason}
+        elif rule.kind == "requires" and rule.when and _present(args, rule.when) and missing:
+            details = {"field": missing[0], "reason": rule.reason}
+        else:
+            continue
+        return ToolError("invalid_field", f"Invalid arguments: {rule.reason}", details=details)
+    return None
+
+
+def with_rules(handler: Handler, rules: tuple[Rule, ...]) -> Handler:
+    async def checked(ctx: Any, args: Any) -> Any:
+        problem = check_rules(args, rules)
+        if problem is not None:
+            raise problem
+        return await handler(ctx, args)
+
+    checked.__name__ = getattr(handler, "__name__", "handler")
+    checked.__qualname__ = checked.__name__
+    return checked

@@ -1,0 +1,447 @@
+"""Behaviour of the issue tools: multi-step calls, pagination, idempotency, concurrency checks.
+
+Hand-written; the generator copies this file into the generated package as `hooks.py`, so it is
+typed against the generated `types` and `operations` and checked with them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from ghmcp_runtime import ToolContext, ToolError, repair
+from ghmcp_runtime.context import UpstreamResponse
+from ghmcp_runtime.versioning import issue_version
+
+from . import operations as ops
+from .types import (
+    Detail,
+    GithubAddCommentArgs,
+    GithubAddCommentResult,
+    GithubCreateIssueArgs,
+    GithubCreateIssueResult,
+    GithubGetIssueArgs,
+    GithubGetIssueResult,
+    GithubListLabelsArgs,
+    GithubListLabelsResult,
+    GithubSearchIssuesArgs,
+    GithubSearchIssuesResult,
+    GithubUpdateIssueArgs,
+    GithubUpdateIssueResult,
+    IssueRow,
+)
+
+ISSUE_PAGE = 30
+COMMENT_PAGE = 30
+LABEL_PAGE = 100
+WALK_CAP = 300
+LABEL_CATALOG_PAGES = 10
+IDEMPOTENCY_WINDOW_S = 600
+MARKER = "<!-- ghmcp-idempotency:{} -->"
+
+
+def _repo(args: Mapping[str, Any]) -> dict[str, Any]:
+    return {"owner": args["owner"], "repo": args["repo"]}
+
+
+def _has_next(resp: UpstreamResponse) -> bool:
+    return 'rel="next"' in resp.headers.get("link", "")
+
+
+def _without(args: Mapping[str, Any], *names: str) -> dict[str, Any]:
+    return {k: v for k, v in args.items() if k not in names}
+
+
+def _fingerprint(args: Mapping[str, Any]) -> str:
+    canonical = json.dumps(_without(args, "idempotency_key"), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _marker(ctx: ToolContext, key: str) -> str:
+    digest = hashlib.sha256(f"{ctx.identity}\0{key}".encode()).hexdigest()[:24]
+    return MARKER.format(digest)
+
+
+def _window_start() -> str:
+    started = datetime.fromtimestamp(time.time() - IDEMPOTENCY_WINDOW_S, tz=UTC)
+    return started.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _page_of(ctx: ToolContext, args: Mapping[str, Any], field: str, bound: Mapping[str, Any]) -> int:
+    token = args.get(field)
+    if token is None:
+        return 1
+    state = ctx.open_cursor(token, bound_to=bound, field=field, restart_arguments=_without(args, field))
+    return int(state["page"])
+
+
+def _issue_row(ctx: ToolContext, raw: Mapping[str, Any], detail: Detail) -> IssueRow:
+    row: Any = ctx.project("issue", raw, detail, {"version": issue_version(raw)})
+    return row  # the projector follows the generated IssueRow shape
+
+
+# -- search -------------------------------------------------------------------------------------
+
+
+def _search_query(args: GithubSearchIssuesArgs) -> str:
+    terms = [args["query"], "is:issue"]
+    if "owner" in args and "repo" in args:
+        terms.append(f"repo:{args['owner']}/{args['repo']}")
+    state = args.get("state", "open")
+    if state != "all":
+        terms.append(f"is:{state}")
+    for label in args.get("labels", []):
+        terms.append('label:"{}"'.format(label.replace('"', "")))
+    if "assignee_login" in args:
+        terms.append(f"assignee:{args['assignee_login']}")
+    if "creator_login" in args:
+        terms.append(f"author:{args['creator_login']}")
+    if "updated_after" in args:
+        terms.append(f"updated:>={args['updated_after']}")
+    return " ".join(terms)
+
+
+async def search_issues(ctx: ToolContext, args: GithubSearchIssuesArgs) -> GithubSearchIssuesResult:
+    detail: Detail = args.get("detail", "summary")
+    bound = _without(args, "cursor", "detail")
+    page = _page_of(ctx, args, "cursor", bound)
+    order = args.get("order", "desc")
+    sort = args.get("sort", "updated")
+    estimated: int | None = None
+    if "query" in args:
+        resp = await ctx.call(
+            ops.SEARCH_ISSUES_AND_PULL_REQUESTS,
+            path={},
+            query={"q": _search_query(args), "sort": sort, "order": order,
+                   "per_page": ISSUE_PAGE, "page": page},
+        )
+        raw_rows = list(resp.data["items"])
+        estimated = int(resp.data["total_count"])
+        more = page * ISSUE_PAGE < estimated
+    else:
+        query: dict[str, Any] = {
+            "state": args.get("state", "open"),
+            "sort": sort,
+            "direction": order,
+            "per_page": ISSUE_PAGE,
+            "page": page,
+        }
+        if args.get("labels"):
+            query["labels"] = ",".join(args["labels"])
+        if "assignee_login" in args:
+            query["assignee"] = args["assignee_login"]
+        if "creator_login" in args:
+            query["creator"] = args["creator_login"]
+        if "updated_after" in args:
+            query["since"] = args["updated_after"]
+        resp = await ctx.call(ops.ISSUES_LIST_FOR_REPO, path=_repo(args), query=query)
+        raw_rows = list(resp.data)
+        more = _has_next(resp)
+    rows = [_issue_row(ctx, raw, detail) for raw in raw_rows if "pull_request" not in raw]
+    capped = more and page * ISSUE_PAGE >= WALK_CAP
+    result: GithubSearchIssuesResult = {
+        "issues": rows,
+        "has_more": more and not capped,
+        "truncated": capped,
+    }
+    if more and not capped:
+        result["next_cursor"] = ctx.mint_cursor({"page": page + 1}, bound_to=bound)
+    if estimated is not None:
+        result["estimated_total"] = estimated
+    if capped:
+        result["truncation_hint"] = (
+            "Only the first 300 rows of a query are reachable: narrow it with labels, state, "
+            "updated_after, assignee_login, creator_login or query qualifiers."
+        )
+    return result
+
+
+# -- read ---------------------------------------------------------------------------------------
+
+
+async def _get_raw_issue(ctx: ToolContext, args: Mapping[str, Any]) -> dict[str, Any]:
+    resp = await ctx.call(
+        ops.ISSUES_GET, path={**_repo(args), "issue_number": args["issue_number"]}
+    )
+    raw: dict[str, Any] = resp.data
+    if "pull_request" in raw:
+        raise ToolError(
+            "issue_not_found",
+            "That number is a pull request; this server only handles issues.",
+            details={"field": "issue_number", "reason": "the number belongs to a pull request"},
+            repair=repair("find_issue", "github_search_issues", {**_repo(args), "state": "all"}),
+        )
+    return raw
+
+
+async def get_issue(ctx: ToolContext, args: GithubGetIssueArgs) -> GithubGetIssueResult:
+    detail: Detail = args.get("detail", "full")
+    bound = _without(args, "comments_cursor", "detail")
+    page = _page_of(ctx, args, "comments_cursor", bound)
+    raw = await _get_raw_issue(ctx, args)
+    resp = await ctx.call(
+        ops.ISSUES_LIST_COMMENTS,
+        path={**_repo(args), "issue_number": args["issue_number"]},
+        query={"per_page": COMMENT_PAGE, "page": page},
+    )
+    comments: list[Any] = [ctx.project("comment", c, detail) for c in resp.data]
+    more = _has_next(resp)
+    result: GithubGetIssueResult = {
+        "issue": _issue_row(ctx, raw, detail),
+        "version": issue_version(raw),
+        "comments": comments,
+        "comments_has_more": more,
+    }
+    if more:
+        result["comments_next_cursor"] = ctx.mint_cursor({"page": page + 1}, bound_to=bound)
+    return result
+
+
+async def list_labels(ctx: ToolContext, args: GithubListLabelsArgs) -> GithubListLabelsResult:
+    bound = _without(args, "cursor")
+    page = _page_of(ctx, args, "cursor", bound)
+    resp = await ctx.call(
+        ops.ISSUES_LIST_LABELS_FOR_REPO, path=_repo(args), query={"per_page": LABEL_PAGE, "page": page}
+    )
+    labels: list[Any] = [ctx.project("label", raw, "summary") for raw in resp.data]
+    result: GithubListLabelsResult = {"labels": labels, "has_more": _has_next(resp)}
+    if result["has_more"]:
+        result["next_cursor"] = ctx.mint_cursor({"page": page + 1}, bound_to=bound)
+    return result
+
+
+# -- labels -------------------------------------------------------------------------------------
+
+
+async def _label_catalog(ctx: ToolContext, args: Mapping[str, Any]) -> dict[str, str]:
+    """Lower-cased name -> exact name, for every label of the repository."""
+    names: dict[str, str] = {}
+    for page in range(1, LABEL_CATALOG_PAGES + 1):
+        resp = await ctx.call(
+            ops.ISSUES_LIST_LABELS_FOR_REPO,
+            path=_repo(args),
+            query={"per_page": LABEL_PAGE, "page": page},
+        )
+        names.update({str(label["name"]).lower(): str(label["name"]) for label in resp.data})
+        if not _has_next(resp):
+            break
+    return names
+
+
+async def _require_labels(
+    ctx: ToolContext, args: Mapping[str, Any], field: str, names: Sequence[str]
+) -> list[str]:
+    catalog = await _label_catalog(ctx, args)
+    missing = [i for i, name in enumerate(names) if name.lower() not in catalog]
+    if missing:
+        where = ", ".join(f"{field}[{i}]" for i in missing)
+        raise ToolError(
+            "label_not_found",
+            f"{len(missing)} label name(s) do not exist in the repository; nothing was changed.",
+            details={"field": field, "reason": f"no such label: {where}"},
+            repair=repair("list_labels", "github_list_labels", _repo(args),
+                          "create the label in GitHub first if it should exist"),
+        )
+    return [catalog[name.lower()] for name in names]
+
+
+def _as_milestone_error(err: ToolError, args: Mapping[str, Any]) -> ToolError:
+    if err.code == "invalid_field" and (err.details or {}).get("field") == "milestone_number":
+        return ToolError(
+            "milestone_not_found",
+            "The milestone number does not exist in the repository; nothing was changed.",
+            details={"field": "milestone_number", "reason": "GitHub rejected the milestone number"},
+            repair=repair("read_issue", "github_search_issues", {**_repo(args), "state": "all"},
+                          "milestone numbers appear on issues read with detail: full"),
+        )
+    return err
+
+
+# -- create ---------------------------------------------------------------------------------------
+
+
+async def create_issue(ctx: ToolContext, args: GithubCreateIssueArgs) -> GithubCreateIssueResult:
+    labels = await _require_labels(ctx, args, "labels", args["labels"]) if args.get("labels") else []
+    key = args.get("idempotency_key")
+    body = args.get("body", "")
+    if key is not None:
+        body = f"{body}\n\n{_marker(ctx, key)}" if body else _marker(ctx, key)
+    payload: dict[str, Any] = {"title": args["title"], "body": body}
+    if labels:
+        payload["labels"] = labels
+    if "assignee_logins" in args:
+        payload["assignees"] = args["assignee_logins"]
+    if "milestone_number" in args:
+        payload["milestone"] = args["milestone_number"]
+
+    def created(raw: Mapping[str, Any]) -> GithubCreateIssueResult:
+        return {
+            "issue_number": raw["number"],
+            "url": raw["html_url"],
+            "state": raw["state"],
+            "version": issue_version(raw),
+            "created_at": raw["created_at"],
+        }
+
+    async def run() -> GithubCreateIssueResult:
+        try:
+            resp = await ctx.call(ops.ISSUES_CREATE, path=_repo(args), body=payload)
+        except ToolError as err:
+            raise _as_milestone_error(err, args) from None
+        return created(resp.data)
+
+    async def recover() -> GithubCreateIssueResult | None:
+        assert key is not None
+        marker = _marker(ctx, key)
+        resp = await ctx.call(
+            ops.ISSUES_LIST_FOR_REPO,
+            path=_repo(args),
+            query={"state": "all", "sort": "created", "direction": "desc", "since": _window_start(),
+                   "per_page": 100},
+        )
+        for raw in resp.data:
+            if marker in (raw.get("body") or ""):
+                return created(raw)
+        return None
+
+    return await ctx.idempotent(
+        key,
+        scope=("github_create_issue", args["owner"].lower(), args["repo"].lower()),
+        fingerprint=_fingerprint(args),
+        run=run,
+        recover=recover,
+    )
+
+
+async def add_comment(ctx: ToolContext, args: GithubAddCommentArgs) -> GithubAddCommentResult:
+    key = args.get("idempotency_key")
+    body = args["body"] if key is None else f"{args['body']}\n\n{_marker(ctx, key)}"
+    path = {**_repo(args), "issue_number": args["issue_number"]}
+
+    def posted(raw: Mapping[str, Any]) -> GithubAddCommentResult:
+        return {"comment_id": raw["id"], "url": raw["html_url"], "created_at": raw["created_at"]}
+
+    async def run() -> GithubAddCommentResult:
+        resp = await ctx.call(ops.ISSUES_CREATE_COMMENT, path=path, body={"body": body})
+        return posted(resp.data)
+
+    async def recover() -> GithubAddCommentResult | None:
+        assert key is not None
+        marker = _marker(ctx, key)
+        resp = await ctx.call(
+            ops.ISSUES_LIST_COMMENTS, path=path, query={"since": _window_start(), "per_page": 100}
+        )
+        for raw in resp.data:
+            if marker in (raw.get("body") or ""):
+                return posted(raw)
+        return None
+
+    return await ctx.idempotent(
+        key,
+        scope=("github_add_comment", args["owner"].lower(), args["repo"].lower(), args["issue_number"]),
+        fingerprint=_fingerprint(args),
+        run=run,
+        recover=recover,
+    )
+
+
+# -- update ---------------------------------------------------------------------------------------
+
+
+def _names(items: Sequence[Mapping[str, Any]], key: str) -> list[str]:
+    return [str(item[key]) for item in items if isinstance(item, Mapping) and key in item]
+
+
+def _patch_for(args: GithubUpdateIssueArgs, current: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    patch: dict[str, Any] = {}
+    changed: list[str] = []
+    for field in ("title", "body"):
+        if field in args and args[field] != (current.get(field) or ""):  # type: ignore[literal-required]
+            patch[field] = args[field]  # type: ignore[literal-required]
+            changed.append(field)
+    state = args.get("state", current["state"])
+    if state != current["state"]:
+        patch["state"] = state
+        changed.append("state")
+    reason = args.get("state_reason")
+    if reason is None and "state" in patch:
+        reason = "completed" if state == "closed" else "reopened"
+    if reason is not None and (reason != current.get("state_reason") or "state" in patch):
+        patch["state_reason"] = reason
+        if "state_reason" in args and reason != current.get("state_reason"):
+            changed.append("state_reason")
+    if "assignee_logins" in args:
+        wanted = sorted(login.lower() for login in args["assignee_logins"])
+        if wanted != sorted(n.lower() for n in _names(current.get("assignees") or [], "login")):
+            patch["assignees"] = args["assignee_logins"]
+            changed.append("assignee_logins")
+    if "milestone_number" in args:
+        now = (current.get("milestone") or {}).get("number")
+        if args["milestone_number"] != now:
+            patch["milestone"] = args["milestone_number"]
+            changed.append("milestone_number")
+    return patch, changed
+
+
+async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs) -> GithubUpdateIssueResult:
+    if args.get("locked") is False and "lock_reason" in args:
+        raise ToolError("invalid_field", "lock_reason only applies when locking.",
+                        details={"field": "lock_reason", "reason": "lock_reason needs locked: true"},
+                        repair=repair("drop_lock_reason", "github_update_issue",
+                                      _without(args, "lock_reason")))
+    path = {**_repo(args), "issue_number": args["issue_number"]}
+    current = await _get_raw_issue(ctx, args)
+    if "expected_version" in args and args["expected_version"] != issue_version(current):
+        raise ToolError(
+            "conflict",
+            "The issue changed since that version was read; nothing was written.",
+            details={"field": "expected_version", "reason": "does not match the current version"},
+            repair=repair("reread", "github_get_issue", path,
+                          "re-apply your change with the new version"),
+        )
+    on_issue = {n.lower() for n in _names(current.get("labels") or [], "name")}
+    add = await _require_labels(ctx, args, "add_labels", args["add_labels"]) \
+        if args.get("add_labels") else []
+    remove = await _require_labels(ctx, args, "remove_labels", args["remove_labels"]) \
+        if args.get("remove_labels") else []
+    add = [n for n in add if n.lower() not in on_issue]
+    remove = [n for n in remove if n.lower() in on_issue and n.lower() not in {a.lower() for a in add}]
+    patch, changed = _patch_for(args, current)
+    applied: list[str] = []
+
+    async def step(fields: list[str], coro: Any) -> None:
+        try:
+            await coro
+        except ToolError as err:
+            err = _as_milestone_error(err, args)
+            if applied:
+                err.details = {**(err.details or {}), "applied_fields": list(applied)}
+                err.message += f" Already applied: {', '.join(applied)}."
+            raise err from None
+        applied.extend(fields)
+
+    if patch:
+        await step(list(changed), ctx.call(ops.ISSUES_UPDATE, path=path, body=patch))
+    if add:
+        await step(["add_labels"], ctx.call(ops.ISSUES_ADD_LABELS, path=path, body={"labels": add}))
+    for name in remove:
+        await step([] if name != remove[-1] else ["remove_labels"],
+                   ctx.call(ops.ISSUES_REMOVE_LABEL, path={**path, "name": name}))
+    if args.get("locked") is True and not current.get("locked"):
+        body = {"lock_reason": args["lock_reason"]} if "lock_reason" in args else None
+        fields = ["locked", *(["lock_reason"] if "lock_reason" in args else [])]
+        await step(fields, ctx.call(ops.ISSUES_LOCK, path=path, body=body))
+    elif args.get("locked") is False and current.get("locked"):
+        await step(["locked"], ctx.call(ops.ISSUES_UNLOCK, path=path))
+    final = await _get_raw_issue(ctx, args) if applied else current
+    return {
+        "issue_number": final["number"],
+        "state": final["state"],
+        "version": issue_version(final),
+        "changed_fields": applied,
+        "url": final["html_url"],
+    }
