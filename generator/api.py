@@ -21,7 +21,7 @@ def patched_spec_document(overrides: Path = DEFAULT_OVERRIDES) -> dict[str, Any]
         (SpecPatch(**raw), located.where(("spec_patches", i)))
         for i, raw in enumerate(located.data.get("spec_patches", []))
     ]
-    problems = apply_patches(document, patches)
+    problems = apply_patches(document, patches)  # copies what it touches
     if problems:
         raise DiagnosticError(problems)
     return document

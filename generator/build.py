@@ -37,12 +37,8 @@ NOT_FOUND_BY_PARAM = {
     "name": "label_not_found",
     "milestone_number": "milestone_not_found",
 }
-REQUEST_ID = {"type": "string", "description": "correlation id of this call"}
-RATE_LIMIT_REMAINING = {
-    "type": "integer",
-    "minimum": 0,
-    "description": "present only when under 10 % of the GitHub rate-limit budget remains",
-}
+REQUEST_ID = {"type": "string"}
+RATE_LIMIT_REMAINING = {"type": "integer"}
 
 
 class Builder:
@@ -419,7 +415,8 @@ class Builder:
         else:
             self.error(loc, f"output field {f.name!r} needs `type`, `shape` or `items_shape`")
             return None
-        schema = {"description": f.description.strip(), **schema}
+        if f.description:
+            schema = {"description": f.description.strip(), **schema}
         return IROutputField(name=f.name, required=not f.optional, schema=schema, python_type=py)
 
     def check_annotations(self, tool: ToolDef, loc: tuple[str | int, ...]) -> None:

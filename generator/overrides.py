@@ -95,7 +95,7 @@ class OutputField(Strict):
     items: dict[str, Any] | None = None
     optional: bool = False
     nullable: bool = False
-    description: str
+    description: str | None = Field(default=None, description="only where the name is not enough")
 
 
 class Rule(Strict):

@@ -34,8 +34,11 @@ def _short(value: Any) -> str:
 def apply_patches(
     document: dict[str, Any], patches: Sequence[tuple[SpecPatch, Where]]
 ) -> list[Diagnostic]:
-    """Apply in order, in place. Every failed assertion is reported; none stops the others."""
+    """Apply in order. Containers on a patched path are copied first (copy-on-write), so the
+    caller's shared document is never mutated below the top level. Every failed assertion is
+    reported; none stops the others."""
     problems: list[Diagnostic] = []
+    copied: set[int] = {id(document)}
     for patch, where in patches:
         try:
             tokens = split_pointer(patch.path)
@@ -44,9 +47,15 @@ def apply_patches(
             continue
         parent: Any = document
         for token in tokens[:-1]:
-            parent = _child(parent, token)
-            if parent is _MISSING:
+            child = _child(parent, token)
+            if child is _MISSING:
+                parent = _MISSING
                 break
+            if isinstance(child, dict | list) and id(child) not in copied:
+                child = dict(child) if isinstance(child, dict) else list(child)
+                copied.add(id(child))
+                parent[int(token) if isinstance(parent, list) else token] = child
+            parent = child
         if parent is _MISSING or not tokens:
             problems.append(
                 Diagnostic(

@@ -21,7 +21,7 @@ from generator.lint import lint
 from generator.overrides import parse_overrides
 from generator.patches import apply_patches
 from generator.render import FileMap, format_python, render
-from generator.spec import REPO_ROOT, LoadedSpec, deep_copy, load_pinned_spec
+from generator.spec import REPO_ROOT, LoadedSpec, load_pinned_spec
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +86,7 @@ def generate(inputs: Inputs) -> Result:
         overrides, located = parse_overrides(inputs.overrides_text, inputs.overrides_display)
     except DiagnosticError as exc:
         return Result(None, exc.diagnostics, timings=timings)
-    document = deep_copy(inputs.spec.document)
+    document = dict(inputs.spec.document)  # patches copy what they touch
     lap("load")
     patch_problems = apply_patches(
         document, [(p, located.where(("spec_patches", i))) for i, p in enumerate(overrides.spec_patches)]

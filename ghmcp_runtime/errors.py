@@ -105,27 +105,23 @@ def jsonrpc_data(envelope: Mapping[str, Any], resource_uri: str | None = None) -
 
 ENVELOPE_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "description": (
-        "Error envelope (isError: true). Branch on `code`. Free-form values you sent (titles, "
-        "bodies, queries, label names, logins) are never echoed; `details` locates them by field."
-    ),
     "additionalProperties": False,
     "required": ["code", "message", "temporary", "retry_after_ms", "request_id"],
     "properties": {
-        "code": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$"},
+        "code": {"type": "string"},
         "message": {"type": "string"},
-        "temporary": {"type": "boolean", "description": "true: the unchanged call may work later"},
-        "retry_after_ms": {"type": ["integer", "null"], "minimum": 0},
+        "temporary": {"type": "boolean"},
+        "retry_after_ms": {"type": ["integer", "null"]},
         "details": {
             "type": "object",
             "additionalProperties": False,
             "properties": {
                 "field": {"type": "string"},
-                "fields": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                "fields": {"type": "array", "items": {"type": "string"}},
                 "value": {},
                 "reason": {"type": "string"},
                 "required_scopes": {"type": "array", "items": {"type": "string"}},
-                "count": {"type": "integer", "minimum": 0},
+                "count": {"type": "integer"},
                 "applied_fields": {"type": "array", "items": {"type": "string"}},
             },
         },
@@ -140,7 +136,7 @@ ENVELOPE_SCHEMA: dict[str, Any] = {
                 "alternative": {"type": "string"},
             },
         },
-        "rate_limit_remaining": {"type": "integer", "minimum": 0},
+        "rate_limit_remaining": {"type": "integer"},
         "request_id": {"type": "string"},
         "fingerprint": {"type": "string"},
     },

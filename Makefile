@@ -1,0 +1,43 @@
+# Thin targets over Python entry points. Every target creates .venv and installs pinned
+# dependencies on first use, so `make generate` and `make test` work on a fresh machine.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: generate check diff test lint demo update-spec bench fuzz compat clean-venv
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev]"
+	touch $(STAMP)
+
+generate: $(STAMP)
+	$(PY) -m generator generate
+
+check: $(STAMP)
+	$(PY) -m generator check
+
+diff: $(STAMP)
+	$(PY) -m generator diff
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check generator ghmcp_runtime generated fakegithub tests bench
+	$(VENV)/bin/mypy --strict generator ghmcp_runtime generated/github_issues_mcp
+
+demo: $(STAMP)
+	$(PY) -m fakegithub.demo
+
+update-spec: $(STAMP)
+	@test -n "$(VERSION)" || (echo "usage: make update-spec VERSION=x.y.z" >&2; exit 2)
+	$(PY) -m generator.update_spec $(VERSION)
+
+bench: $(STAMP)
+	$(PY) bench/generate.py
+
+clean-venv:
+	rm -rf $(VENV)
