@@ -1,0 +1,191 @@
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from ghmcp_runtime.errors import OutcomeUnknown, ToolError
+from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
+
+pytestmark = pytest.mark.anyio
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Writes:
+    """A fake write that counts its calls and can fail in scripted ways."""
+
+    def __init__(self, *outcomes: Any) -> None:
+        self.outcomes = list(outcomes)
+        self.calls = 0
+
+    async def __call__(self) -> Any:
+        self.calls += 1
+        outcome = self.outcomes.pop(0) if self.outcomes else {"number": self.calls}
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+
+def runner(clock: Clock | None = None, **kw: Any) -> IdempotencyRunner:
+    return IdempotencyRunner(MemoryStore(clock=clock or Clock(), **kw))
+
+
+async def go(r: IdempotencyRunner, run: Any, key: str | None = "k1", fp: str = "fp1",
+             recover: Any = None, scope: tuple[Any, ...] = ("u_1", "issues_create")) -> Any:
+    return await r.run(key=key, scope=scope, fingerprint=fp, run=run, recover=recover)
+
+
+def unknown() -> OutcomeUnknown:
+    return OutcomeUnknown("upstream_unavailable", "lost", temporary=True, retry_after_ms=1000)
+
+
+async def test_no_key_just_runs() -> None:
+    r, w = runner(), Writes()
+    assert await go(r, w, key=None) == {"number": 1}
+    assert await go(r, w, key=None) == {"number": 2}
+
+
+async def test_done_replays_identical_result() -> None:
+    r, w = runner(), Writes()
+    first = await go(r, w)
+    first["mutated"] = True  # callers may decorate their copy
+    assert await go(r, w) == {"number": 1} and w.calls == 1
+
+
+async def test_keys_are_scoped() -> None:
+    r, w = runner(), Writes()
+    await go(r, w, scope=("u_1", "t"))
+    await go(r, w, scope=("u_2", "t"))
+    assert w.calls == 2
+
+
+async def test_fingerprint_mismatch() -> None:
+    r, w = runner(), Writes()
+    await go(r, w)
+    with pytest.raises(ToolError) as info:
+        await go(r, w, fp="fp2")
+    assert info.value.code == "invalid_field"
+    assert info.value.details == {"field": "idempotency_key", "reason": "reused with different arguments"}
+    assert w.calls == 1
+
+
+async def test_definite_failure_releases_the_key() -> None:
+    r, w = runner(), Writes(ToolError("invalid_field", "bad"))
+    with pytest.raises(ToolError):
+        await go(r, w)
+    assert await go(r, w) == {"number": 2}
+
+
+async def test_unknown_outcome_then_recover_finds_the_write() -> None:
+    r, w = runner(), Writes(unknown())
+    with pytest.raises(OutcomeUnknown):
+        await go(r, w)
+
+    async def recover() -> Any:
+        return {"number": 41}
+
+    assert await go(r, w, recover=recover) == {"number": 41}
+    assert w.calls == 1
+    assert await go(r, w) == {"number": 41}  # now done
+
+
+async def test_unknown_outcome_then_recover_finds_nothing_runs_again() -> None:
+    r, w = runner(), Writes(unknown())
+    with pytest.raises(OutcomeUnknown):
+        await go(r, w)
+
+    async def recover() -> Any:
+        return None
+
+    assert await go(r, w, recover=recover) == {"number": 2}
+    assert w.calls == 2
+
+
+async def test_unexpected_exception_keeps_pending() -> None:
+    r, w = runner(), Writes(RuntimeError("bug after the write"))
+    with pytest.raises(RuntimeError):
+        await go(r, w)
+    recovered = []
+
+    async def recover() -> Any:
+        recovered.append(True)
+        return {"number": 9}
+
+    assert await go(r, w, recover=recover) == {"number": 9} and recovered
+
+
+async def test_concurrent_duplicates_run_once() -> None:
+    r = runner()
+    gate = anyio.Event()
+    calls = 0
+
+    async def slow() -> Any:
+        nonlocal calls
+        calls += 1
+        await gate.wait()
+        return {"number": 5}
+
+    results: list[Any] = []
+
+    async def one() -> None:
+        results.append(await go(r, slow))
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(3):
+            tg.start_soon(one)
+        await anyio.sleep(0.01)
+        gate.set()
+    assert calls == 1 and results == [{"number": 5}] * 3
+
+
+async def test_concurrent_duplicate_after_definite_failure_runs_itself() -> None:
+    r = runner()
+    gate = anyio.Event()
+    outcomes: list[Any] = [ToolError("conflict", "no"), {"number": 6}]
+
+    async def write() -> Any:
+        await gate.wait()
+        out = outcomes.pop(0)
+        if isinstance(out, Exception):
+            raise out
+        return out
+
+    results: list[Any] = []
+
+    async def one() -> None:
+        try:
+            results.append(await go(r, write))
+        except ToolError as e:
+            results.append(e.code)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(one)
+        await anyio.sleep(0.01)
+        tg.start_soon(one)
+        await anyio.sleep(0.01)
+        gate.set()
+    assert results == ["conflict", {"number": 6}]
+
+
+async def test_memory_store_ttl_and_bound() -> None:
+    clock = Clock()
+    store = MemoryStore(clock=clock, max_entries=3)
+    r, w = IdempotencyRunner(store, ttl_s=600), Writes()
+    await go(r, w)
+    clock.now = 599
+    await go(r, w)
+    assert w.calls == 1
+    clock.now = 600 + 1  # expired: runs again
+    await go(r, w)
+    assert w.calls == 2
+    for i in range(5):
+        await go(r, w, key=f"other{i}")
+    assert len(store) <= 3

@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ghmcp_runtime.model import FieldRule, Shape
+from ghmcp_runtime.projection import ShapeProjector, preview
+
+ISSUE = Shape(name="issue", fields=(
+    FieldRule(name="number", path=("number",), detail="summary"),
+    FieldRule(name="title", path=("title",), detail="summary"),
+    FieldRule(name="state", path=("state",), detail="summary"),
+    FieldRule(name="labels", path=("labels", "[]", "name"), detail="summary"),
+    FieldRule(name="body_preview", path=("body",), detail="summary", transform="preview"),
+    FieldRule(name="body", path=("body",), detail="full"),
+    FieldRule(name="author", path=("user", "login"), detail="summary"),
+    FieldRule(name="milestone", path=("milestone",), detail="full", nested=(
+        FieldRule(name="number", path=("number",), detail="summary"),
+        FieldRule(name="title", path=("title",), detail="summary"),
+        FieldRule(name="due_on", path=("due_on",), detail="full"),
+    )),
+    FieldRule(name="assignees", path=("assignees",), detail="full", nested=(
+        FieldRule(name="login", path=("login",), detail="summary"),
+    )),
+    FieldRule(name="version", path=(), detail="summary", computed=True),
+    FieldRule(name="closed_at", path=("closed_at",), detail="summary"),
+))
+
+RAW: dict[str, Any] = {
+    "number": 7, "title": "Bug", "state": "open", "body": "line one\n\n  line   two",
+    "labels": [{"name": "bug"}, {"name": "p1"}, {"color": "fff"}], "user": {"login": "octo"},
+    "milestone": {"number": 2, "title": "v1", "due_on": None, "creator": {"login": "x"}},
+    "assignees": [{"login": "a", "id": 1}, {"login": "b", "id": 2}], "closed_at": None,
+    "node_id": "junk",
+}
+
+
+def project(detail: Any, raw: dict[str, Any] = RAW) -> dict[str, Any]:
+    return ShapeProjector({"issue": ISSUE}).project("issue", raw, detail, {"version": "v1-abc"})
+
+
+def test_summary_and_full() -> None:
+    summary = project("summary")
+    assert summary == {"number": 7, "title": "Bug", "state": "open", "labels": ["bug", "p1"],
+                       "body_preview": "line one line two", "author": "octo", "version": "v1-abc"}
+    full = project("full")
+    assert list(full) == ["number", "title", "state", "labels", "body_preview", "body", "author",
+                          "milestone", "assignees", "version"]
+    assert full["milestone"] == {"number": 2, "title": "v1"}  # nested null omitted, extras dropped
+    assert full["assignees"] == [{"login": "a"}, {"login": "b"}]
+    assert summary.items() <= full.items()
+
+
+def test_nulls_and_missing_paths_are_omitted() -> None:
+    out = project("full", {"number": 1, "user": None, "milestone": None, "labels": None})
+    assert out == {"number": 1, "version": "v1-abc"}
+    assert ShapeProjector({"issue": ISSUE}).project("issue", {}, "summary", {}) == {}
+
+
+def test_preview() -> None:
+    assert preview(" a\tb\n c ") == "a b c"
+    long = "word " * 100
+    p = preview(long)
+    assert len(p) == 201 and p.endswith("…") and "  " not in p
+    assert preview("x" * 200) == "x" * 200
+    assert preview(None) is None
+
+
+def test_unknown_transform_fails_at_construction() -> None:
+    bad = Shape(name="s", fields=(FieldRule(name="x", path=("x",), detail="summary", transform="nope"),))
+    with pytest.raises(ValueError, match="unknown transform"):
+        ShapeProjector({"s": bad})
