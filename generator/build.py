@@ -7,7 +7,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ghmcp_runtime.errors import ENVELOPE_SCHEMA, UNIVERSAL_CODES
 from generator.diagnostics import Diagnostic, Level, Where, closest
 from generator.hookscan import HookFacts
 from generator.ir import (
@@ -28,6 +27,7 @@ from generator.overrides import OverrideFile, ParamDef, ShapeField, ToolDef
 from generator.schemas import compact, is_union, object_branches, python_type, walk
 from generator.spec import SpecOperation, iter_operations, resolve_ref
 from generator.yamlsrc import Located
+from ghmcp_runtime.errors import ENVELOPE_SCHEMA, UNIVERSAL_CODES
 
 JSON = Any
 ALWAYS_CODES = (*UNIVERSAL_CODES, "internal_error")

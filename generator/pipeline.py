@@ -7,10 +7,9 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib.metadata import version as package_version
 from pathlib import Path, PurePosixPath
 from typing import Any
-
-import black
 
 from generator import NAME, __version__
 from generator.build import Builder
@@ -152,7 +151,7 @@ def manifest(inputs: Inputs, server: IRServer, hooks_display: str, hooks_source:
     from generator.render import fingerprint, wire_tool
 
     data: dict[str, Any] = {
-        "black": black.__version__,
+        "black": package_version("black"),
         "fingerprint": fingerprint(server, {"tools": [wire_tool(t) for t in server.tools]}),
         "generator": {"name": NAME, "version": __version__},
         "hooks": {"file": hooks_display, "sha256": sha256_text(hooks_source)},

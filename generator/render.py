@@ -10,6 +10,7 @@ from typing import Any
 
 import black
 import jinja2
+from black.mode import TargetVersion
 
 from generator import NAME
 from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
@@ -17,7 +18,7 @@ from generator.ir import IRAnnotations, IRServer, IRTool
 from generator.spec import REPO_ROOT
 
 TEMPLATES = REPO_ROOT / "templates"
-BLACK_MODE = black.Mode(target_versions={black.TargetVersion.PY311}, line_length=100)
+BLACK_MODE = black.Mode(target_versions={TargetVersion.PY311}, line_length=100)
 FileMap = dict[str, str]
 
 
@@ -171,5 +172,6 @@ def render(
     files[f"{pkg}/tools.json"] = json.dumps({"tools": wire_tools}, sort_keys=True, indent=2,
                                              ensure_ascii=False) + "\n"
     files[f"{pkg}/TOOLS.md"] = env.get_template("TOOLS.md.jinja").render(**context)
-    stats = {"tools_list_bytes": context["total_bytes"], **{f"tool:{k}": v for k, v in tool_bytes.items()}}
+    stats = {"tools_list_bytes": compact_bytes({"tools": wire_tools}),
+             **{f"tool:{k}": v for k, v in tool_bytes.items()}}
     return files, stats

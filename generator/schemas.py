@@ -95,6 +95,9 @@ def python_type(schema: Mapping[str, JSON]) -> str:
         return f"{base} | None" if "null" in kind else base
     if kind == "array":
         return f"list[{python_type(schema.get('items', {}))}]"
+    values = [v for v in schema.get("enum", []) if v is not None]
+    if values and all(isinstance(v, str) for v in values):
+        return "Literal[" + ", ".join(repr(v) for v in values) + "]"
     if kind == "object":
         return "dict[str, Any]"
     return PY_TYPES.get(str(kind), "Any")

@@ -29,7 +29,7 @@ def fetch(version: str, workdir: Path) -> bytes:
 
 
 def changed_operations(old: dict[str, object], new: dict[str, object]) -> list[str]:
-    before, after = index_operations(old), index_operations(new)  # type: ignore[arg-type]
+    before, after = index_operations(old), index_operations(new)
     lines = []
     for op_id in sorted(set(before) | set(after)):
         if op_id not in after:

@@ -13,7 +13,7 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from ghmcp_runtime import ToolContext, ToolError, repair
 from ghmcp_runtime.context import UpstreamResponse
@@ -82,8 +82,8 @@ def _page_of(ctx: ToolContext, args: Mapping[str, Any], field: str, bound: Mappi
 
 
 def _issue_row(ctx: ToolContext, raw: Mapping[str, Any], detail: Detail) -> IssueRow:
-    row: Any = ctx.project("issue", raw, detail, {"version": issue_version(raw)})
-    return row  # the projector follows the generated IssueRow shape
+    # the projector follows the generated IssueRow shape
+    return cast(IssueRow, ctx.project("issue", raw, detail, {"version": issue_version(raw)}))
 
 
 # -- search -------------------------------------------------------------------------------------
@@ -361,9 +361,10 @@ def _names(items: Sequence[Mapping[str, Any]], key: str) -> list[str]:
 def _patch_for(args: GithubUpdateIssueArgs, current: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     patch: dict[str, Any] = {}
     changed: list[str] = []
-    for field in ("title", "body"):
-        if field in args and args[field] != (current.get(field) or ""):  # type: ignore[literal-required]
-            patch[field] = args[field]  # type: ignore[literal-required]
+    edits = {k: v for k, v in args.items() if k in ("title", "body")}
+    for field, value in edits.items():
+        if value != (current.get(field) or ""):
+            patch[field] = value
             changed.append(field)
     state = args.get("state", current["state"])
     if state != current["state"]:

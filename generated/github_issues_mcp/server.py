@@ -10,7 +10,7 @@ from ghmcp_runtime.rules import Rule, with_rules
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+ed0180804cb2"
+FINGERPRINT = "github-issues-mcp@0.1.0+2f268d681d94"
 _WIRE: dict[str, dict[str, Any]] = {
     tool["name"]: tool
     for tool in json.loads(resources.files(__package__).joinpath("tools.json").read_text("utf-8"))[
@@ -497,12 +497,6 @@ TOOLS = (
 )
 
 ERROR_CODES = (
-    ErrorCode(
-        code="comment_not_found",
-        temporary=False,
-        description="The comment does not exist.",
-        repair="Re-read the thread with github_get_issue.",
-    ),
     ErrorCode(
         code="conflict",
         temporary=False,

@@ -80,7 +80,7 @@ class GithubGetIssueArgs(TypedDict):
     owner: str
     repo: str
     issue_number: int
-    detail: NotRequired[str]
+    detail: NotRequired[Literal["summary", "full"]]
     comments_cursor: NotRequired[str]
 
 
@@ -108,14 +108,14 @@ class GithubSearchIssuesArgs(TypedDict):
     query: NotRequired[str]
     owner: NotRequired[str]
     repo: NotRequired[str]
-    state: NotRequired[str]
+    state: NotRequired[Literal["open", "closed", "all"]]
     labels: NotRequired[list[str]]
     assignee_login: NotRequired[str]
     creator_login: NotRequired[str]
     updated_after: NotRequired[str]
-    sort: NotRequired[str]
-    order: NotRequired[str]
-    detail: NotRequired[str]
+    sort: NotRequired[Literal["created", "updated", "comments"]]
+    order: NotRequired[Literal["desc", "asc"]]
+    detail: NotRequired[Literal["summary", "full"]]
     cursor: NotRequired[str]
 
 
@@ -134,14 +134,14 @@ class GithubUpdateIssueArgs(TypedDict):
     issue_number: int
     title: NotRequired[str]
     body: NotRequired[str]
-    state: NotRequired[str]
-    state_reason: NotRequired[str]
+    state: NotRequired[Literal["open", "closed"]]
+    state_reason: NotRequired[Literal["completed", "not_planned", "duplicate", "reopened"]]
     add_labels: NotRequired[list[str]]
     remove_labels: NotRequired[list[str]]
     assignee_logins: NotRequired[list[str]]
     milestone_number: NotRequired[int | None]
     locked: NotRequired[bool]
-    lock_reason: NotRequired[str]
+    lock_reason: NotRequired[Literal["off-topic", "too heated", "resolved", "spam"]]
     expected_version: NotRequired[str]
 
 
