@@ -1,0 +1,80 @@
+"""The generated server wired to a fresh fake GitHub, in memory and over real transports."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import StdioServerParameters
+
+from fakegithub import FakeGitHub
+from ghmcp_runtime.app import Settings, build_server
+from ghmcp_runtime.upstream import GitHubUpstream
+from github_issues_mcp import SERVER
+
+TOKEN = "ghp_functionaltesttoken000000000000000001"
+OWNER, REPO = "octo-org", "roadmap"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def seed(fake: FakeGitHub) -> dict[str, Any]:
+    """A small repository: labels, a milestone, issues (one with a thread), a pull request."""
+    fake.add_user("octocat")
+    fake.add_user("hubot")
+    fake.add_token(TOKEN, "octocat", scopes=("repo",), collaborator_on=f"{OWNER}/{REPO}")
+    fake.add_repo(OWNER, REPO)
+    fake.grant("hubot", f"{OWNER}/{REPO}")
+    for name in ("bug", "enhancement", "good first issue", "triage", "wontfix"):
+        fake.add_label(OWNER, REPO, name)
+    milestone = fake.add_milestone(OWNER, REPO, "v1.0")
+    first = fake.add_issue(OWNER, REPO, "Crash on empty config", body="Steps: run with {}.\n" * 30,
+                           labels=["bug", "triage"], author="hubot")
+    for i in range(35):
+        fake.add_comment(OWNER, REPO, first, f"comment {i}", author="hubot")
+    fake.add_issue(OWNER, REPO, "Dark mode", body="Please add dark mode", labels=["enhancement"],
+                   author="hubot", milestone=milestone)
+    fake.add_issue(OWNER, REPO, "Old bug", body="fixed long ago", labels=["bug"], state="closed",
+                   author="hubot")
+    pr = fake.add_pull_request(OWNER, REPO, "Fix crash", body="fixes #1", labels=["bug"],
+                               author="hubot")
+    return {"first": first, "milestone": milestone, "pr": pr}
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeGitHub]:
+    github = FakeGitHub()
+    yield github
+    assert github.violations == [], github.violations
+
+
+@pytest.fixture
+def seeded(fake: FakeGitHub) -> dict[str, Any]:
+    return seed(fake)
+
+
+def in_memory_server(fake: FakeGitHub, token: str | None = TOKEN, **settings: Any) -> Any:
+    upstream = GitHubUpstream(base_url="http://fake.test", api_version=SERVER.api_version,
+                              transport=fake.asgi_transport())
+    return build_server(SERVER, Settings(github_token=token, **settings), upstream=upstream)
+
+
+def stdio_params(base_url: str, token: str | None = TOKEN) -> StdioServerParameters:
+    env = {"PATH": os.environ.get("PATH", ""), "GITHUB_API_URL": base_url,
+           "GHMCP_CURSOR_SECRET": "functional-tests"}
+    if token:
+        env["GITHUB_TOKEN"] = token
+    return StdioServerParameters(command=sys.executable, args=["-m", "github_issues_mcp"], env=env,
+                                 cwd=str(ROOT))
+
+
+def payload(result: Any) -> dict[str, Any]:
+    """structuredContent, after checking the text content carries the same JSON (on success)."""
+    data: dict[str, Any] = result.structured_content
+    if not result.is_error:
+        assert json.loads(result.content[0].text) == data
+    return data
