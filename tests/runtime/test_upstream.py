@@ -5,9 +5,6 @@ from typing import Any
 
 import httpx
 import pytest
-
-from ghmcp_runtime.errors import OutcomeUnknown, ToolError, UpstreamError
-from ghmcp_runtime.model import Operation
 from runtime_support import (
     CREATE_ISSUE,
     GET_ISSUE,
@@ -20,6 +17,9 @@ from runtime_support import (
     make_ctx,
     upstream,
 )
+
+from ghmcp_runtime.errors import OutcomeUnknown, ToolError, UpstreamError
+from ghmcp_runtime.model import Operation
 
 pytestmark = pytest.mark.anyio
 PATH = {"owner": "octo", "repo": "hello", "issue_number": 7}

@@ -1,0 +1,240 @@
+from __future__ import annotations
+
+import json
+import re
+import socket
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from app_spec import CALLS, ISSUE_JSON, SPEC, FakeGitHub
+from mcp import Client
+
+from ghmcp_runtime.app import (
+    Settings,
+    bearer_token,
+    build_server,
+    error_text,
+    http_app,
+    identity_of,
+    run,
+)
+from ghmcp_runtime.errors import ENVELOPE_SCHEMA, ToolError
+from ghmcp_runtime.upstream import GitHubUpstream
+from ghmcp_runtime.versioning import issue_version
+
+pytestmark = pytest.mark.anyio
+MODES = ["auto", "legacy"]
+TOKEN = "ghp_" + "E2e" * 12
+ARGS = {"owner": "octo", "repo": "hello", "issue_number": 7}
+
+
+def server(fake: FakeGitHub, token: str | None = TOKEN) -> Any:
+    upstream = GitHubUpstream(transport=httpx.MockTransport(fake))
+    return build_server(SPEC, Settings(github_token=token), upstream=upstream)
+
+
+def envelope_ok(env: dict[str, Any]) -> None:
+    from jsonschema import Draft202012Validator
+
+    Draft202012Validator(ENVELOPE_SCHEMA).validate(env)
+    assert re.fullmatch(r"req_[0-9a-f]{12}", env["request_id"]) and env["fingerprint"] == "fp-demo-1"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_tools_list_and_server_info(mode: str) -> None:
+    async with Client(server(FakeGitHub()), mode=mode, cache=None) as c:
+        assert c.instructions == "Demo instructions."
+        assert c.server_info.name == "demo-mcp" and c.server_info.version == "0.0.1"
+        page = await c.list_tools()
+        assert page.next_cursor is None
+        wire = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in page.tools]
+    assert [t["name"] for t in wire] == ["issues_get", "demo_fail"]
+    get, fail = wire
+    assert get["title"] == "Get an issue" and get["description"] == "Get one issue."
+    assert get["inputSchema"] == SPEC.tools[0].input_schema
+    assert get["outputSchema"] == SPEC.tools[0].output_schema
+    assert get["annotations"] == {"readOnlyHint": True, "openWorldHint": True}
+    assert get["_meta"] == {"example.com/operations": ["issues/get"]}
+    assert fail["annotations"] == {"readOnlyHint": False, "openWorldHint": False,
+                                   "destructiveHint": False, "idempotentHint": True}
+    assert "_meta" not in fail
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_success_structured_equals_text(mode: str) -> None:
+    fake = FakeGitHub()
+    async with Client(server(fake), mode=mode, cache=None) as c:
+        res = await c.call_tool("issues_get", {**ARGS, "detail": "full"})
+    assert not res.is_error
+    payload = res.structured_content
+    assert payload == json.loads(res.content[0].text)
+    assert payload["issue"] == {"number": 7, "title": "Bug", "labels": ["bug"], "body": "text",
+                                "version": issue_version(ISSUE_JSON)}
+    assert re.fullmatch(r"req_[0-9a-f]{12}", payload["request_id"])
+    assert "rate_limit_remaining" not in payload
+    assert fake.auth == [f"Bearer {TOKEN}"]
+
+
+async def test_low_rate_limit_is_reported() -> None:
+    async with Client(server(FakeGitHub(remaining=499)), cache=None) as c:
+        res = await c.call_tool("issues_get", ARGS)
+    assert res.structured_content["rate_limit_remaining"] == 499
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("args", "field"), [
+    ({**ARGS, "owner": "bad owner"}, "owner"),
+    ({"owner": "octo", "repo": "hello"}, "issue_number"),
+    ({**ARGS, "extra": 1}, "extra"),
+    (None, "owner"),
+])
+async def test_validation_failure_never_calls_handler(mode: str, args: Any, field: str) -> None:
+    fake = FakeGitHub()
+    CALLS.clear()
+    async with Client(server(fake), mode=mode, cache=None) as c:
+        res = await c.call_tool("issues_get", args)
+    assert res.is_error and CALLS == [] and fake.auth == []
+    env = res.structured_content
+    envelope_ok(env)
+    assert env["code"] == "invalid_field" and env["details"]["field"] == field
+    assert "bad owner" not in json.dumps(env) + res.content[0].text
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_tool_error_envelope(mode: str) -> None:
+    async with Client(server(FakeGitHub()), mode=mode, cache=None) as c:
+        res = await c.call_tool("demo_fail", {"mode": "tool_error"})
+    assert res.is_error
+    env = res.structured_content
+    envelope_ok(env)
+    assert env["code"] == "cursor_expired" and env["temporary"] is False
+    assert env["retry_after_ms"] is None
+    assert env["repair"] == {"next_step": "restart_without_cursor", "tool": "demo_fail",
+                             "arguments": {"mode": "ok"}}
+    assert res.content[0].text == ("The cursor has expired; restart the listing without it. "
+                                   "Next step (restart without cursor): call demo_fail with "
+                                   "repair.arguments.")
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("failure", ["crash", "bad_return"])
+async def test_unexpected_exception_is_internal_error(
+    mode: str, failure: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async with Client(server(FakeGitHub()), mode=mode, cache=None) as c:
+        res = await c.call_tool("demo_fail", {"mode": failure})
+    assert res.is_error
+    env = res.structured_content
+    envelope_ok(env)
+    assert env["code"] == "internal_error" and env["temporary"] is False
+    text = res.content[0].text + json.dumps(env)
+    assert "Traceback" not in text and "internal detail" not in text
+    err = capsys.readouterr().err
+    assert "Traceback" in err and env["request_id"] in err and "z" * 36 not in err
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_upstream_error_and_unknown_tool(mode: str) -> None:
+    async with Client(server(FakeGitHub()), mode=mode, cache=None) as c:
+        res = await c.call_tool("issues_get", {**ARGS, "issue_number": 8})
+        assert res.is_error and res.structured_content["code"] == "issue_not_found"
+        res = await c.call_tool("no_such_tool", {})
+        assert res.is_error
+        env = res.structured_content
+        assert env["code"] == "invalid_field" and env["details"]["field"] == "name"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_missing_token_still_lists_and_reports_missing_credential(mode: str) -> None:
+    fake = FakeGitHub()
+    async with Client(server(fake, token=None), mode=mode, cache=None) as c:
+        assert len((await c.list_tools()).tools) == 2
+        res = await c.call_tool("issues_get", ARGS)
+        ok = await c.call_tool("demo_fail", {"mode": "ok"})
+    assert res.is_error and res.structured_content["code"] == "missing_credential"
+    assert fake.auth == []
+    assert ok.structured_content["identity"] == "anonymous"
+
+
+def test_helpers() -> None:
+    assert identity_of(None) == "anonymous" and identity_of("") == "anonymous"
+    assert re.fullmatch(r"u_[0-9a-f]{16}", identity_of("tok"))
+
+    class Req:
+        def __init__(self, value: str | None) -> None:
+            self.headers = {} if value is None else {"authorization": value}
+
+    assert bearer_token(Req("Bearer abc")) == "abc" and bearer_token(Req("bearer  abc ")) == "abc"
+    assert bearer_token(Req("Basic abc")) is None and bearer_token(Req(None)) is None
+    assert bearer_token(None) is None
+    err = ToolError("upstream_unavailable", "GitHub is down.", temporary=True, retry_after_ms=1500)
+    assert error_text(err) == "GitHub is down. Retry in about 2 s."
+
+
+def test_settings_from_env() -> None:
+    s = Settings.from_env({"GITHUB_TOKEN": " tok42 ", "GITHUB_API_URL": "https://ghe/api/v3",
+                           "GHMCP_CURSOR_SECRET": "sec42", "GHMCP_TIMEOUT_S": "3"})
+    assert (s.github_token, s.api_url, s.cursor_secret, s.timeout_s) == (
+        "tok42", "https://ghe/api/v3", b"sec42", 3.0)
+    assert "tok42" not in repr(s) and "sec42" not in repr(s)
+    d = Settings.from_env({})
+    assert d.github_token is None and d.api_url == "https://api.github.com" and d.cursor_secret is None
+    with pytest.raises(ValueError, match="GHMCP_TIMEOUT_S"):
+        Settings.from_env({"GHMCP_TIMEOUT_S": "soon"})
+
+
+def test_run_rejects_unsupported_store(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        run(SPEC, ["--idempotency-store", "redis://localhost:6379/0"])
+    assert info.value.code == 2 and "only 'memory'" in capsys.readouterr().err
+
+
+# --- streamable HTTP ------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_http_uses_client_bearer_token_and_guards_hosts() -> None:
+    import httpx2
+    import uvicorn
+    from mcp.client.streamable_http import streamable_http_client
+
+    fake = FakeGitHub()
+    srv = server(fake, token="ghp_envfallback" + "x" * 20)
+    app = http_app(SPEC, host="127.0.0.1", allowed_hosts=["mcp.example.com"], server=srv)
+    port = free_port()
+    web = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                                       lifespan="on"))
+    url = f"http://127.0.0.1:{port}/mcp"
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(web.serve)
+        while not web.started:
+            await anyio.sleep(0.01)
+        try:
+            for mode in MODES:
+                hc = httpx2.AsyncClient(headers={"Authorization": "Bearer ghp_client" + "c" * 20})
+                async with Client(streamable_http_client(url, http_client=hc), mode=mode,
+                                  cache=None) as c:
+                    res = await c.call_tool("issues_get", ARGS)
+                    assert not res.is_error, res
+                    who = await c.call_tool("demo_fail", {"mode": "ok"})
+                    assert who.structured_content["identity"] == identity_of("ghp_client" + "c" * 20)
+            async with Client(url, mode="legacy", cache=None) as c:  # no header: env fallback
+                await c.call_tool("issues_get", ARGS)
+            async with httpx.AsyncClient() as raw:
+                body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+                headers = {"accept": "application/json, text/event-stream",
+                           "content-type": "application/json"}
+                bad = await raw.post(url, json=body, headers={**headers, "host": "evil.example"})
+                assert bad.status_code == 421
+                good = await raw.post(url, json=body, headers={**headers, "host": "mcp.example.com"})
+                assert good.status_code != 421
+        finally:
+            web.should_exit = True
+    assert fake.auth == ["Bearer ghp_client" + "c" * 20] * 2 + ["Bearer ghp_envfallback" + "x" * 20]
