@@ -363,7 +363,7 @@ class GitHubUpstream:
             return None
         return UpstreamError(
             "rate_limited",
-            "GitHub's rate limit was reached; retry after the indicated delay.",
+            "GitHub's rate limit for this token was reached.",
             temporary=True, retry_after_ms=wait_ms, details={"reason": reason},
             extra={"rate_limit_remaining": max(0, remaining or 0)}, status=resp.status_code,
         )
