@@ -1,0 +1,427 @@
+"""The ASGI side: request pipeline (faults, auth, rate limits, scopes, spec checks, handlers)."""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, unquote
+
+import anyio
+
+from fakegithub.faults import GITHUB_HTML_500, Fault
+from fakegithub.handlers import HANDLERS, Ctx, Reply
+from fakegithub.routing import Route
+from fakegithub.state import DOCS, ApiError, RateBucket, Token
+from fakegithub.validation import dumps
+
+if TYPE_CHECKING:
+    from fakegithub.fake import FakeGitHub
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+API_VERSION = "2022-11-28"
+RATE_DOCS = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"
+JSON_TYPE = "application/json; charset=utf-8"
+DEFAULT_LIMITS = {"core": 5000, "search": 30}
+ANONYMOUS_LIMIT = 60
+TIMEOUT_DEFAULT = 30.0
+SLOW_BODY_DEFAULT = 0.5
+# Operations whose X-Accepted-OAuth-Scopes is "repo" (everything under /repos/).
+WRITE_SCOPES = ("repo", "public_repo")
+
+
+class InjectedReset(Exception):
+    """Raised by the app to drop the connection (a `reset` fault)."""
+
+
+@dataclass
+class Incoming:
+    method: str
+    path: str  # percent-decoded
+    raw_path: str
+    query_string: str
+    query: dict[str, str]
+    headers: dict[str, str]  # lower-case names
+    body: bytes
+    base: str  # scheme://host[:port] as the client addressed us
+
+    @property
+    def json(self) -> Any:
+        if not self.body.strip():
+            return None
+        try:
+            return json.loads(self.body)
+        except ValueError:
+            return self.body.decode("utf-8", "replace")
+
+
+async def read_incoming(scope: Scope, receive: Receive) -> Incoming:
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.request":
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        elif message["type"] == "http.disconnect":
+            break
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+    raw_path = scope.get("raw_path") or scope["path"].encode()
+    raw = raw_path.decode("latin-1").split("?", 1)[0]
+    query_string = scope.get("query_string", b"").decode("latin-1")
+    host = headers.get("host")
+    if not host:
+        server = scope.get("server") or ("testserver", 80)
+        host = f"{server[0]}:{server[1]}"
+    return Incoming(
+        method=scope["method"].upper(),
+        path=unquote(raw),
+        raw_path=raw,
+        query_string=query_string,
+        query=dict(parse_qsl(query_string, keep_blank_values=True)),
+        headers=headers,
+        body=b"".join(chunks),
+        base=f"{scope.get('scheme', 'http')}://{host}",
+    )
+
+
+def _request_id() -> str:
+    h = uuid.uuid4().hex.upper()
+    return f"{h[0:4]}:{h[4:9]}:{h[9:16]}:{h[16:23]}:{h[23:31]}"
+
+
+class Pipeline:
+    """The synchronous part of request handling, run under the fake's lock."""
+
+    def __init__(self, fake: FakeGitHub) -> None:
+        self.fake = fake
+
+    # rate limits ---------------------------------------------------------------------------
+
+    def bucket(self, token: Token | None, resource: str) -> RateBucket:
+        fake = self.fake
+        now = fake.state.now()
+        if token is None:
+            bucket = fake.anonymous_bucket
+        else:
+            bucket = token.buckets.get(resource)
+            if bucket is None:
+                limit = DEFAULT_LIMITS.get(resource, 5000)
+                bucket = token.buckets[resource] = RateBucket(limit, limit, now + timedelta(hours=1))
+        if now >= bucket.reset:
+            bucket.remaining = bucket.limit
+            bucket.reset = now + timedelta(hours=1)
+        return bucket
+
+    @staticmethod
+    def rate_headers(bucket: RateBucket, resource: str) -> dict[str, str]:
+        return {
+            "x-ratelimit-limit": str(bucket.limit),
+            "x-ratelimit-remaining": str(bucket.remaining),
+            "x-ratelimit-reset": str(math.floor(bucket.reset.timestamp())),
+            "x-ratelimit-used": str(bucket.used),
+            "x-ratelimit-resource": resource,
+        }
+
+    # the pipeline --------------------------------------------------------------------------
+
+    def base_headers(self, route: Route | None, token: Token | None, resource: str,
+                     request_id: str) -> dict[str, str]:
+        headers = {
+            "x-github-request-id": request_id,
+            "x-github-media-type": "github.v3; format=json",
+            "x-github-api-version-selected": API_VERSION,
+            "x-oauth-scopes": ", ".join(token.scopes) if token else "",
+            "x-accepted-oauth-scopes": self.accepted_scopes(route),
+        }
+        return headers
+
+    @staticmethod
+    def accepted_scopes(route: Route | None) -> str:
+        if route is not None and route.operation.path.startswith("/repos/"):
+            return "repo"
+        return ""
+
+    @staticmethod
+    def resource(route: Route | None) -> str:
+        if route is not None and route.operation.operation_id.startswith("search/"):
+            return "search"
+        return "core"
+
+    def token_for(self, incoming: Incoming) -> tuple[Token | None, str | None]:
+        """(token, None) or (None, 401 message)."""
+        auth = incoming.headers.get("authorization", "").strip()
+        if not auth:
+            return None, "Requires authentication"
+        scheme, _, value = auth.partition(" ")
+        if scheme.lower() not in ("bearer", "token") or not value.strip():
+            return None, "Bad credentials"
+        token = self.fake.state.tokens.get(value.strip())
+        return (token, None) if token else (None, "Bad credentials")
+
+    def process(self, incoming: Incoming, route: Route, request_id: str) -> Reply:
+        """Auth, rate limit, scopes, spec validation, handler, response validation."""
+        fake = self.fake
+        op = route.operation
+        resource = self.resource(route)
+        token, auth_problem = self.token_for(incoming)
+        headers = self.base_headers(route, token, resource, request_id)
+        if token is None:
+            bucket = self.bucket(None, resource)
+            bucket.remaining = max(0, bucket.remaining - 1)
+            headers.update(self.rate_headers(bucket, resource))
+            body = {"message": auth_problem, "documentation_url": DOCS, "status": "401"}
+            return self.finish(incoming, route, Reply(401, body, headers))
+        bucket = self.bucket(token, resource)
+        if bucket.remaining <= 0:
+            headers.update(self.rate_headers(bucket, resource))
+            user = fake.state.user(token.login)
+            message = (
+                f"API rate limit exceeded for user ID {user.id}. If you reach out to GitHub Support "
+                f"for help, please include the request ID {request_id}."
+            )
+            body = {"message": message, "documentation_url": RATE_DOCS, "status": "403"}
+            return self.finish(incoming, route, Reply(403, body, headers))
+        bucket.remaining -= 1
+        headers.update(self.rate_headers(bucket, resource))
+
+        if incoming.method != "GET" and op.path.startswith("/repos/"):
+            repo = fake.state.find_repo(route.params.get("owner", ""), route.params.get("repo", ""))
+            allowed = "repo" in token.scopes or (
+                "public_repo" in token.scopes and (repo is None or not repo.private)
+            )
+            if not allowed:
+                body = {
+                    "message": "Resource not accessible by personal access token",
+                    "documentation_url": op.docs_url,
+                    "status": "403",
+                }
+                return self.finish(incoming, route, Reply(403, body, headers))
+
+        problems = fake.contract.request_errors(
+            incoming.method, incoming.raw_path, incoming.query_string, incoming.headers,
+            incoming.body, "application/json",
+        )
+        if problems:
+            for problem in problems:
+                fake.violations.append(f"{incoming.method} {incoming.path} ({op.operation_id}): "
+                                       f"request: {problem}")
+            body = {
+                "message": "Invalid request.\n\n" + "\n".join(problems),
+                "documentation_url": op.docs_url,
+                "status": "422",
+            }
+            return self.finish(incoming, route, Reply(422, body, headers))
+
+        ctx = Ctx(
+            state=fake.state,
+            operation=op.operation_id,
+            params=route.params,
+            query=incoming.query,
+            body=incoming.json,
+            token=token,
+            api=incoming.base,
+            path=incoming.path,
+            docs=op.docs_url,
+        )
+        try:
+            reply = HANDLERS[op.operation_id](ctx)
+        except ApiError as err:
+            reply = Reply(err.status, err.body, err.headers)
+        reply.headers = {**headers, **reply.headers}
+        return self.finish(incoming, route, reply)
+
+    def finish(self, incoming: Incoming, route: Route | None, reply: Reply) -> Reply:
+        """Response validation for declared statuses."""
+        if route is not None and str(reply.status) in route.operation.statuses:
+            body = b"" if reply.body is None else dumps(reply.body)
+            problems = self.fake.contract.response_errors(
+                incoming.method, incoming.raw_path, incoming.query_string, reply.status,
+                reply.headers, body, JSON_TYPE if reply.body is not None else "",
+            )
+            for problem in problems:
+                self.fake.violations.append(
+                    f"{incoming.method} {incoming.path} ({route.operation.operation_id}): "
+                    f"response {reply.status}: {problem}"
+                )
+        return reply
+
+    def fault_reply(self, incoming: Incoming, route: Route | None, fault: Fault,
+                    request_id: str) -> Reply:
+        token, _ = self.token_for(incoming)
+        resource = self.resource(route)
+        headers = self.base_headers(route, token, resource, request_id)
+        headers.update(self.rate_headers(self.bucket(token, resource), resource))
+        status = fault.status or 500
+        body = fault.body if fault.body is not None else default_body(status, route)
+        headers.update({k.lower(): v for k, v in fault.headers.items()})
+        return self.finish(incoming, route, Reply(status, body, headers))
+
+
+def default_body(status: int, route: Route | None) -> dict[str, Any]:
+    docs = route.operation.docs_url if route else DOCS
+    if status == 422:
+        return {"message": "Validation Failed", "documentation_url": docs, "errors": [], "status": "422"}
+    if status == 503:
+        return {"code": "service_unavailable", "message": "Service Unavailable", "documentation_url": docs}
+    if status == 429:
+        return {"message": "API rate limit exceeded", "documentation_url": RATE_DOCS, "status": "429"}
+    messages = {
+        400: "Bad Request", 403: "Forbidden", 404: "Not Found", 409: "Conflict", 410: "Gone",
+        500: "Internal Server Error", 502: "Server Error", 504: "Gateway Timeout",
+    }
+    return {"message": messages.get(status, "Error"), "documentation_url": docs, "status": str(status)}
+
+
+def _raw_headers(reply: Reply, body: bytes, content_type: str | None) -> list[tuple[bytes, bytes]]:
+    headers = {k.lower(): v for k, v in reply.headers.items()}
+    if content_type:
+        headers["content-type"] = content_type
+    headers["content-length"] = str(len(body))
+    return [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+
+
+def encode(reply: Reply) -> tuple[bytes, str | None]:
+    if reply.body is None:
+        return b"", None
+    if isinstance(reply.body, bytes):
+        return reply.body, reply.headers.get("content-type", JSON_TYPE)
+    return dumps(reply.body), JSON_TYPE
+
+
+async def send_reply(send: Send, reply: Reply) -> None:
+    body, content_type = encode(reply)
+    await send({"type": "http.response.start", "status": reply.status,
+                "headers": _raw_headers(reply, body, content_type)})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+class ApiApp:
+    """The raw ASGI app for the GitHub API surface (mounted under the Starlette app)."""
+
+    def __init__(self, fake: FakeGitHub) -> None:
+        self.fake = fake
+        self.pipeline = Pipeline(fake)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        fake = self.fake
+        incoming = await read_incoming(scope, receive)
+        request_id = _request_id()
+        with fake.lock:
+            route = fake.router.match(incoming.method, incoming.raw_path)
+            operation = route.operation.operation_id if route else None
+            fake._record(incoming, operation)
+            version = incoming.headers.get("x-github-api-version")
+            if version is not None and version != API_VERSION:
+                fake.violations.append(
+                    f"{incoming.method} {incoming.path}: X-GitHub-Api-Version {version!r} "
+                    f"(the fake speaks {API_VERSION})"
+                )
+            fault = fake.faults.take(operation, incoming.method, incoming.path)
+        if fault is not None and not fault.after_commit:
+            if fault.kind == "timeout":
+                await self.stall(fault, receive)
+                return await send_reply(send, self.gateway_timeout(incoming, route, request_id))
+            if fault.kind == "reset":
+                return await self.reset(scope, send, None)
+            if fault.kind in ("status", "malformed_json", "html"):
+                with fake.lock:
+                    reply = self.prepared_fault(incoming, route, fault, request_id)
+                return await send_reply(send, reply)
+        with fake.lock:
+            if route is None:
+                fake.violations.append(
+                    f"{incoming.method} {incoming.path}: no such operation in the fake "
+                    "(unimplemented or not in the spec)"
+                )
+                reply = Reply(404, {"message": "Not Found", "documentation_url": DOCS, "status": "404"},
+                              self.pipeline.base_headers(None, None, "core", request_id))
+            else:
+                reply = self.pipeline.process(incoming, route, request_id)
+        if fault is None:
+            return await send_reply(send, reply)
+        if fault.kind == "timeout":  # after_commit: the write happened, the response is lost
+            await self.stall(fault, receive)
+            return await send_reply(send, self.gateway_timeout(incoming, route, request_id))
+        if fault.kind == "reset":
+            return await self.reset(scope, send, reply if fault.partial else None)
+        if fault.kind == "status":  # after_commit: the write happened, then an error surfaced
+            with fake.lock:
+                reply = self.pipeline.fault_reply(incoming, route, fault, request_id)
+            return await send_reply(send, reply)
+        if fault.kind == "slow_body":
+            return await self.slow_body(send, reply, fault)
+        return await send_reply(send, reply)
+
+    def prepared_fault(self, incoming: Incoming, route: Route | None, fault: Fault,
+                       request_id: str) -> Reply:
+        if fault.kind == "status":
+            return self.pipeline.fault_reply(incoming, route, fault, request_id)
+        token, _ = self.pipeline.token_for(incoming)
+        resource = self.pipeline.resource(route)
+        headers = self.pipeline.base_headers(route, token, resource, request_id)
+        headers.update({k.lower(): v for k, v in fault.headers.items()})
+        if fault.kind == "malformed_json":
+            headers["content-type"] = JSON_TYPE
+            return Reply(fault.status or 200, b'{"id": 1, "number": 1, "title": "trunc', headers)
+        headers["content-type"] = "text/html; charset=utf-8"
+        return Reply(fault.status or 500, GITHUB_HTML_500.encode(), headers)
+
+    def gateway_timeout(self, incoming: Incoming, route: Route | None, request_id: str) -> Reply:
+        headers = self.pipeline.base_headers(route, None, self.pipeline.resource(route), request_id)
+        body = {
+            "message": "We couldn't respond to your request in time. Sorry about that. Please try "
+            "resubmitting your request and contact us if the problem persists.",
+            "documentation_url": DOCS,
+        }
+        return Reply(504, body, headers)
+
+    async def stall(self, fault: Fault, receive: Receive) -> None:
+        """Sleep `fault.delay` seconds, or until the client disconnects or the server stops."""
+        closing = self.fake._closing
+        delay = fault.delay if fault.delay is not None else TIMEOUT_DEFAULT
+        with anyio.move_on_after(delay):
+            async with anyio.create_task_group() as group:
+
+                async def watch_disconnect() -> None:
+                    while True:
+                        message = await receive()
+                        if message["type"] == "http.disconnect":
+                            group.cancel_scope.cancel()
+                            return
+
+                group.start_soon(watch_disconnect)
+                while not closing.is_set():
+                    await anyio.sleep(0.05)
+                group.cancel_scope.cancel()
+
+    async def reset(self, scope: Scope, send: Send, partial: Reply | None) -> None:
+        if partial is not None:
+            body, content_type = encode(partial)
+            await send({"type": "http.response.start", "status": partial.status,
+                        "headers": _raw_headers(partial, body, content_type)})
+            await send({"type": "http.response.body", "body": body[: len(body) // 2], "more_body": True})
+        abort = scope.get("extensions", {}).get("fakegithub.abort")
+        if callable(abort):
+            abort()
+        raise InjectedReset("connection reset by fault injection")
+
+    async def slow_body(self, send: Send, reply: Reply, fault: Fault) -> None:
+        body, content_type = encode(reply)
+        await send({"type": "http.response.start", "status": reply.status,
+                    "headers": _raw_headers(reply, body, content_type)})
+        delay = fault.delay if fault.delay is not None else SLOW_BODY_DEFAULT
+        size = max(1, math.ceil(len(body) / fault.chunks))
+        pieces = [body[i : i + size] for i in range(0, len(body), size)] or [b""]
+        for index, piece in enumerate(pieces):
+            await anyio.sleep(delay)
+            await send({"type": "http.response.body", "body": piece,
+                        "more_body": index < len(pieces) - 1})

@@ -1,0 +1,367 @@
+"""`FakeGitHub`: the public face — seed helpers, query helpers, the ASGI app, transports, serving."""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from typing import Any, Literal, NamedTuple
+
+import httpx
+from starlette.applications import Starlette
+from starlette.routing import Route
+
+from fakegithub import control
+from fakegithub.app import ANONYMOUS_LIMIT, DEFAULT_LIMITS, ApiApp, Incoming
+from fakegithub.clock import Clock
+from fakegithub.faults import Faults
+from fakegithub.routing import Router
+from fakegithub.state import ALL, Comment, Issue, Label, Milestone, RateBucket, Repo, State, Token, User
+from fakegithub.transport import FakeTransport
+from fakegithub.validation import Contract, contract
+
+API_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+
+
+class RecordedRequest(NamedTuple):
+    """One API request as received (control calls under /_fake are not recorded)."""
+
+    method: str
+    path: str  # percent-decoded, no query string
+    query: dict[str, str]
+    body: Any  # parsed JSON, raw text if unparsable, None if empty
+    operation_id: str | None  # None when no implemented operation matched
+
+
+class FakeGitHub:
+    """A stateful GitHub REST fake whose requests and responses are checked against the pinned spec.
+
+    Seed with `add_*`, drive over `asgi_transport()` or `with serve() as base_url:`, and assert
+    `violations == []` at the end (the pytest fixture in tests/fake/conftest.py does that).
+    """
+
+    def __init__(self, *, clock: Clock | None = None, spec: Contract | None = None) -> None:
+        self.lock = threading.RLock()
+        self.state = State(clock)
+        self.contract = spec or contract()
+        self.router = Router(self.contract.operations.values())
+        self.faults = Faults()
+        self.requests: list[RecordedRequest] = []
+        self.violations: list[str] = []
+        self.anonymous_bucket = RateBucket(ANONYMOUS_LIMIT, ANONYMOUS_LIMIT,
+                                           self.state.now() + timedelta(hours=1))
+        self._closing = threading.Event()
+        self._checkpoint: State | None = None
+        api = ApiApp(self)
+        self.app = Starlette(
+            routes=[*control.routes(self), Route("/{path:path}", api, methods=API_METHODS)]
+        )
+
+    # time ------------------------------------------------------------------------------------
+
+    @property
+    def clock(self) -> Clock:
+        return self.state.clock
+
+    @clock.setter
+    def clock(self, value: Clock) -> None:
+        self.state.clock = value
+
+    # seeding ---------------------------------------------------------------------------------
+
+    def add_repo(self, owner: str, name: str, private: bool = False, *,
+                 description: str | None = None,
+                 owner_type: Literal["User", "Organization"] = "User") -> Repo:
+        with self.lock:
+            repo = self.state.repo(owner, name, private=private, owner_type=owner_type)
+            repo.private = private
+            if description is not None:
+                repo.description = description
+            return repo
+
+    def add_user(self, login: str, *, name: str | None = None,
+                 collaborator_on: Iterable[str] | str = ALL) -> User:
+        """A user; by default a collaborator everywhere (assignable, may label/lock/...).
+        Pass `collaborator_on=()` for an outsider or `["owner/repo", ...]` for specific repos."""
+        with self.lock:
+            user = self.state.user(login)
+            if name is not None:
+                user.name = name
+            self.state.grant(user.login, collaborator_on)
+            return user
+
+    def add_collaborator(self, owner: str, repo: str, login: str) -> None:
+        with self.lock:
+            self.state.user(login)
+            self.state.repo(owner, repo).collaborators.add(login)
+
+    def add_token(self, token: str, login: str, scopes: Sequence[str] = ("repo",), *,
+                  collaborator_on: Iterable[str] | str = ALL) -> Token:
+        """A token for `login` (created if needed); its user is a collaborator per `collaborator_on`."""
+        with self.lock:
+            self.add_user(login, collaborator_on=collaborator_on)
+            record = Token(token, self.state.user(login).login, tuple(scopes))
+            self.state.tokens[token] = record
+            return record
+
+    def set_rate_limit(self, token: str, limit: int | None = None, remaining: int | None = None, *,
+                       resource: Literal["core", "search"] = "core",
+                       reset: datetime | str | None = None) -> RateBucket:
+        """Set a token's budget for a resource; `reset` defaults to one hour from the clock."""
+        with self.lock:
+            record = self.state.tokens[token]
+            bucket = record.buckets.get(resource)
+            default = DEFAULT_LIMITS.get(resource, 5000)
+            if bucket is None:
+                bucket = RateBucket(default, default, self.state.now() + timedelta(hours=1))
+                record.buckets[resource] = bucket
+            if limit is not None:
+                bucket.limit = limit
+                bucket.remaining = min(bucket.remaining, limit)
+            if remaining is not None:
+                bucket.remaining = remaining
+            if reset is not None:
+                resolved = self.state.resolve_time(reset)
+                assert resolved is not None
+                bucket.reset = resolved
+            return bucket
+
+    def add_label(self, owner: str, repo: str, name: str, color: str = "ededed",
+                  description: str | None = None, *, default: bool = False) -> Label:
+        with self.lock:
+            r = self.state.repo(owner, repo)
+            if r.find_label(name) is not None:
+                raise ValueError(f"label {name!r} already exists in {r.full_name}")
+            lb = self.state.label(r, name, color, description)
+            lb.default = default
+            return lb
+
+    def add_milestone(self, owner: str, repo: str, title: str, *, description: str | None = None,
+                      state: Literal["open", "closed"] = "open", due_on: datetime | str | None = None,
+                      creator: str | None = None) -> int:
+        with self.lock:
+            r = self.state.repo(owner, repo)
+            now = self.state.stamp()
+            number = r.next_milestone
+            r.next_milestone += 1
+            r.milestones[number] = Milestone(
+                id=self.state.next_id("milestone"), number=number, title=title,
+                description=description, state=state, creator=self.state.user(creator or owner).login,
+                created_at=now, updated_at=now, closed_at=now if state == "closed" else None,
+                due_on=self.state.resolve_time(due_on),
+            )
+            return number
+
+    def add_issue(
+        self,
+        owner: str,
+        repo: str,
+        title: str,
+        body: str | None = None,
+        *,
+        labels: Iterable[str] = (),
+        assignees: Iterable[str] = (),
+        milestone: int | str | None = None,
+        state: Literal["open", "closed"] = "open",
+        state_reason: str | None = None,
+        author: str = "octocat",
+        locked: bool = False,
+        lock_reason: str | None = None,
+        created_at: datetime | str | None = None,
+        updated_at: datetime | str | None = None,
+        closed_at: datetime | str | None = None,
+    ) -> int:
+        """Seed an issue directly (no permission checks; unknown labels/users are created).
+        `milestone` is a number or a title. Returns the issue number."""
+        return self._add_item(owner, repo, title, body, labels=labels, assignees=assignees,
+                              milestone=milestone, state=state, state_reason=state_reason,
+                              author=author, locked=locked, lock_reason=lock_reason,
+                              created_at=created_at, updated_at=updated_at, closed_at=closed_at)
+
+    def add_pull_request(
+        self,
+        owner: str,
+        repo: str,
+        title: str,
+        body: str | None = None,
+        *,
+        draft: bool = False,
+        merged: bool = False,
+        **kwargs: Any,
+    ) -> int:
+        """Seed a pull request (shares numbers with issues; lists/search return it with
+        `pull_request`). `merged=True` implies closed. Other arguments as for `add_issue`."""
+        if merged:
+            kwargs["state"] = "closed"
+        number = self._add_item(owner, repo, title, body, **kwargs)
+        with self.lock:
+            item = self.state.repo(owner, repo).issues[number]
+            item.is_pull_request = True
+            item.draft = draft
+            item.state_reason = None
+            if merged:
+                item.merged_at = item.closed_at
+        return number
+
+    def _add_item(self, owner: str, repo: str, title: str, body: str | None, *,
+                  labels: Iterable[str] = (), assignees: Iterable[str] = (),
+                  milestone: int | str | None = None, state: Literal["open", "closed"] = "open",
+                  state_reason: str | None = None, author: str = "octocat", locked: bool = False,
+                  lock_reason: str | None = None, created_at: datetime | str | None = None,
+                  updated_at: datetime | str | None = None,
+                  closed_at: datetime | str | None = None) -> int:
+        with self.lock:
+            s = self.state
+            r = s.repo(owner, repo)
+            created = s.resolve_time(created_at) or s.stamp()
+            updated = s.resolve_time(updated_at) or created
+            ms: int | None = None
+            if isinstance(milestone, str):
+                found = r.find_milestone_by_title(milestone)
+                ms = found.number if found else self.add_milestone(owner, repo, milestone)
+            elif milestone is not None:
+                if milestone not in r.milestones:
+                    raise ValueError(f"no milestone #{milestone} in {r.full_name}")
+                ms = milestone
+            number = r.next_number
+            r.next_number += 1
+            closed = state == "closed"
+            item = Issue(
+                id=s.next_id("issue"), number=number, title=title, body=body,
+                author=s.user(author).login, created_at=created, updated_at=updated, state=state,
+                state_reason=(state_reason or "completed") if closed else state_reason,
+                label_ids=[s.label(r, name).id for name in labels],
+                assignees=[s.user(a).login for a in assignees], milestone=ms, locked=locked,
+                lock_reason=lock_reason if locked else None,
+                closed_at=(s.resolve_time(closed_at) or updated) if closed else None,
+                closed_by=s.user(author).login if closed else None,
+            )
+            r.issues[number] = item
+            return number
+
+    def add_comment(self, owner: str, repo: str, number: int, body: str, *,
+                    author: str = "octocat", created_at: datetime | str | None = None) -> int:
+        """Seed a comment (bumps the issue's `updated_at` to the comment time). Returns its id."""
+        with self.lock:
+            s = self.state
+            item = self._item(owner, repo, number)
+            when = s.resolve_time(created_at) or s.stamp()
+            comment = Comment(s.next_id("comment"), number, body, s.user(author).login, when, when)
+            item.comments.append(comment)
+            item.updated_at = max(item.updated_at, when)
+            return comment.id
+
+    def delete_issue(self, owner: str, repo: str, number: int) -> None:
+        """Mark an issue deleted: it answers 410 Gone and leaves lists and search."""
+        with self.lock:
+            self._item(owner, repo, number).deleted = True
+
+    # snapshots ---------------------------------------------------------------------------------
+
+    def checkpoint(self) -> None:
+        """Remember the current data; `reset()` (and POST /_fake/reset) returns to it."""
+        with self.lock:
+            clock = self.state.clock
+            self.state.clock = None  # type: ignore[assignment]  # clocks are not copied
+            try:
+                self._checkpoint = copy.deepcopy(self.state)
+            finally:
+                self.state.clock = clock
+
+    def reset(self) -> None:
+        """Back to the last checkpoint (or empty); clears faults, requests and violations."""
+        with self.lock:
+            clock = self.state.clock
+            if self._checkpoint is None:
+                self.state = State(clock)
+            else:
+                self.state = copy.deepcopy(self._checkpoint)
+                self.state.clock = clock
+            self.faults.clear()
+            self.requests.clear()
+            self.violations.clear()
+
+    # queries -----------------------------------------------------------------------------------
+
+    def _repo(self, owner: str, repo: str) -> Repo:
+        found = self.state.find_repo(owner, repo)
+        if found is None:
+            raise KeyError(f"no repository {owner}/{repo} in the fake")
+        return found
+
+    def _item(self, owner: str, repo: str, number: int) -> Issue:
+        item = self._repo(owner, repo).issues.get(number)
+        if item is None:
+            raise KeyError(f"no issue #{number} in {owner}/{repo}")
+        return item
+
+    def issues(self, owner: str, repo: str, *, pull_requests: bool = True) -> list[Issue]:
+        """Live (not deleted) issues, by number; pull requests too unless `pull_requests=False`."""
+        with self.lock:
+            items = sorted(self._repo(owner, repo).live_issues(), key=lambda i: i.number)
+            return [i for i in items if pull_requests or not i.is_pull_request]
+
+    def get_issue(self, owner: str, repo: str, number: int) -> Issue:
+        with self.lock:
+            return self._item(owner, repo, number)
+
+    def labels(self, owner: str, repo: str) -> list[Label]:
+        with self.lock:
+            return list(self._repo(owner, repo).labels.values())
+
+    def label_names(self, owner: str, repo: str, number: int | None = None) -> list[str]:
+        """Names of the repository's labels, or of one issue's labels."""
+        with self.lock:
+            r = self._repo(owner, repo)
+            if number is None:
+                return [lb.name for lb in r.labels.values()]
+            return r.label_names(self._item(owner, repo, number))
+
+    def comments(self, owner: str, repo: str, number: int) -> list[Comment]:
+        with self.lock:
+            return list(self._item(owner, repo, number).comments)
+
+    def milestones(self, owner: str, repo: str) -> list[Milestone]:
+        with self.lock:
+            return list(self._repo(owner, repo).milestones.values())
+
+    def calls(self, operation_id: str | None = None) -> list[RecordedRequest]:
+        """Recorded requests, optionally only those of one operation."""
+        with self.lock:
+            return [r for r in self.requests if operation_id is None or r.operation_id == operation_id]
+
+    def assert_no_violations(self) -> None:
+        with self.lock:
+            if self.violations:
+                listing = "\n  ".join(self.violations)
+                raise AssertionError(f"{len(self.violations)} contract violation(s):\n  {listing}")
+
+    def _record(self, incoming: Incoming, operation: str | None) -> None:
+        self.requests.append(RecordedRequest(incoming.method, incoming.path, dict(incoming.query),
+                                             incoming.json, operation))
+
+    # transports and serving ------------------------------------------------------------------------
+
+    def asgi_transport(self) -> httpx.ASGITransport:
+        """In-process transport; honours client read timeouts and injected resets like a network."""
+        return FakeTransport(app=self.app)
+
+    def client(self, token: str | None = None, *, base_url: str = "http://fake-github.test",
+               timeout: float = 5.0) -> httpx.AsyncClient:
+        """An AsyncClient wired to `asgi_transport()` (with GitHub's usual headers)."""
+        headers = {"accept": "application/vnd.github+json", "x-github-api-version": "2022-11-28"}
+        if token:
+            headers["authorization"] = f"Bearer {token}"
+        return httpx.AsyncClient(transport=self.asgi_transport(), base_url=base_url,
+                                 headers=headers, timeout=timeout)
+
+    @contextmanager
+    def serve(self, *, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
+        """`with fake.serve() as base_url:` — uvicorn in a background thread on a free port."""
+        from fakegithub.serve import serve_in_thread
+
+        self._closing.clear()
+        with serve_in_thread(self.app, host=host, port=port, on_stop=self._closing.set) as url:
+            yield url
