@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import logging
 import os
 import secrets
 import time
@@ -173,11 +174,11 @@ class _ToolRuntime:
             return self._error(err, request_id)
         except Exception:
             outcome = "internal_error"
-            log_event("tool_crashed", level=40, exc_info=True, tool=params.name,
-                      request_id=request_id)
+            log_event("tool_crashed", level=logging.ERROR, exc_info=True,
+                      tool=params.name[:64], request_id=request_id)
             return self._error(ToolError("internal_error", INTERNAL), request_id)
         finally:
-            log_event("tool_call", tool=params.name, request_id=request_id, outcome=outcome,
+            log_event("tool_call", tool=params.name[:64], request_id=request_id, outcome=outcome,
                       ms=round((time.perf_counter() - start) * 1000))
 
     async def _call(
@@ -320,7 +321,7 @@ def run(spec: ServerSpec, argv: Sequence[str] | None = None) -> None:
     import uvicorn  # only the HTTP transport needs it
 
     if args.host not in ("127.0.0.1", "localhost", "::1") and not args.allowed_host:
-        log_event("http_bind_warning", level=30, host=args.host,
+        log_event("http_bind_warning", level=logging.WARNING, host=args.host,
                   hint="only loopback Host headers are accepted; add --allowed-host")
     app = http_app(spec, settings, host=args.host, allowed_hosts=args.allowed_host,
                    allowed_origins=args.allowed_origin, server=server)
