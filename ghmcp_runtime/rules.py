@@ -19,7 +19,7 @@ class Rule:
 
 
 def _present(args: Mapping[str, Any], name: str) -> bool:
-    return args.get(name) is not None
+    return name in args  # an explicit null (e.g. milestone_number: null) is a value
 
 
 def check_rules(args: Mapping[str, Any], rules: tuple[Rule, ...]) -> ToolError | None:
@@ -28,9 +28,9 @@ def check_rules(args: Mapping[str, Any], rules: tuple[Rule, ...]) -> ToolError |
         missing = [f for f in rule.fields if f not in present]
         if rule.kind == "at_least_one" and not present:
             details: dict[str, Any] = {"fields": list(rule.fields), "reason": rule.reason}
-        elif rule.kind == "all_or_none" and present and missing:
-            details = {"field": missing[0], "reason": rule.reason}
-        elif rule.kind == "requires" and rule.when and _present(args, rule.when) and missing:
+        elif (rule.kind == "all_or_none" and present and missing) or (
+            rule.kind == "requires" and rule.when and _present(args, rule.when) and missing
+        ):
             details = {"field": missing[0], "reason": rule.reason}
         else:
             continue
