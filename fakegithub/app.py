@@ -111,11 +111,11 @@ class Pipeline:
         now = fake.state.now()
         if token is None:
             bucket = fake.anonymous_bucket
+        elif resource in token.buckets:
+            bucket = token.buckets[resource]
         else:
-            bucket = token.buckets.get(resource)
-            if bucket is None:
-                limit = DEFAULT_LIMITS.get(resource, 5000)
-                bucket = token.buckets[resource] = RateBucket(limit, limit, now + timedelta(hours=1))
+            limit = DEFAULT_LIMITS.get(resource, 5000)
+            bucket = token.buckets[resource] = RateBucket(limit, limit, now + timedelta(hours=1))
         if now >= bucket.reset:
             bucket.remaining = bucket.limit
             bucket.reset = now + timedelta(hours=1)
@@ -326,7 +326,7 @@ class ApiApp:
                     f"(the fake speaks {API_VERSION})"
                 )
             fault = fake.faults.take(operation, incoming.method, incoming.path)
-        if fault is not None and not fault.after_commit:
+        if fault is not None and not fault.after_commit and not fault.partial:
             if fault.kind == "timeout":
                 await self.stall(fault, receive)
                 return await send_reply(send, self.gateway_timeout(incoming, route, request_id))
@@ -409,9 +409,10 @@ class ApiApp:
             await send({"type": "http.response.start", "status": partial.status,
                         "headers": _raw_headers(partial, body, content_type)})
             await send({"type": "http.response.body", "body": body[: len(body) // 2], "more_body": True})
-        abort = scope.get("extensions", {}).get("fakegithub.abort")
-        if callable(abort):
-            abort()
+        # abort() drops buffered bytes (a reset); close() flushes the partial body first
+        drop = scope.get("extensions", {}).get("fakegithub.close" if partial else "fakegithub.abort")
+        if callable(drop):
+            drop()
         raise InjectedReset("connection reset by fault injection")
 
     async def slow_body(self, send: Send, reply: Reply, fault: Fault) -> None:

@@ -18,7 +18,18 @@ from fakegithub.app import ANONYMOUS_LIMIT, DEFAULT_LIMITS, ApiApp, Incoming
 from fakegithub.clock import Clock
 from fakegithub.faults import Faults
 from fakegithub.routing import Router
-from fakegithub.state import ALL, Comment, Issue, Label, Milestone, RateBucket, Repo, State, Token, User
+from fakegithub.state import (
+    ALL,
+    Comment,
+    Issue,
+    Label,
+    Milestone,
+    RateBucket,
+    Repo,
+    State,
+    Token,
+    User,
+)
 from fakegithub.transport import FakeTransport
 from fakegithub.validation import Contract, contract
 
@@ -91,6 +102,11 @@ class FakeGitHub:
                 user.name = name
             self.state.grant(user.login, collaborator_on)
             return user
+
+    def grant(self, login: str, collaborator_on: Iterable[str] | str = ALL) -> None:
+        """Make an existing or new user a collaborator on `"owner/repo"`, a list of them, or `"*"`."""
+        with self.lock:
+            self.state.grant(self.state.user(login).login, collaborator_on)
 
     def add_collaborator(self, owner: str, repo: str, login: str) -> None:
         with self.lock:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import re
 import threading
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -73,8 +74,8 @@ class Fault:
       the request is NOT performed (unless `after_commit`, then the write happens first).
     * timeout: stall `delay` seconds (longer than the client's timeout), then 504 if the client
       is still there. `after_commit=True` performs the real request first (lost response).
-    * reset: drop the connection without a response; `partial=True` sends the headers and half
-      the body first. `after_commit=True` performs the real request first.
+    * reset: drop the connection without a response. `after_commit=True` performs the real
+      request first; `partial=True` performs it too, then sends the headers and half the body.
     * malformed_json: `status` (default 200) with a truncated JSON body; request not performed.
     * html: `status` (default 500) with GitHub's HTML error page; request not performed.
     * slow_body: perform the request, then send the real body in `chunks` pieces, `delay`
@@ -170,8 +171,9 @@ class Faults:
         with self._lock:
             return [f for f in self._rules if f.times is None or f.fired < f.times]
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
-        return iter(list(self._rules))
+    def __iter__(self) -> Iterator[Fault]:
+        with self._lock:
+            return iter(list(self._rules))
 
     def __len__(self) -> int:
         return len(self.pending)

@@ -29,7 +29,8 @@ class _ExposeAbort:
         transport = getattr(getattr(send, "__self__", None), "transport", None)
         if scope["type"] == "http" and transport is not None:
             scope.setdefault("extensions", {})
-            scope["extensions"] = {**(scope["extensions"] or {}), "fakegithub.abort": transport.abort}
+            scope["extensions"] = {**(scope["extensions"] or {}), "fakegithub.abort": transport.abort,
+                                   "fakegithub.close": transport.close}
         await self.app(scope, receive, send)
 
 

@@ -44,12 +44,10 @@ def not_found(docs: str = DOCS) -> ApiError:
 
 
 def invalid(resource: str, field_name: str, value: Any, docs: str = DOCS, code: str = "invalid") -> ApiError:
-    return ApiError(
-        422,
-        "Validation Failed",
-        docs=docs,
-        errors=[{"resource": resource, "field": field_name, "code": code, "value": value}],
-    )
+    error: dict[str, Any] = {"resource": resource, "field": field_name, "code": code}
+    if value is not None:  # the spec's `value` oneOf matches null in every branch: omit it
+        error["value"] = value
+    return ApiError(422, "Validation Failed", docs=docs, errors=[error])
 
 
 @dataclass

@@ -7,6 +7,7 @@ response messages, raising `httpx.ReadTimeout`) and turns an injected connection
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from typing import Any
 
 import anyio
@@ -44,7 +45,7 @@ class FakeTransport(httpx.ASGITransport):
         failure: list[BaseException] = []
         partial = [False]  # a body chunk with more_body=True was sent
 
-        async def receive() -> dict[str, Any]:
+        async def receive() -> MutableMapping[str, Any]:
             nonlocal request_sent
             if not request_sent:
                 request_sent = True
@@ -52,7 +53,7 @@ class FakeTransport(httpx.ASGITransport):
             await response_done.wait()
             return {"type": "http.disconnect"}
 
-        async def send(message: dict[str, Any]) -> None:
+        async def send(message: MutableMapping[str, Any]) -> None:
             last_activity[0] = anyio.current_time()
             if message["type"] == "http.response.start":
                 status.append(message["status"])
