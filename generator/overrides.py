@@ -118,11 +118,31 @@ class ToolDef(Strict):
     output: list[OutputField]
     errors: list[str]
     field_map: dict[str, str] = Field(default_factory=dict)
+    renamed_from: str | None = Field(
+        default=None, description="the tool's previous name: declares the rename, published in the summary"
+    )
+
+
+BreakingKind = Literal[
+    "removed-tool", "renamed-tool", "removed-property", "newly-required", "narrowed-type",
+    "narrowed-enum", "narrowed-bound", "removed-output-field", "retyped-output-field",
+    "optional-output-field", "removed-error-code", "changed-annotations",
+]
+
+
+class BreakingChange(Strict):
+    kind: BreakingKind
+    tool: str = Field(description="the tool's name in the committed tools.json")
+    field: str | None = Field(default=None, description="dotted path as the report prints it; omit for all")
+    reason: str
 
 
 class OverrideFile(Strict):
     server: ServerSection
     spec_patches: list[SpecPatch] = Field(default_factory=list)
+    breaking_changes: list[BreakingChange] = Field(
+        default_factory=list, description="breaking changes against the committed tools.json, accepted"
+    )
     coverage: Coverage
     error_codes: dict[str, ErrorCodeDef]
     shapes: dict[str, ShapeDef]
