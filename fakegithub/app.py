@@ -198,7 +198,7 @@ class Pipeline:
             allowed = "repo" in token.scopes or (
                 "public_repo" in token.scopes and (repo is None or not repo.private)
             )
-            if not allowed:
+            if not allowed and not (repo is not None and repo.private):  # private: 404 below
                 body = {
                     "message": "Resource not accessible by personal access token",
                     "documentation_url": op.docs_url,
