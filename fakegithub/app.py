@@ -34,8 +34,6 @@ DEFAULT_LIMITS = {"core": 5000, "search": 30}
 ANONYMOUS_LIMIT = 60
 TIMEOUT_DEFAULT = 30.0
 SLOW_BODY_DEFAULT = 0.5
-# Operations whose X-Accepted-OAuth-Scopes is "repo" (everything under /repos/).
-WRITE_SCOPES = ("repo", "public_repo")
 
 
 class InjectedReset(Exception):
@@ -206,14 +204,8 @@ class Pipeline:
                 }
                 return self.finish(incoming, route, Reply(403, body, headers))
 
-        problems = fake.contract.request_errors(
-            incoming.method, incoming.raw_path, incoming.query_string, incoming.headers,
-            incoming.body, "application/json",
-        )
+        problems = self.check_request(incoming, route)
         if problems:
-            for problem in problems:
-                fake.violations.append(f"{incoming.method} {incoming.path} ({op.operation_id}): "
-                                       f"request: {problem}")
             body = {
                 "message": "Invalid request.\n\n" + "\n".join(problems),
                 "documentation_url": op.docs_url,
@@ -239,6 +231,19 @@ class Pipeline:
         reply.headers = {**headers, **reply.headers}
         return self.finish(incoming, route, reply)
 
+    def check_request(self, incoming: Incoming, route: Route) -> list[str]:
+        """Spec problems of the request (each also recorded as a violation)."""
+        problems = self.fake.contract.request_errors(
+            incoming.method, incoming.raw_path, incoming.query_string, incoming.headers,
+            incoming.body, "application/json",  # GitHub parses JSON whatever the content type
+        )
+        for problem in problems:
+            self.fake.violations.append(
+                f"{incoming.method} {incoming.path} ({route.operation.operation_id}): "
+                f"request: {problem}"
+            )
+        return problems
+
     def finish(self, incoming: Incoming, route: Route | None, reply: Reply) -> Reply:
         """Response validation for declared statuses."""
         if route is not None and str(reply.status) in route.operation.statuses:
@@ -254,12 +259,17 @@ class Pipeline:
                 )
         return reply
 
-    def fault_reply(self, incoming: Incoming, route: Route | None, fault: Fault,
-                    request_id: str) -> Reply:
+    def peek_headers(self, incoming: Incoming, route: Route | None, request_id: str) -> dict[str, str]:
+        """Standard headers (rate limit included) without spending any budget."""
         token, _ = self.token_for(incoming)
         resource = self.resource(route)
         headers = self.base_headers(route, token, resource, request_id)
         headers.update(self.rate_headers(self.bucket(token, resource), resource))
+        return headers
+
+    def fault_reply(self, incoming: Incoming, route: Route | None, fault: Fault,
+                    request_id: str) -> Reply:
+        headers = self.peek_headers(incoming, route, request_id)
         status = fault.status or 500
         body = fault.body if fault.body is not None else default_body(status, route)
         headers.update({k.lower(): v for k, v in fault.headers.items()})
@@ -326,7 +336,11 @@ class ApiApp:
                     f"(the fake speaks {API_VERSION})"
                 )
             fault = fake.faults.take(operation, incoming.method, incoming.path)
-        if fault is not None and not fault.after_commit and not fault.partial:
+            short_circuit = fault is not None and fault.kind != "slow_body" and not (
+                fault.after_commit or fault.partial)
+            if short_circuit and route is not None:
+                self.pipeline.check_request(incoming, route)  # a bad request is still a violation
+        if fault is not None and short_circuit:
             if fault.kind == "timeout":
                 await self.stall(fault, receive)
                 return await send_reply(send, self.gateway_timeout(incoming, route, request_id))
@@ -343,7 +357,7 @@ class ApiApp:
                     "(unimplemented or not in the spec)"
                 )
                 reply = Reply(404, {"message": "Not Found", "documentation_url": DOCS, "status": "404"},
-                              self.pipeline.base_headers(None, None, "core", request_id))
+                              self.pipeline.peek_headers(incoming, None, request_id))
             else:
                 reply = self.pipeline.process(incoming, route, request_id)
         if fault is None:
@@ -365,9 +379,7 @@ class ApiApp:
                        request_id: str) -> Reply:
         if fault.kind == "status":
             return self.pipeline.fault_reply(incoming, route, fault, request_id)
-        token, _ = self.pipeline.token_for(incoming)
-        resource = self.pipeline.resource(route)
-        headers = self.pipeline.base_headers(route, token, resource, request_id)
+        headers = self.pipeline.peek_headers(incoming, route, request_id)
         headers.update({k.lower(): v for k, v in fault.headers.items()})
         if fault.kind == "malformed_json":
             headers["content-type"] = JSON_TYPE
@@ -376,7 +388,8 @@ class ApiApp:
         return Reply(fault.status or 500, GITHUB_HTML_500.encode(), headers)
 
     def gateway_timeout(self, incoming: Incoming, route: Route | None, request_id: str) -> Reply:
-        headers = self.pipeline.base_headers(route, None, self.pipeline.resource(route), request_id)
+        with self.fake.lock:
+            headers = self.pipeline.peek_headers(incoming, route, request_id)
         body = {
             "message": "We couldn't respond to your request in time. Sorry about that. Please try "
             "resubmitting your request and contact us if the problem persists.",

@@ -161,3 +161,9 @@ def test_fault_rules() -> None:
         fake.faults.add("issues/get", "status")  # needs status=
     with pytest.raises(ValueError):
         fake.faults.add("issues/get", "explode")  # type: ignore[arg-type]
+
+
+async def test_a_faulted_bad_request_is_still_a_violation(fake: FakeGitHub, gh: httpx.AsyncClient) -> None:
+    fake.faults.add("issues/create", "status", status=502)
+    assert (await gh.post(f"{R}/issues", json={"body": "no title"})).status_code == 502
+    assert any("'title' is a required property" in v for v in take_violations(fake))
