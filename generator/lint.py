@@ -1,8 +1,11 @@
-"""Contract rules over the IR and the rendered wire surface. Errors stop generation."""
+"""Contract rules over the IR and the wire `tools/list`. Errors stop generation; see docs/lint-rules.md."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -10,8 +13,75 @@ from jsonschema import Draft202012Validator
 from generator.diagnostics import Diagnostic, Level, Where
 from generator.ir import IRServer, IRTool
 from generator.render import compact_bytes, wire_tool
+from generator.schemas import is_union
+from generator.spec import index_operations, resolve_ref
+from generator.yamlsrc import Located
 
 COMBINATORS = ("oneOf", "anyOf", "allOf")
+# Open on purpose: a repair's arguments are another tool's arguments.
+OPEN_BY_DESIGN = ("/oneOf/1.repair.arguments",)
+UPPER_BOUNDS = ("maxLength", "maxItems", "maximum", "exclusiveMaximum")
+LOWER_BOUNDS = ("minLength", "minItems", "minimum", "exclusiveMinimum")
+OVERRIDE_KEY = {"maxLength": "max_length", "maxItems": "max_items", "maximum": "maximum",
+                "minLength": "min_length", "minItems": "min_items", "minimum": "minimum",
+                "pattern": "pattern"}
+
+
+@dataclass(slots=True)
+class Ctx:
+    """What every rule sees, plus locations in the override file finer than the tool."""
+
+    server: IRServer
+    wire: dict[str, dict[str, Any]]
+    located: Located | None
+    document: Mapping[str, Any] | None
+    out: list[Diagnostic] = field(default_factory=list)
+
+    def _tool_index(self, name: str) -> int | None:
+        tools = self.located.data.get("tools", []) if self.located else []
+        for i, raw in enumerate(tools):
+            if isinstance(raw, dict) and raw.get("name") == name:
+                return i
+        return None
+
+    def at(self, loc: tuple[str | int, ...]) -> Where:
+        return self.located.where(loc) if self.located else Where(self.server.overrides_file)
+
+    def where(self, tool: IRTool, *path: str | int) -> Where:
+        index = self._tool_index(tool.name)
+        return tool.where if index is None else self.at(("tools", index, *path))
+
+    def param_where(self, tool: IRTool, param: str, *path: str) -> Where:
+        index = self._tool_index(tool.name)
+        if index is None or self.located is None:
+            return tool.where
+        for k, raw in enumerate(self.located.data["tools"][index].get("params", [])):
+            if isinstance(raw, dict) and raw.get("name") == param:
+                return self.at(("tools", index, "params", k, *path))
+        return self.where(tool, "params")
+
+    def error(self, where: Where, rule: str, message: str, hint: str) -> None:
+        self.out.append(Diagnostic(Level.ERROR, where, message, hint, rule))
+
+
+def lint(server: IRServer, located: Located | None = None,
+         document: Mapping[str, Any] | None = None) -> list[Diagnostic]:
+    from generator import lint_behaviour, lint_text
+
+    ctx = Ctx(server, {t.name: wire_tool(t) for t in server.tools}, located, document)
+    for tool in server.tools:
+        _schemas(ctx, tool)
+        _output_accepts(ctx, tool)
+        _examples(ctx, tool)
+        _spec_bounds(ctx, tool)
+        _description_budget(ctx, tool)
+    _total_budget(ctx)
+    lint_text.check(ctx)
+    lint_behaviour.check(ctx)
+    return ctx.out
+
+
+# -- schemas ---------------------------------------------------------------------------------
 
 
 def _object_nodes(schema: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
@@ -19,7 +89,7 @@ def _object_nodes(schema: Any, path: str = "") -> Iterator[tuple[str, dict[str, 
         if schema.get("type") == "object" or "properties" in schema:
             yield path, schema
         for key, value in schema.items():
-            if key in ("properties",) and isinstance(value, dict):
+            if key == "properties" and isinstance(value, dict):
                 for name, sub in value.items():
                     yield from _object_nodes(sub, f"{path}.{name}")
             elif key in ("items", "additionalProperties") and isinstance(value, dict):
@@ -39,51 +109,269 @@ def _keys(schema: Any) -> Iterator[str]:
             yield from _keys(value)
 
 
-# Open on purpose: a repair's arguments are another tool's arguments.
-OPEN_BY_DESIGN = ("/oneOf/1.repair.arguments",)
-
-
-def lint(server: IRServer) -> list[Diagnostic]:
-    out: list[Diagnostic] = []
-    for tool in server.tools:
-        out.extend(_lint_tool(server, tool))
-    total = compact_bytes({"tools": [wire_tool(t) for t in server.tools]})
-    if total > server.tools_budget_bytes:
-        out.append(Diagnostic(
-            Level.ERROR, Where(server.overrides_file),
-            f"tools/list is {total} bytes, over the budget of {server.tools_budget_bytes}",
-            "shorten descriptions or shapes, or raise server.tools_budget_bytes deliberately",
-            "budget-total"))
-    return out
-
-
-def _lint_tool(server: IRServer, tool: IRTool) -> Iterator[Diagnostic]:
-    def err(message: str, hint: str, rule: str) -> Diagnostic:
-        return Diagnostic(Level.ERROR, tool.where, f"{tool.name}: {message}", hint, rule)
-
-    for label, schema in (("inputSchema", tool.input_schema), ("outputSchema", tool.output_schema)):
-        for path, node in _object_nodes(schema):
+def _schemas(ctx: Ctx, tool: IRTool) -> None:
+    wire = ctx.wire[tool.name]
+    for label in ("inputSchema", "outputSchema"):
+        for path, node in _object_nodes(wire[label]):
             if path in OPEN_BY_DESIGN or (path == "" and "oneOf" in node and label == "outputSchema"):
                 continue
             if node.get("additionalProperties") is not False:
-                yield err(f"{label} object at '{path or '/'}' is not closed",
-                          "set additionalProperties: false", "closed-schemas")
-    if any(k in ("$ref", "$defs", "definitions") for k in _keys(tool.input_schema)):
-        yield err("inputSchema uses $ref/$defs", "inline the schema", "no-refs")
-    if any(k in tool.input_schema for k in COMBINATORS):
-        yield err("inputSchema has a top-level combinator", "use rules: instead", "no-top-combinators")
-    if tool.output_schema.get("type") != "object":
-        yield err("outputSchema root is not an object", "wrap the payload in an object", "object-output")
-    problems = sorted(Draft202012Validator(tool.input_schema).iter_errors(tool.example), key=str)
-    if problems:
-        yield err(f"the example does not validate against the inputSchema: {problems[0].message}",
-                  "fix the example or the parameters", "example-valid")
-    size = len(tool.description.encode("utf-8"))
-    if size > server.description_budget_bytes:
-        yield err(f"description is {size} bytes, over the per-tool budget of "
-                  f"{server.description_budget_bytes}", "tighten the description", "budget-description")
+                param = path[1:].split(".")[0].removesuffix("[]") if label == "inputSchema" else ""
+                where = ctx.param_where(tool, param) if param else ctx.where(tool)
+                ctx.error(where, "closed-schemas",
+                          f"{tool.name}: {label} object at '{path or '/'}' is not closed",
+                          "set additionalProperties: false (and list its properties)")
+    refs = sorted({k for k in _keys(wire["inputSchema"]) if k in ("$ref", "$defs", "definitions")})
+    if refs:
+        ctx.error(ctx.where(tool, "params"), "no-refs",
+                  f"{tool.name}: inputSchema uses {', '.join(refs)}",
+                  "inline the schema: clients without a resolver reject references")
+    top = [k for k in COMBINATORS if k in wire["inputSchema"]]
+    if top:
+        ctx.error(ctx.where(tool), "no-top-combinators",
+                  f"{tool.name}: inputSchema has a top-level {', '.join(top)}",
+                  "keep one object root; express cross-field constraints with rules:")
+    if wire["outputSchema"].get("type") != "object":
+        ctx.error(ctx.where(tool, "output"), "object-output",
+                  f"{tool.name}: outputSchema root is not an object",
+                  "wrap the payload in an object (structuredContent is an object)")
+
+
+# -- output accepts success and envelope -------------------------------------------------------
+
+
+class _Unbuildable(Exception):
+    """The schema admits no value (e.g. an empty enum)."""
+
+
+class _Unknown(Exception):
+    """No sample found (e.g. an unusual pattern): the check is skipped, not failed."""
+
+
+_SAMPLES = ("x", "abc", "abc123", "a-b.c_d", "A1b2C3d4", "2020-01-01T00:00:00Z", "https://example.com/x")
+
+
+def synthesize(schema: Any, everything: bool = False) -> Any:
+    """A value valid under a simple schema (required properties only unless `everything`)."""
+    if not isinstance(schema, dict):
+        return None
+    if "enum" in schema:
+        values = [v for v in schema["enum"] if v is not None] or schema["enum"]
+        if not values:
+            raise _Unbuildable("an empty enum")
+        return values[0]
+    if "const" in schema:
+        return schema["const"]
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind is None and "oneOf" in schema:
+        return synthesize(schema["oneOf"][0], everything)
+    if kind == "object":
+        props = schema.get("properties", {})
+        names = props if everything else schema.get("required", [])
+        return {name: synthesize(props.get(name, {}), everything) for name in names}
+    if kind == "array":
+        return [synthesize(schema.get("items", {}), everything)] * int(schema.get("minItems", 0))
+    if kind == "integer" or kind == "number":
+        return schema.get("minimum", 0)
+    if kind == "boolean":
+        return False
+    if kind == "string":
+        return _string(schema)
+    return None
+
+
+def _string(schema: Mapping[str, Any]) -> str:
+    low, high = int(schema.get("minLength", 0)), int(schema.get("maxLength", 1 << 30))
+    pattern = schema.get("pattern")
+    fmt = schema.get("format")
+    candidates = [s for s in _SAMPLES if low <= len(s) <= high]
+    if fmt == "date-time":
+        candidates.insert(0, "2020-01-01T00:00:00Z")
+    elif fmt == "uri":
+        candidates.insert(0, "https://example.com/x")
+    for value in candidates:
+        if pattern is None or re.search(pattern, value):
+            return value
+    if high < low:
+        raise _Unbuildable(f"minLength {low} exceeds maxLength {high}")
+    if pattern is None:
+        return "x" * low
+    raise _Unknown(pattern)
+
+
+def _envelopes(tool: IRTool) -> list[tuple[str, dict[str, Any]]]:
+    base = {"code": "internal_error", "message": "x", "temporary": False, "retry_after_ms": None,
+            "request_id": "req_1", "fingerprint": "fp"}
+    full = {**base, "details": {"field": "x", "reason": "x"},
+            "repair": {"next_step": "x", "tool": tool.name, "arguments": {}}}
+    return [("a minimal error envelope", base), ("an error envelope with details and repair", full)]
+
+
+def _output_accepts(ctx: Ctx, tool: IRTool) -> None:
+    validator = Draft202012Validator(ctx.wire[tool.name]["outputSchema"])
+    samples = list(_envelopes(tool))
+    for label, everything in (("a success payload of its required fields", False),
+                              ("a success payload with every field", True)):
+        try:
+            samples.append((label, synthesize(tool.success_schema, everything)))
+        except _Unbuildable as exc:
+            ctx.error(ctx.where(tool, "output"), "output-accepts",
+                      f"{tool.name}: cannot build {label}: {exc}",
+                      "make every declared output field satisfiable")
+        except _Unknown:
+            continue
+    for label, sample in samples:
+        problems = sorted(validator.iter_errors(sample), key=lambda e: e.message)
+        if problems:
+            ctx.error(ctx.where(tool, "output"), "output-accepts",
+                      f"{tool.name}: outputSchema rejects {label}: {_short(problems[0].message)}",
+                      "the output root must accept exactly one of the success payload and the error "
+                      "envelope (an output field must not mimic the envelope)")
+
+
+def _short(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# -- examples --------------------------------------------------------------------------------
+
+_EXAMPLE = re.compile(r"Example:\s*(\{.*\})\s*$", re.MULTILINE)
+
+
+def _examples(ctx: Ctx, tool: IRTool) -> None:
+    validator = Draft202012Validator(ctx.wire[tool.name]["inputSchema"])
+    examples: list[tuple[str, Any]] = [("the example", tool.example)]
+    for match in _EXAMPLE.finditer(ctx.wire[tool.name]["description"]):
+        try:
+            examples.append(("a description example", json.loads(match.group(1))))
+        except json.JSONDecodeError as exc:
+            ctx.error(ctx.where(tool, "description"), "example-valid",
+                      f"{tool.name}: a description example is not JSON: {exc.msg}",
+                      "write examples as JSON objects after 'Example:'")
+    seen: list[Any] = []
+    for label, example in examples:
+        if example in seen:
+            continue
+        seen.append(example)
+        problems = sorted(validator.iter_errors(example), key=lambda e: e.message)
+        reason = problems[0].message if problems else _rule_violation(tool, example)
+        if reason:
+            ctx.error(ctx.where(tool, "example"), "example-valid",
+                      f"{tool.name}: {label} does not validate against the inputSchema: {_short(reason)}",
+                      "fix the example or the parameters")
+
+
+def _rule_violation(tool: IRTool, example: Any) -> str:
+    if not isinstance(example, dict):
+        return "not an object"
+    for rule in tool.rules:
+        present = [f for f in rule.fields if f in example]
+        if rule.kind == "at_least_one" and not present:
+            return f"rule at_least_one({', '.join(rule.fields)}) is not met"
+        if rule.kind == "all_or_none" and present and len(present) != len(rule.fields):
+            return f"rule all_or_none({', '.join(rule.fields)}) is not met"
+        if rule.kind == "requires" and rule.when in example and len(present) != len(rule.fields):
+            return f"rule requires({rule.when} -> {', '.join(rule.fields)}) is not met"
+    return ""
+
+
+# -- bounds GitHub declares ------------------------------------------------------------------
+
+
+def _spec_schema(document: Mapping[str, Any], ops: Mapping[str, Any], source: str) -> Any:
+    match = re.fullmatch(r"([\w\-/]+)#(path|query|body)\.([\w\-\[\]]+)", source)
+    if not match or match.group(1) not in ops:
+        return None
+    op_id, where, name = match.groups()
+    op = ops[op_id]
+    if where == "body":
+        from generator.schemas import object_branches
+
+        body = op.node.get("requestBody", {}).get("content", {}).get("application/json", {})
+        for branch in object_branches(document, body.get("schema", {})):
+            if name in branch.get("properties", {}):
+                return resolve_ref(document, branch["properties"][name])
+        return None
+    for raw in [*op.path_item.get("parameters", []), *op.node.get("parameters", [])]:
+        param = resolve_ref(document, raw)
+        if param.get("in") == where and param.get("name") == name:
+            return resolve_ref(document, param.get("schema", {}))
+    return None
+
+
+def _branch(document: Mapping[str, Any], node: Any, kind: Any) -> Mapping[str, Any]:
+    node = resolve_ref(document, node)
+    if not isinstance(node, Mapping):
+        return {}
+    if is_union(node):
+        for sub in node.get("oneOf", node.get("anyOf", [])):
+            sub = resolve_ref(document, sub)
+            if isinstance(sub, Mapping) and sub.get("type") == kind:
+                return sub
+        return {}
+    return node
+
+
+def _kind(schema: Mapping[str, Any]) -> Any:
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return next((k for k in kind if k != "null"), None)
+    return kind
+
+
+def _bound_gaps(mine: Mapping[str, Any], theirs: Mapping[str, Any], where: str) -> Iterator[tuple[str, str]]:
+    for key in (*UPPER_BOUNDS, *LOWER_BOUNDS):
+        if key not in theirs:
+            continue
+        limit, have = theirs[key], mine.get(key)
+        upper = key in UPPER_BOUNDS
+        if have is None:
+            yield f"drops GitHub's {where}{key} {limit}", f"{where}{OVERRIDE_KEY.get(key, key)}: {limit}"
+        elif (have > limit) if upper else (have < limit):
+            yield (f"allows {where}{key} {have}, looser than GitHub's {limit}",
+                   f"{where}{OVERRIDE_KEY.get(key, key)}: {limit} (or stricter)")
+    if "pattern" in theirs and "pattern" not in mine:
+        yield f"drops GitHub's {where}pattern", f"{where}pattern: {json.dumps(theirs['pattern'])}"
+
+
+def _spec_bounds(ctx: Ctx, tool: IRTool) -> None:
+    if ctx.document is None:
+        return
+    ops = index_operations(ctx.document)
     for param in tool.params:
-        if "enum" in param.schema and param.schema.get("type") == "string" and not param.schema.get(
-                "description"):
-            yield err(f"enum parameter {param.name} has no description", "explain the values",
-                      "enum-explained")
+        if not param.source:
+            continue
+        kind = _kind(param.schema)
+        theirs = _branch(ctx.document, _spec_schema(ctx.document, ops, param.source), kind)
+        gaps = list(_bound_gaps(param.schema, theirs, ""))
+        if kind == "array" and "items" in theirs:
+            items = param.schema.get("items", {})
+            gaps += _bound_gaps(items, _branch(ctx.document, theirs["items"], _kind(items)), "items.")
+        for message, fix in gaps:
+            ctx.error(ctx.param_where(tool, param.name, "from"), "spec-bounds",
+                      f"{tool.name}: parameter {param.name} {message} ({param.source})",
+                      f"carry the bound over: {fix}")
+
+
+# -- budgets ---------------------------------------------------------------------------------
+
+
+def _description_budget(ctx: Ctx, tool: IRTool) -> None:
+    size = len(ctx.wire[tool.name]["description"].encode("utf-8"))
+    budget = ctx.server.description_budget_bytes
+    if size > budget:
+        ctx.error(ctx.where(tool, "description"), "budget-description",
+                  f"{tool.name}: description is {size} bytes (example included), over the per-tool "
+                  f"budget of {budget}", "tighten the description, or raise "
+                  "server.description_budget_bytes deliberately")
+
+
+def _total_budget(ctx: Ctx) -> None:
+    total = compact_bytes({"tools": list(ctx.wire.values())})
+    budget = ctx.server.tools_budget_bytes
+    if total > budget:
+        ctx.error(ctx.at(("server", "tools_budget_bytes")), "budget-total",
+                  f"tools/list is {total} bytes, over the budget of {budget}",
+                  "shorten descriptions or shapes, or raise server.tools_budget_bytes deliberately")

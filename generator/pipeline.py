@@ -109,7 +109,7 @@ def generate(inputs: Inputs) -> Result:
     problems.extend(builder.problems)
     lap("build")
     if server is not None:
-        problems.extend(lint(server))
+        problems.extend(lint(server, located, document))
     lap("lint")
     if server is None or any(p.level is Level.ERROR for p in problems):
         return Result(None, _sorted(problems), server, timings=timings)

@@ -1,0 +1,200 @@
+"""Contract rules on behaviour: annotations vs methods and modes, error codes, repairs in the hooks."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from generator.diagnostics import Where
+from generator.lint import Ctx
+from ghmcp_runtime.errors import UNIVERSAL_CODES
+
+READ_VERBS = frozenset({"get", "list", "read", "search", "view", "show", "find", "fetch",
+                        "retrieve", "check", "count", "describe"})
+WRITE_VERBS = frozenset({"create", "update", "delete", "add", "remove", "set", "close", "open",
+                         "reopen", "lock", "unlock", "edit", "write", "post", "assign", "unassign",
+                         "merge", "archive", "rename", "move", "transfer", "pin", "unpin",
+                         "approve", "dismiss", "replace", "patch", "put"})
+SAFE_METHODS = frozenset({"GET", "HEAD"})
+RUNTIME_CODES = (*UNIVERSAL_CODES, "internal_error")
+ERROR_CLASSES = frozenset({"ToolError", "UpstreamError", "OutcomeUnknown"})
+
+
+def check(ctx: Ctx) -> None:
+    for tool in ctx.server.tools:
+        _annotations(ctx, tool)
+        _modes(ctx, tool)
+    _catalog(ctx)
+    _repairs(ctx)
+
+
+def _annotations(ctx: Ctx, tool: Any) -> None:
+    hints = ctx.wire[tool.name]["annotations"]
+    where = ctx.where(tool, "annotations")
+    missing = [h for h in ("readOnlyHint", "openWorldHint") if h not in hints]
+    if hints.get("readOnlyHint") is True:
+        extra = [h for h in ("destructiveHint", "idempotentHint") if h in hints]
+        if extra:
+            ctx.error(where, "annotations", f"{tool.name}: read-only tool publishes {', '.join(extra)}",
+                      "read-only tools omit destructive and idempotent")
+    else:
+        missing += [h for h in ("destructiveHint", "idempotentHint") if h not in hints]
+    if missing:
+        ctx.error(where, "annotations", f"{tool.name}: annotations leave {', '.join(missing)} undecided",
+                  "decide every hint explicitly; protocol defaults are the unsafe reading")
+    methods = {op.method for op in tool.operations}
+    unsafe = sorted(m for m in methods if m not in SAFE_METHODS)
+    if tool.annotations.read_only and unsafe:
+        ctx.error(where, "annotations-methods",
+                  f"{tool.name}: read-only, but calls {', '.join(unsafe)} operations",
+                  "set read_only: false (and decide destructive/idempotent), or drop the operation")
+    if not tool.annotations.read_only and not unsafe:
+        ctx.error(where, "annotations-methods",
+                  f"{tool.name}: marked mutating, but every operation is a read",
+                  "set read_only: true, or add the write operation the tool performs")
+    if "DELETE" in methods and tool.annotations.destructive is False:
+        ctx.error(where, "annotations-methods",
+                  f"{tool.name}: calls a DELETE operation but says destructive: false",
+                  "set destructive: true")
+
+
+def _modes(ctx: Ctx, tool: Any) -> None:
+    for param in tool.params:
+        values = [v for v in param.schema.get("enum", []) if isinstance(v, str)]
+        verbs = {re.split(r"[_\-\s]", v)[0].lower() for v in values}
+        reads, writes = sorted(verbs & READ_VERBS), sorted(verbs & WRITE_VERBS)
+        if reads and writes:
+            ctx.error(ctx.param_where(tool, param.name), "mode-split",
+                      f"{tool.name}: parameter {param.name} mixes read ({', '.join(reads)}) and write "
+                      f"({', '.join(writes)}) modes, which need different annotations",
+                      "split it into a read-only tool and a mutating tool")
+
+
+# -- error codes -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Raise:
+    code: str
+    line: int
+    col: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Repair:
+    tool: str
+    arguments: ast.expr | None
+    line: int
+    col: int
+
+
+def _callee(call: ast.Call) -> str:
+    if isinstance(call.func, ast.Name):
+        return call.func.id
+    if isinstance(call.func, ast.Attribute):
+        return call.func.attr
+    return ""
+
+
+def _str(node: ast.expr | None) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+def _scan(source: str) -> tuple[list[_Raise], list[_Repair]]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return [], []  # reported by the pipeline
+    raises: list[_Raise] = []
+    repairs: list[_Repair] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = _callee(node)
+            first = node.args[0] if node.args else None
+            code = _str(first)
+            if name in ERROR_CLASSES and code is not None:
+                raises.append(_Raise(code, node.lineno, node.col_offset + 1))
+            if name == "repair" and len(node.args) >= 2 and (target := _str(node.args[1])):
+                args = node.args[2] if len(node.args) >= 3 else None
+                repairs.append(_Repair(target, args, node.lineno, node.col_offset + 1))
+        elif isinstance(node, ast.Dict):
+            keys = {_str(k): v for k, v in zip(node.keys, node.values, strict=True) if k is not None}
+            target = _str(keys.get("tool"))
+            if target is not None and "next_step" in keys:
+                repairs.append(_Repair(target, keys.get("arguments"), node.lineno, node.col_offset + 1))
+    return raises, repairs
+
+
+def _catalog(ctx: Ctx) -> None:
+    catalog = {c.code for c in ctx.server.error_codes}
+    for code in sorted(catalog):
+        if not re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)*", code):
+            ctx.error(ctx.at(("error_codes", code)), "error-catalog",
+                      f"error code {code!r} is not a snake_case symbol", "rename it, e.g. issue_not_found")
+    for code in RUNTIME_CODES:
+        if code not in catalog:
+            ctx.error(ctx.at(("error_codes",)), "error-catalog",
+                      f"the runtime can emit {code!r} for any tool, but error_codes lacks it",
+                      f"declare {code} under error_codes")
+    raises, _ = _scan(ctx.server.hooks_source)
+    for found in raises:
+        if found.code not in catalog:
+            ctx.error(Where(ctx.server.hooks_file, found.line, found.col), "error-catalog",
+                      f"the hooks raise {found.code!r}, which is not in error_codes",
+                      "declare it under error_codes (and in the errors of the tools that emit it)")
+
+
+# -- repairs ---------------------------------------------------------------------------------
+
+
+def _repairs(ctx: Ctx) -> None:
+    _, repairs = _scan(ctx.server.hooks_source)
+    for found in repairs:
+        where = Where(ctx.server.hooks_file, found.line, found.col)
+        wire = ctx.wire.get(found.tool)
+        if wire is None:
+            ctx.error(where, "repair-tool", f"a repair names {found.tool!r}, which is not a tool",
+                      "repair.tool must name a listed tool")
+            continue
+        for problem in _argument_problems(wire["inputSchema"], found.arguments):
+            ctx.error(where, "repair-arguments", f"repair with {found.tool}: {problem}",
+                      "repair arguments must be callable as they are against the tool's inputSchema")
+
+
+def _argument_problems(schema: dict[str, Any], node: ast.expr | None) -> Iterator[str]:
+    if not isinstance(node, ast.Dict):
+        return  # built at run time: not statically known
+    props = schema.get("properties", {})
+    literal: dict[str, Any] = {}
+    spread = False
+    for key, value in zip(node.keys, node.values, strict=True):
+        name = _str(key) if key is not None else None
+        if key is None:
+            spread = True
+            continue
+        if name is None:
+            spread = True
+            continue
+        if name not in props:
+            yield f"argument {name!r} is not a parameter"
+            continue
+        try:
+            literal[name] = ast.literal_eval(value)
+        except ValueError:
+            continue
+        errors = sorted(Draft202012Validator(props[name]).iter_errors(literal[name]),
+                        key=lambda e: e.message)
+        if errors:
+            yield f"argument {name!r}: {errors[0].message}"
+    if not spread:
+        names = {_str(k) for k in node.keys}
+        for required in schema.get("required", []):
+            if required not in names:
+                yield f"required argument {required!r} is missing"
