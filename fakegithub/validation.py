@@ -156,6 +156,7 @@ class Contract:
     def __init__(self, document: Mapping[str, Any]) -> None:
         from openapi_core import Config, OpenAPI
 
+        self._lock = threading.Lock()  # shared by every fake in the process (serve() threads)
         self.document = trim_spec(document, OPERATIONS)
         self.openapi = OpenAPI.from_dict(self.document, config=Config(spec_validator_cls=None))
         self.operations: dict[str, SpecOperation] = {}
@@ -182,8 +183,9 @@ class Contract:
     ) -> list[str]:
         request = _Request(method, raw_path, query_string, headers, body, content_type)
         problems: list[str] = []
-        for exc in self.openapi.iter_request_errors(request):
-            problems.extend(_describe(exc))
+        with self._lock:
+            for exc in self.openapi.iter_request_errors(request):
+                problems.extend(_describe(exc))
         return problems
 
     def response_errors(
@@ -199,8 +201,9 @@ class Contract:
         request = _Request(method, raw_path, query_string, {}, b"", "application/json")
         response = _Response(status, headers, body, content_type)
         problems: list[str] = []
-        for exc in self.openapi.iter_response_errors(request, response):
-            problems.extend(_describe(exc))
+        with self._lock:
+            for exc in self.openapi.iter_response_errors(request, response):
+                problems.extend(_describe(exc))
         return problems
 
 

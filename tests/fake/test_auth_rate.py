@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from conftest import NO_SCOPE, OWNER, REPO, TOKEN, take_violations
+from fake_support import NO_SCOPE, OWNER, REPO, TOKEN, take_violations
 
 from fakegithub import FakeClock, FakeGitHub
 

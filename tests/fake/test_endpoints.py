@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 import pytest
-from conftest import OWNER, REPO
+from fake_support import OWNER, REPO
 
 from fakegithub import FakeGitHub
 from fakegithub.validation import OPERATIONS
@@ -16,7 +18,7 @@ R = f"/repos/{OWNER}/{REPO}"
 async def test_every_operation_happy_path(fake: FakeGitHub, gh: httpx.AsyncClient,
                                           seeded: dict[str, int]) -> None:
     n = seeded["first"]
-    calls = [
+    calls: list[tuple[str, str, Any, int]] = [
         ("GET", R, None, 200),
         ("GET", f"{R}/issues", None, 200),
         ("GET", f"{R}/issues/{n}", None, 200),

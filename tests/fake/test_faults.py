@@ -7,7 +7,7 @@ import time
 
 import httpx
 import pytest
-from conftest import OWNER, REPO, TOKEN, take_violations
+from fake_support import OWNER, REPO, TOKEN, take_violations
 
 from fakegithub import FakeGitHub, Match
 

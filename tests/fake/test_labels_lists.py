@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from conftest import OWNER, REPO, take_violations
+from fake_support import OWNER, REPO, take_violations
 
 from fakegithub import FakeClock, FakeGitHub
 from fakegithub.paging import link_header
@@ -122,7 +122,7 @@ async def test_pagination_and_link_headers(fake: FakeGitHub, gh: httpx.AsyncClie
     assert set(middle.links) == {"prev", "next", "last", "first"}
     last = await gh.get(middle.links["last"]["url"])
     assert set(last.links) == {"prev", "first"} and len(last.json()) == 1
-    seen = []
+    seen: list[int] = []
     url: str | None = f"{R}/issues?per_page=4&state=all"
     while url:
         page = await gh.get(url)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from conftest import OWNER, REPO
+from fake_support import OWNER, REPO
 
 from fakegithub import FakeClock, FakeGitHub
 from fakegithub.search import QueryError, Term, parse

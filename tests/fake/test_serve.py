@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import OWNER, REPO, TOKEN, seed
+from fake_support import OWNER, REPO, TOKEN, seed
 
 from fakegithub import DEMO_TOKEN, FakeGitHub, demo_fake
 
