@@ -1,4 +1,4 @@
-"""`python -m generator {generate,check,diff}`: exit 0 ok, 1 check found a diff, 2 user error."""
+"""`python -m generator {generate,check,diff,drift}`: exit 0 ok, 1 check found a diff, 2 user error."""
 
 from __future__ import annotations
 
@@ -28,34 +28,43 @@ def _print_diagnostics(result: Result) -> None:
 def _summary(result: Result, seconds: float) -> None:
     server = result.server
     assert server is not None
-    budget = server.tools_budget_bytes
-    print(f"{'tool':<28} {'ops':>3} {'bytes':>6} {'~tokens':>7}  annotations")
+    budget, desc_budget = server.tools_budget_bytes, server.description_budget_bytes
+    print(f"{'tool':<28} {'ops':>3} {'bytes':>6} {'~tokens':>7} {'description':>11}  annotations")
     for tool in server.tools:
         size = result.stats[f"tool:{tool.name}"]
+        desc = f"{len(tool.description.encode('utf-8'))}/{desc_budget}"
         kind = "read-only" if tool.annotations.read_only else (
             "destructive" if tool.annotations.destructive else "mutating")
-        print(f"{tool.name:<28} {len(tool.operations):>3} {size:>6} {size // 4:>7}  {kind}")
+        print(f"{tool.name:<28} {len(tool.operations):>3} {size:>6} {size // 4:>7} {desc:>11}  {kind}")
     total = result.stats["tools_list_bytes"]
-    lint = [d for d in result.diagnostics]
-    print(f"{'total tools/list':<28} {len(server.coverage.used):>3} {total:>6} {total // 4:>7}  "
-          f"budget {budget} ({100 * total // budget}%)")
+    print(f"{'total tools/list':<28} {len(server.coverage.used):>3} {total:>6} {total // 4:>7} "
+          f"{'':>11}  budget {budget} ({100 * total // budget}%)")
+    print("~tokens = bytes / 4")
+    for note in result.notes:
+        print(f"breaking change {note}")
     print(f"operations used {len(server.coverage.used)}, excluded {len(server.coverage.excluded)}; "
-          f"lint findings {len(lint)}; "
+          f"lint findings {len(result.diagnostics)}; "
           + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in result.timings.items())
           + f"; total {seconds * 1000:.0f} ms")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m generator")
-    parser.add_argument("command", choices=["generate", "check", "diff"])
+    parser.add_argument("command", choices=["generate", "check", "diff", "drift"])
     parser.add_argument("--overrides", type=Path, default=DEFAULT_OVERRIDES)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--spec-dir", type=Path, default=None)
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--to", type=Path, help="drift: the new spec file (.json or .json.gz)")
     args = parser.parse_args(argv)
+    if args.command == "drift":
+        from generator.drift import main as drift_main
+
+        return drift_main(args.overrides, args.to, args.spec_dir)
     started = time.perf_counter()
     try:
-        inputs = load_inputs(args.overrides, spec_dir=args.spec_dir)
+        baseline = args.out if args.command == "generate" else None
+        inputs = load_inputs(args.overrides, spec_dir=args.spec_dir, baseline_dir=baseline)
     except (OSError, SpecError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

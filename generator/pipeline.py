@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from generator import NAME, __version__
+from generator.breaking import check_breaking, publish_renames
 from generator.build import Builder
 from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
 from generator.hookscan import scan_hooks
@@ -29,6 +30,8 @@ class Inputs:
     overrides_display: str  # repository-relative path, as printed and written in headers
     overrides_text: str
     sources: Mapping[str, str]  # other files beside the override file, by repository-relative path
+    # committed output (`<package>/tools.json`, `MANIFEST.json`), for the breaking-change check
+    baseline: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -38,24 +41,32 @@ class Result:
     server: IRServer | None = None
     stats: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # declared breaking changes and renames
 
     @property
     def ok(self) -> bool:
         return self.files is not None
 
 
-def load_inputs(overrides: Path, root: Path = REPO_ROOT, spec_dir: Path | None = None) -> Inputs:
+def load_inputs(overrides: Path, root: Path = REPO_ROOT, spec_dir: Path | None = None,
+                baseline_dir: Path | None = None) -> Inputs:
     t0 = time.perf_counter()
     spec = load_pinned_spec(spec_dir) if spec_dir else load_pinned_spec()
     display = _display(overrides, root)
     sources = {_display(p, root): p.read_text(encoding="utf-8")
                for p in sorted(overrides.parent.glob("*.py"))}
-    inputs = Inputs(spec, display, overrides.read_text(encoding="utf-8"), sources)
+    inputs = Inputs(spec, display, overrides.read_text(encoding="utf-8"), sources,
+                    read_baseline(baseline_dir) if baseline_dir else {})
     _LOAD_SECONDS[id(inputs)] = time.perf_counter() - t0
     return inputs
 
 
 _LOAD_SECONDS: dict[int, float] = {}
+
+
+def read_baseline(out: Path) -> dict[str, str]:
+    paths = [*sorted(out.glob("*/tools.json")), out / "MANIFEST.json"]
+    return {p.relative_to(out).as_posix(): p.read_text(encoding="utf-8") for p in paths if p.is_file()}
 
 
 def _display(path: Path, root: Path) -> str:
@@ -108,11 +119,15 @@ def generate(inputs: Inputs) -> Result:
     server = builder.build()
     problems.extend(builder.problems)
     lap("build")
+    notes: list[str] = []
     if server is not None:
         problems.extend(lint(server, located, document))
+        breaking, notes = check_breaking(server, overrides, located, inputs.baseline)
+        problems.extend(breaking)
     lap("lint")
     if server is None or any(p.level is Level.ERROR for p in problems):
         return Result(None, _sorted(problems), server, timings=timings)
+    server = publish_renames(server, overrides)
     try:
         files, stats = _render_timed(server, inputs.overrides_display, hooks_display, timings)
     except DiagnosticError as exc:
@@ -120,7 +135,7 @@ def generate(inputs: Inputs) -> Result:
     clock = time.perf_counter()
     files["MANIFEST.json"] = manifest(inputs, server, hooks_display, hooks_source, files)
     lap("render")
-    return Result(files, _sorted(problems), server, stats, timings)
+    return Result(files, _sorted(problems), server, stats, timings, notes)
 
 
 def _render_timed(server: IRServer, display: str, hooks_display: str,
@@ -152,6 +167,7 @@ def manifest(inputs: Inputs, server: IRServer, hooks_display: str, hooks_source:
 
     data: dict[str, Any] = {
         "black": package_version("black"),
+        "error_codes": {t.name: list(t.error_codes) for t in server.tools},  # breaking-change baseline
         "fingerprint": fingerprint(server, {"tools": [wire_tool(t) for t in server.tools]}),
         "generator": {"name": NAME, "version": __version__},
         "hooks": {"file": hooks_display, "sha256": sha256_text(hooks_source)},
