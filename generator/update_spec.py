@@ -11,10 +11,13 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from generator.spec import SPEC_DIR, index_operations, load_pinned_spec, read_pinned
+from generator.drift import drift_report
+from generator.overrides import read_overrides
+from generator.spec import REPO_ROOT, SPEC_DIR, index_operations, load_pinned_spec, read_pinned
 
 PACKAGE = "@octokit/openapi"
 MEMBER = "package/generated/api.github.com.json"
+OVERRIDES = REPO_ROOT / "overrides" / "github_issues.yaml"
 
 
 def fetch(version: str, workdir: Path) -> bytes:
@@ -51,6 +54,9 @@ def main(argv: list[str]) -> int:
         raw = fetch(version, Path(tmp))
     new = json.loads(raw)
     pinned = read_pinned()
+    # what changed for the operations we use, printed before anything is re-pinned
+    model, located = read_overrides(OVERRIDES, "overrides/github_issues.yaml")
+    print(drift_report(old, new, model, located, f"{PACKAGE} {pinned.version}", f"{PACKAGE} {version}"))
     (SPEC_DIR / pinned.vendored_file).write_bytes(gzip.compress(raw, compresslevel=9, mtime=0))
     meta = json.loads((SPEC_DIR / "PINNED.json").read_text(encoding="utf-8"))
     meta.update(version=version, sha256=hashlib.sha256(raw).hexdigest())
