@@ -200,6 +200,8 @@ class Builder:
                     continue
                 # same type, different refinements (e.g. an enum in one source only): keep the widest
                 schema = min(schemas, key=lambda s: (len(s), json.dumps(s, sort_keys=True)))
+            for _ in range(path.count("[]")):
+                schema = {"type": "array", "items": schema}
             if f.description:
                 schema = {**schema, "description": f.description}
             out.append(IRField(name=f.name, path=path, detail=f.detail, transform=f.transform,

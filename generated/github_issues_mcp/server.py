@@ -10,7 +10,7 @@ from ghmcp_runtime.rules import Rule, with_rules
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+2f268d681d94"
+FINGERPRINT = "github-issues-mcp@0.1.0+305fa9ebe37a"
 _WIRE: dict[str, dict[str, Any]] = {
     tool["name"]: tool
     for tool in json.loads(resources.files(__package__).joinpath("tools.json").read_text("utf-8"))[

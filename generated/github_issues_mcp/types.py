@@ -21,14 +21,14 @@ class IssueRow(TypedDict):
     title: str
     state: str
     author: NotRequired[str]
-    labels: str
+    labels: list[str]
     comment_count: int
     updated_at: str
     url: str
     preview: NotRequired[str]
     body: NotRequired[str]
     state_reason: NotRequired[str]
-    assignees: NotRequired[str]
+    assignees: NotRequired[list[str]]
     milestone: NotRequired[dict[str, Any]]
     locked: NotRequired[bool]
     lock_reason: NotRequired[str]
