@@ -63,4 +63,5 @@ def arguments(input_schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     with_extra = st.tuples(well_formed, st.dictionaries(st.text(max_size=10), JUNK, max_size=2)).map(
         lambda pair: {**pair[1], **pair[0]}
     )
-    return st.one_of(well_formed, well_formed, well_formed, with_extra, JUNK)
+    junk_object = st.dictionaries(st.text(max_size=12), JUNK, max_size=4)
+    return st.one_of(well_formed, well_formed, well_formed, with_extra, junk_object)
