@@ -30,7 +30,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy --strict generator ghmcp_runtime generated/github_issues_mcp
 
 demo: $(STAMP)
-	$(PY) -m fakegithub.demo
+	$(PY) -m fakegithub.transcript
 
 update-spec: $(STAMP)
 	@test -n "$(VERSION)" || (echo "usage: make update-spec VERSION=x.y.z" >&2; exit 2)
