@@ -201,7 +201,7 @@ def _string(schema: Mapping[str, Any]) -> str:
     raise _Unknown(pattern)
 
 
-def _envelopes(tool: IRTool) -> list[tuple[str, dict[str, Any]]]:
+def _envelopes(tool: IRTool) -> list[tuple[str, Any]]:
     base = {"code": "internal_error", "message": "x", "temporary": False, "retry_after_ms": None,
             "request_id": "req_1", "fingerprint": "fp"}
     full = {**base, "details": {"field": "x", "reason": "x"},
@@ -210,8 +210,11 @@ def _envelopes(tool: IRTool) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _output_accepts(ctx: Ctx, tool: IRTool) -> None:
-    validator = Draft202012Validator(ctx.wire[tool.name]["outputSchema"])
-    samples = list(_envelopes(tool))
+    schema = ctx.wire[tool.name]["outputSchema"]
+    if schema.get("type") != "object":
+        return  # object-output reports it
+    validator = Draft202012Validator(schema)
+    samples = _envelopes(tool)
     for label, everything in (("a success payload of its required fields", False),
                               ("a success payload with every field", True)):
         try:
@@ -226,9 +229,19 @@ def _output_accepts(ctx: Ctx, tool: IRTool) -> None:
         problems = sorted(validator.iter_errors(sample), key=lambda e: e.message)
         if problems:
             ctx.error(ctx.where(tool, "output"), "output-accepts",
-                      f"{tool.name}: outputSchema rejects {label}: {_short(problems[0].message)}",
+                      f"{tool.name}: outputSchema rejects {label}: {_why(problems[0])}",
                       "the output root must accept exactly one of the success payload and the error "
                       "envelope (an output field must not mimic the envelope)")
+
+
+def _why(error: Any) -> str:
+    if error.validator == "oneOf" and not error.context:
+        return "it matches both the success branch and the error-envelope branch of oneOf"
+    if error.validator == "oneOf":
+        deepest = max(error.context, key=lambda e: len(e.absolute_path))
+        where = "/".join(str(p) for p in deepest.absolute_path) or "/"
+        return f"no oneOf branch matches (at {where}: {deepest.validator} {deepest.validator_value!r})"
+    return _short(error.message)
 
 
 def _short(text: str, limit: int = 160) -> str:
