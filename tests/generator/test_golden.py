@@ -250,15 +250,16 @@ def test_shape_projection_rules() -> None:
     assert listed == {"type": "array", "items": row}
 
 
-@pytest.mark.xfail(strict=True, reason="generator bug: a `[]` path (labels[].name) projects a list at "
-                   "runtime but build_fields publishes the leaf's schema ({type: string}) and types.py "
-                   "says `str`; the outputSchema then rejects the real payload")
 def test_list_path_publishes_an_array_schema() -> None:
+    """A `[]` path projects a list at runtime; schema and TypedDict must say so (was a bug)."""
     files = _files(case("shapes"))
     tool = json.loads(files["golden_shapes_mcp/tools.json"])["tools"][0]
     row = tool["outputSchema"]["oneOf"][0]["properties"]["issue"]["properties"]
     assert row["labels"] == {"type": "array", "items": {"type": "string"}}
     assert row["assignees"]["type"] == "array"
+    assert row["assignees"]["items"] == {"type": "string"}
+    types_py = files["golden_shapes_mcp/types.py"]
+    assert "    labels: list[str]\n" in types_py
 
 
 @pytest.mark.xfail(strict=True, reason="generator bug: build_fields returns early for a computed field, "
@@ -324,7 +325,7 @@ def test_shape_name_cannot_inject(tmp_path: Path) -> None:
                    "blames templates/types.py.jinja instead of the override line")
 def test_keyword_parameter_name_is_generated_or_located(tmp_path: Path) -> None:
     root, overrides = _variant(tmp_path, "minimal", lambda t: t.replace(
-        "    output:\n", "      - {name: class, type: string, description: x, omitted: y}\n    output:\n"))
+        "    output:\n", "      - {name: class, type: string, description: x, omitted: Omit for any class.}\n    output:\n"))
     _assert_refused_or_inert(root, overrides)
 
 

@@ -10,7 +10,7 @@ from ghmcp_runtime.rules import Rule, with_rules
 
 from . import hooks, operations
 
-FINGERPRINT = "golden-hostile@0.0.1+\"\"\"'''{{x}}\\\\+5f950ea4274f"
+FINGERPRINT = "golden-hostile@0.0.1+\"\"\"'''{{x}}\\\\+8d51d75b5536"
 _WIRE: dict[str, dict[str, Any]] = {
     tool["name"]: tool
     for tool in json.loads(resources.files(__package__).joinpath("tools.json").read_text("utf-8"))[

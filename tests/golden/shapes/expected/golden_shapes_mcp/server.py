@@ -10,7 +10,7 @@ from ghmcp_runtime.rules import Rule, with_rules
 
 from . import hooks, operations
 
-FINGERPRINT = "golden-shapes@0.0.1+862f426c3775"
+FINGERPRINT = "golden-shapes@0.0.1+f623c1eaecc1"
 _WIRE: dict[str, dict[str, Any]] = {
     tool["name"]: tool
     for tool in json.loads(resources.files(__package__).joinpath("tools.json").read_text("utf-8"))[

@@ -11,11 +11,11 @@ class IssueRow(TypedDict):
     title: str
     state: Literal["open", "closed"]
     author: str
-    labels: str
+    labels: list[str]
     preview: NotRequired[str]
     body: NotRequired[str]
     state_reason: NotRequired[Literal["completed", "reopened", "not_planned"]]
-    assignees: NotRequired[str]
+    assignees: NotRequired[list[str]]
     milestone: NotRequired[dict[str, Any]]
     url: NotRequired[str]
     version: NotRequired[str]

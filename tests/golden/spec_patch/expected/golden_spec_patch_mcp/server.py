@@ -10,7 +10,7 @@ from ghmcp_runtime.rules import Rule, with_rules
 
 from . import hooks, operations
 
-FINGERPRINT = "golden-spec-patch@0.0.1+1fb7120371ad"
+FINGERPRINT = "golden-spec-patch@0.0.1+78d36432c520"
 _WIRE: dict[str, dict[str, Any]] = {
     tool["name"]: tool
     for tool in json.loads(resources.files(__package__).joinpath("tools.json").read_text("utf-8"))[
