@@ -288,6 +288,7 @@ class Builder:
                                       destructive=a.destructive, idempotent=a.idempotent, why=a.why),
             error_codes=tuple(sorted(set(tool.errors))),
             field_map=tuple(sorted(tool.field_map.items())),
+            echo_safe=tuple(p.name for p in built_params if echo_safe(p)),
             rules=tuple(IRRule(kind=r.kind, fields=tuple(r.fields), when=r.when, reason=r.reason)
                         for r in tool.rules),
             example=dict(tool.example),
@@ -478,6 +479,16 @@ class Builder:
                     Level.ERROR, Where(self.hooks_file), f"{name} repairs with unknown tool {target!r}",
                     "repair.tool must name a tool that exists", "repair-tool"))
         return tuple(out)
+
+
+def echo_safe(param: IRParam) -> bool:
+    """May this parameter's value appear in an error? Identifiers, enums, numbers, cursors: yes;
+    free-form text (titles, bodies, queries, label names, logins): never."""
+    kind = param.schema.get("type")
+    kinds = set(kind) if isinstance(kind, list) else {kind}
+    if param.name in ("owner", "repo") or param.name.endswith("cursor") or "enum" in param.schema:
+        return True
+    return kinds <= {"integer", "boolean", "null"}
 
 
 def row_schema(fields: tuple[IRField, ...], all_required: bool = False) -> JSONObject:

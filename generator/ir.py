@@ -91,6 +91,7 @@ class IRTool:
     error_codes: tuple[str, ...]
     field_map: tuple[tuple[str, str], ...]
     rules: tuple[IRRule, ...]
+    echo_safe: tuple[str, ...]
     example: JSONObject
     where: Where
 

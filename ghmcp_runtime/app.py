@@ -201,7 +201,12 @@ class _ToolRuntime:
             arguments=args, upstream=self.upstream, cursors=self.cursors,
             idempotency=self.idempotency, projector=self.projector, credential=credential,
         )
-        result = await tool.handler(tctx, args)
+        try:
+            result = await tool.handler(tctx, args)
+        except ToolError as err:
+            if err.temporary and err.repair is None and set(args) <= set(tool.echo_safe):
+                err.repair = {"next_step": "retry_after_wait", "tool": tool.name, "arguments": dict(args)}
+            raise
         if not isinstance(result, Mapping):
             raise TypeError(f"handler of {tool.name} returned {type(result).__name__}, not a mapping")
         payload = {**result, "request_id": request_id}

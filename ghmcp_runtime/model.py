@@ -68,6 +68,8 @@ class ToolSpec:
     meta: Mapping[str, Any]
     # GitHub request-body field -> the tool parameter it comes from (for 422 field details)
     field_map: Mapping[str, str]
+    # parameters whose values may be echoed back (identifiers, enums, numbers, server-minted cursors)
+    echo_safe: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -77,7 +77,15 @@ def _page_of(ctx: ToolContext, args: Mapping[str, Any], field: str, bound: Mappi
     token = args.get(field)
     if token is None:
         return 1
-    state = ctx.open_cursor(token, bound_to=bound, field=field, restart_arguments=_without(args, field))
+    restart = _without(args, field)
+    try:
+        state = ctx.open_cursor(token, bound_to=bound, field=field, restart_arguments=restart)
+    except ToolError as err:
+        if err.repair is not None and not set(restart) <= set(ctx.tool.echo_safe):
+            # a restart repair would have to echo free-form values (query, labels, logins)
+            err.repair = None
+            err.message += f" Repeat your previous call without {field}."
+        raise
     return int(state["page"])
 
 

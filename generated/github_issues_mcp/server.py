@@ -281,6 +281,7 @@ def _tool(
     annotations: Annotations,
     codes: tuple[str, ...],
     field_map: dict[str, str],
+    echo_safe: tuple[str, ...],
 ) -> ToolSpec:
     wire = _WIRE[name]
     return ToolSpec(
@@ -295,6 +296,7 @@ def _tool(
         handler=handler,
         meta={},
         field_map=field_map,
+        echo_safe=echo_safe,
     )
 
 
@@ -321,6 +323,7 @@ TOOLS = (
             "upstream_unavailable",
         ),
         {"body": "body"},
+        ("owner", "repo", "issue_number"),
     ),
     _tool(
         "github_create_issue",
@@ -351,6 +354,7 @@ TOOLS = (
             "milestone": "milestone_number",
             "title": "title",
         },
+        ("owner", "repo", "milestone_number"),
     ),
     _tool(
         "github_get_issue",
@@ -373,6 +377,7 @@ TOOLS = (
             "upstream_unavailable",
         ),
         {},
+        ("owner", "repo", "issue_number", "detail", "comments_cursor"),
     ),
     _tool(
         "github_list_labels",
@@ -391,6 +396,7 @@ TOOLS = (
             "upstream_unavailable",
         ),
         {},
+        ("owner", "repo", "cursor"),
     ),
     _tool(
         "github_search_issues",
@@ -428,6 +434,7 @@ TOOLS = (
             "upstream_unavailable",
         ),
         {},
+        ("owner", "repo", "state", "sort", "order", "detail", "cursor"),
     ),
     _tool(
         "github_update_issue",
@@ -493,6 +500,16 @@ TOOLS = (
             "state_reason": "state_reason",
             "title": "title",
         },
+        (
+            "owner",
+            "repo",
+            "issue_number",
+            "state",
+            "state_reason",
+            "milestone_number",
+            "locked",
+            "lock_reason",
+        ),
     ),
 )
 
