@@ -14,7 +14,7 @@ from mcp import StdioServerParameters
 
 from fakegithub import FakeGitHub
 from ghmcp_runtime.app import Settings, build_server
-from ghmcp_runtime.upstream import GitHubUpstream
+from ghmcp_runtime.upstream import GitHubUpstream, RetryPolicy
 from github_issues_mcp import SERVER
 
 TOKEN = "ghp_functionaltesttoken000000000000000001"
@@ -57,10 +57,21 @@ def seeded(fake: FakeGitHub) -> dict[str, Any]:
     return seed(fake)
 
 
-def in_memory_server(fake: FakeGitHub, token: str | None = TOKEN, **settings: Any) -> Any:
+FAST_RETRY = RetryPolicy(base_delay_s=0.01, max_delay_s=0.05, max_total_wait_s=0.5)
+
+
+def in_memory_server(
+    fake: FakeGitHub,
+    token: str | None = TOKEN,
+    *,
+    timeout: float = 5.0,
+    cursors: Any = None,
+    idempotency: Any = None,
+) -> Any:
     upstream = GitHubUpstream(base_url="http://fake.test", api_version=SERVER.api_version,
-                              transport=fake.asgi_transport())
-    return build_server(SERVER, Settings(github_token=token, **settings), upstream=upstream)
+                              transport=fake.asgi_transport(), timeout=timeout, retry=FAST_RETRY)
+    return build_server(SERVER, Settings(github_token=token), upstream=upstream, cursors=cursors,
+                        idempotency=idempotency)
 
 
 def stdio_params(base_url: str, token: str | None = TOKEN) -> StdioServerParameters:
