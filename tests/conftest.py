@@ -5,12 +5,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 for extra in (ROOT, ROOT / "generated"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
-
-import pytest
 
 
 @pytest.fixture
