@@ -14,7 +14,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gen_support import GENERATED, GOLDEN, OVERRIDES, PYTHON, digests, golden_cases, snapshot
+from gen_support import (
+    GENERATED,
+    GOLDEN,
+    OVERRIDES,
+    PYTHON,
+    digests,
+    golden_cases,
+    snapshot,
+)
 
 from generator.pipeline import Result, generate, load_inputs
 from generator.spec import REPO_ROOT

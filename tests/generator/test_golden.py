@@ -7,6 +7,7 @@ tests/generator/test_golden.py` and review the diff of expected/ (see tests/gold
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import os
 import re
@@ -45,11 +46,17 @@ def _ids(c: Case) -> str:
     return c.name
 
 
-def _files(c: Case) -> dict[str, str]:
-    result = c.generate()
+@functools.cache
+def _generated(name: str) -> tuple[tuple[str, str], ...]:
+    result = case(name).generate()
     assert result.files is not None, "\n".join(d.render() for d in result.diagnostics)
     assert not [d for d in result.diagnostics if d.level is Level.ERROR]
-    return result.files
+    return tuple(result.files.items())
+
+
+def _files(c: Case) -> dict[str, str]:
+    """The case's file map (generated once per session; a fresh dict for each caller)."""
+    return dict(_generated(c.name))
 
 
 def test_the_required_cases_exist() -> None:

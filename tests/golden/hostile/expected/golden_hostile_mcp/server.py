@@ -67,6 +67,7 @@ def _tool(
     annotations: Annotations,
     codes: tuple[str, ...],
     field_map: dict[str, str],
+    echo_safe: tuple[str, ...],
 ) -> ToolSpec:
     wire = _WIRE[name]
     return ToolSpec(
@@ -81,6 +82,7 @@ def _tool(
         handler=handler,
         meta={},
         field_map=field_map,
+        echo_safe=echo_safe,
     )
 
 
@@ -101,6 +103,7 @@ TOOLS = (
             "upstream_unavailable",
         ),
         {},
+        ("owner", "repo", "issue_number"),
     ),
     _tool(
         "demo_list_issues",
@@ -128,6 +131,7 @@ TOOLS = (
             "upstream_unavailable",
         ),
         {'"); import os; os.system("x")#': "state", 'we\'ird"""{{key}}': "query"},
+        ("owner", "repo", "state"),
     ),
 )
 

@@ -29,6 +29,7 @@ def _tool(
     annotations: Annotations,
     codes: tuple[str, ...],
     field_map: dict[str, str],
+    echo_safe: tuple[str, ...],
 ) -> ToolSpec:
     wire = _WIRE[name]
     return ToolSpec(
@@ -43,6 +44,7 @@ def _tool(
         handler=handler,
         meta={},
         field_map=field_map,
+        echo_safe=echo_safe,
     )
 
 
@@ -64,6 +66,7 @@ TOOLS = (
             "upstream_unavailable",
         ),
         {},
+        ("owner", "repo", "issue_number"),
     ),
 )
 

@@ -151,6 +151,7 @@ def _tool(
     annotations: Annotations,
     codes: tuple[str, ...],
     field_map: dict[str, str],
+    echo_safe: tuple[str, ...],
 ) -> ToolSpec:
     wire = _WIRE[name]
     return ToolSpec(
@@ -165,6 +166,7 @@ def _tool(
         handler=handler,
         meta={},
         field_map=field_map,
+        echo_safe=echo_safe,
     )
 
 
@@ -186,6 +188,7 @@ TOOLS = (
             "upstream_unavailable",
         ),
         {},
+        ("owner", "repo", "issue_number"),
     ),
     _tool(
         "demo_list_issues",
@@ -204,6 +207,7 @@ TOOLS = (
             "upstream_unavailable",
         ),
         {},
+        ("owner", "repo", "state", "detail", "cursor"),
     ),
 )
 

@@ -67,6 +67,7 @@ def _tool(
     annotations: Annotations,
     codes: tuple[str, ...],
     field_map: dict[str, str],
+    echo_safe: tuple[str, ...],
 ) -> ToolSpec:
     wire = _WIRE[name]
     return ToolSpec(
@@ -81,6 +82,7 @@ def _tool(
         handler=handler,
         meta={},
         field_map=field_map,
+        echo_safe=echo_safe,
     )
 
 
@@ -114,6 +116,7 @@ TOOLS = (
             "upstream_unavailable",
         ),
         {"body": "body", "milestone": "milestone_number", "state": "state", "title": "title"},
+        ("owner", "repo", "issue_number", "state", "milestone_number"),
     ),
 )
 

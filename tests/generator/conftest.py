@@ -1,0 +1,10 @@
+"""Make `gen_support` importable whether or not tests/ directories are packages."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = str(Path(__file__).resolve().parent)
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
