@@ -175,11 +175,8 @@ def _argument_problems(schema: dict[str, Any], node: ast.expr | None) -> Iterato
     literal: dict[str, Any] = {}
     spread = False
     for key, value in zip(node.keys, node.values, strict=True):
-        name = _str(key) if key is not None else None
-        if key is None:
-            spread = True
-            continue
-        if name is None:
+        name = _str(key)
+        if name is None:  # `**spread` or a computed key
             spread = True
             continue
         if name not in props:
