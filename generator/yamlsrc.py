@@ -54,7 +54,21 @@ def _convert(node: yaml.Node, path: Loc, out: Located) -> Any:
     out.marks.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
     if isinstance(node, yaml.MappingNode):
         result: dict[Any, Any] = {}
+        merged: dict[Any, Any] = {}
         for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+                for source in sources:
+                    value = _convert(source, path, out)
+                    if not isinstance(value, dict):
+                        raise DiagnosticError([Diagnostic(
+                            Level.ERROR,
+                            Where(out.file, key_node.start_mark.line + 1, key_node.start_mark.column + 1),
+                            "a merge key (<<) needs a mapping or a list of mappings",
+                            "merge an anchored mapping, e.g. <<: *defaults",
+                        )])
+                    merged = {**value, **merged}
+                continue
             key = yaml.SafeLoader(" ").construct_object(key_node)  # scalar keys only
             if key in result:
                 raise DiagnosticError(
@@ -70,7 +84,7 @@ def _convert(node: yaml.Node, path: Loc, out: Located) -> Any:
             child = (*path, key)
             out.marks[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
             result[key] = _convert(value_node, child, out)
-        return result
+        return {**merged, **result}
     if isinstance(node, yaml.SequenceNode):
         return [_convert(item, (*path, i), out) for i, item in enumerate(node.value)]
     return yaml.SafeLoader(" ").construct_object(node)
