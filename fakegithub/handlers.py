@@ -167,6 +167,24 @@ def get_authenticated(ctx: Ctx) -> Reply:
     return Reply(200, objects.private_user(ctx.api, ctx.state, user, private))
 
 
+@handles("repos/list-for-authenticated-user")
+def list_my_repos(ctx: Ctx) -> Reply:
+    """Repositories the token's user owns or collaborates on, by full name."""
+    mine = sorted(
+        (r for r in ctx.state.repos.values()
+         if r.owner.casefold() == (ctx.actor or "").casefold()
+         or (ctx.actor is not None and ctx.state.is_collaborator(r, ctx.actor))),
+        key=lambda r: r.full_name.casefold(),
+    )
+    chunk, headers = _page(ctx, mine)
+    rendered = []
+    for repo in chunk:
+        body = objects.full_repository(ctx.api, ctx.state, repo, ctx.actor)
+        body.setdefault("has_downloads", True)
+        rendered.append(body)
+    return Reply(200, rendered, headers)
+
+
 # issues ----------------------------------------------------------------------------------------
 
 

@@ -35,6 +35,7 @@ OPERATIONS: tuple[str, ...] = (
     "issues/list-milestones",
     "search/issues-and-pull-requests",
     "users/get-authenticated",
+    "repos/list-for-authenticated-user",
 )
 
 

@@ -31,10 +31,12 @@ from starlette.applications import Starlette
 from ghmcp_runtime.context import CursorCodec, Idempotency, ToolContext, Upstream
 from ghmcp_runtime.cursors import HmacCursorCodec
 from ghmcp_runtime.errors import ToolError
-from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
+from ghmcp_runtime.idempotency import IdempotencyRunner
 from ghmcp_runtime.logs import log_event
 from ghmcp_runtime.model import ServerSpec, ToolSpec
 from ghmcp_runtime.projection import ShapeProjector
+from ghmcp_runtime.redis_store import open_store
+from ghmcp_runtime.resources import ResourceRuntime
 from ghmcp_runtime.upstream import DEFAULT_API_URL, GitHubUpstream
 from ghmcp_runtime.validation import ArgumentValidator, plain
 
@@ -195,12 +197,7 @@ class _ToolRuntime:
         invalid = self.validators[tool.name].validate(args)
         if invalid is not None:
             raise invalid
-        credential = bearer_token(ctx.request) or self.settings.github_token
-        tctx = ToolContext(
-            tool=tool, request_id=request_id, identity=identity_of(credential),
-            arguments=args, upstream=self.upstream, cursors=self.cursors,
-            idempotency=self.idempotency, projector=self.projector, credential=credential,
-        )
+        tctx = self.context_for(tool, ctx.request, args, request_id)
         try:
             result = await tool.handler(tctx, args)
         except ToolError as err:
@@ -214,6 +211,16 @@ class _ToolRuntime:
         if remaining is not None and limit and remaining < limit * LOW_RATE_LIMIT_FRACTION:
             payload["rate_limit_remaining"] = remaining
         return payload
+
+    def context_for(
+        self, tool: ToolSpec, request: Any, args: Mapping[str, Any], request_id: str
+    ) -> ToolContext:
+        credential = bearer_token(request) or self.settings.github_token
+        return ToolContext(
+            tool=tool, request_id=request_id, identity=identity_of(credential),
+            arguments=args, upstream=self.upstream, cursors=self.cursors,
+            idempotency=self.idempotency, projector=self.projector, credential=credential,
+        )
 
     def _error(self, err: ToolError, request_id: str) -> CallToolResult:
         envelope = err.envelope(request_id=request_id, fingerprint=self.spec.fingerprint)
@@ -241,17 +248,23 @@ def build_server(
         settings,
         upstream,
         cursors or HmacCursorCodec(settings.cursor_secret),
-        idempotency or IdempotencyRunner(MemoryStore()),
+        idempotency or IdempotencyRunner(open_store(settings.idempotency_store)),
     )
+    resources = ResourceRuntime(spec, runtime.context_for) if spec.resources or spec.templates else None
     return Server(
         spec.name,
         version=spec.version,
         title=spec.title,
+        description=f"Capability fingerprint {spec.fingerprint}",
         instructions=spec.instructions,
-        cache_hints={"tools/list": TOOLS_LIST_CACHE},
+        cache_hints={"tools/list": TOOLS_LIST_CACHE, "server/discover": TOOLS_LIST_CACHE},
         get_tool_input_schema=runtime.input_schema,
         on_list_tools=runtime.list_tools,
         on_call_tool=runtime.call_tool,
+        on_list_resources=resources.list_resources if resources else None,
+        on_list_resource_templates=resources.list_templates if resources else None,
+        on_read_resource=resources.read if resources else None,
+        on_completion=resources.complete if resources and spec.templates else None,
     )
 
 
@@ -303,7 +316,8 @@ def _parser(spec: ServerSpec) -> argparse.ArgumentParser:
     p.add_argument("--allowed-origin", action="append", default=[], metavar="ORIGIN",
                    help="extra Origin header value to accept over HTTP (repeatable)")
     p.add_argument("--idempotency-store", default=None,
-                   help="'memory' (default); redis:// URLs are reserved for a later release")
+                   help="'memory' (default, one process) or redis://HOST:PORT/DB shared by "
+                        "replicas (env GHMCP_IDEMPOTENCY_STORE)")
     return p
 
 
@@ -315,11 +329,12 @@ def run(spec: ServerSpec, argv: Sequence[str] | None = None) -> None:
         settings = Settings.from_env()
     except ValueError as exc:
         parser.error(str(exc))
-    store = args.idempotency_store or settings.idempotency_store
-    if store != "memory":
-        parser.error("--idempotency-store: only 'memory' is supported in this release")
-    settings = replace(settings, idempotency_store=store)
-    server = build_server(spec, settings)
+    settings = replace(settings, idempotency_store=args.idempotency_store or settings.idempotency_store)
+    try:
+        store = open_store(settings.idempotency_store)
+    except ValueError as exc:
+        parser.error(f"--idempotency-store: {exc}")
+    server = build_server(spec, settings, idempotency=IdempotencyRunner(store))
     if args.transport == "stdio":
         anyio.run(serve_stdio, server)
         return

@@ -81,6 +81,42 @@ class ErrorCode:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class StaticResource:
+    """A fixed document (capability summary, error catalog) served as a resource."""
+
+    uri: str
+    name: str
+    title: str
+    description: str
+    mime_type: str
+    text: str
+    ttl_ms: int
+    cache_scope: Literal["public", "private"]
+
+
+# async (ctx, uri variables) -> JSON-serializable body
+ResourceHandler = Callable[["ToolContext", dict[str, Any]], Awaitable[Any]]
+# async (ctx, typed prefix, variables already chosen) -> candidate values
+CompletionHandler = Callable[["ToolContext", str, dict[str, str]], Awaitable[list[str]]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TemplateResource:
+    """An RFC 6570 resource template read through a hook, on behalf of the tool reaching it."""
+
+    uri_template: str
+    name: str
+    title: str
+    description: str
+    mime_type: str
+    tool: str  # the tool that reaches the same content (and whose contract the read follows)
+    handler: ResourceHandler
+    ttl_ms: int
+    cache_scope: Literal["public", "private"]
+    completions: Mapping[str, CompletionHandler]  # template variable -> its completion hook
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ServerSpec:
     name: str  # serverInfo.name
     title: str
@@ -91,3 +127,5 @@ class ServerSpec:
     tools: tuple[ToolSpec, ...]
     error_codes: tuple[ErrorCode, ...]
     shapes: Mapping[str, Shape]
+    resources: tuple[StaticResource, ...] = ()
+    templates: tuple[TemplateResource, ...] = ()

@@ -1,0 +1,186 @@
+"""resources/list, resources/templates/list, resources/read and completion/complete.
+
+Template reads run a hook on behalf of the tool that reaches the same content, so they share its
+validation, credentials, cursors and error codes. Failures are JSON-RPC errors whose `data` is the
+tool envelope with `code`/`message` renamed `machine_code`/`human_message`.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from mcp import MCPError
+from mcp.server import ServerRequestContext
+from mcp.shared.uri_template import UriTemplate
+from mcp.types import (
+    INVALID_PARAMS,
+    CompleteRequestParams,
+    CompleteResult,
+    Completion,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    PaginatedRequestParams,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    ResourceTemplateReference,
+    TextResourceContents,
+)
+
+from ghmcp_runtime.context import ToolContext
+from ghmcp_runtime.errors import ToolError, jsonrpc_data
+from ghmcp_runtime.logs import log_event
+from ghmcp_runtime.model import ServerSpec, TemplateResource, ToolSpec
+from ghmcp_runtime.validation import ArgumentValidator
+
+# JSON-RPC codes: the caller's request is at fault (-32602, also "resource not found"), or the
+# read failed for another reason (a server-defined code outside the reserved range).
+CALLER_CODES = frozenset({"invalid_field", "cursor_expired"})
+READ_FAILED = -31001
+MAX_COMPLETIONS = 100
+
+ContextFactory = Callable[[ToolSpec, Any, Mapping[str, Any], str], ToolContext]
+
+
+def _request_id() -> str:
+    return "req_" + secrets.token_hex(6)
+
+
+def _coerce(variables: Mapping[str, str | list[str]], schema: Mapping[str, Any]) -> dict[str, Any]:
+    """URI variables are strings; give tool parameters their declared JSON types."""
+    props: Mapping[str, Any] = schema.get("properties", {})
+    out: dict[str, Any] = {}
+    for name, raw in variables.items():
+        kind = props.get(name, {}).get("type")
+        if isinstance(raw, list):
+            out[name] = raw
+        elif kind == "integer" and raw.isdigit():
+            out[name] = int(raw)
+        elif kind == "array":
+            out[name] = [part for part in raw.split(",") if part]
+        else:
+            out[name] = raw
+    return out
+
+
+class ResourceRuntime:
+    def __init__(self, spec: ServerSpec, make_context: ContextFactory) -> None:
+        self.spec = spec
+        self.make_context = make_context
+        self.tools = {t.name: t for t in spec.tools}
+        self.static = {r.uri: r for r in spec.resources}
+        self.templates = [(t, UriTemplate.parse(t.uri_template)) for t in spec.templates]
+        self.by_template = {t.uri_template: t for t in spec.templates}
+        self.validators = {
+            t.uri_template: ArgumentValidator({
+                "type": "object",
+                "properties": {
+                    name: schema
+                    for name, schema in self.tools[t.tool].input_schema["properties"].items()
+                    if name in parsed.variable_names
+                },
+            })
+            for t, parsed in self.templates
+        }
+
+    async def list_resources(
+        self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListResourcesResult:
+        return ListResourcesResult(
+            resources=[
+                Resource(uri=r.uri, name=r.name, title=r.title, description=r.description,
+                         mime_type=r.mime_type, size=len(r.text.encode("utf-8")))
+                for r in self.spec.resources
+            ],
+            ttl_ms=min((r.ttl_ms for r in self.spec.resources), default=0),
+            cache_scope="public",
+        )
+
+    async def list_templates(
+        self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListResourceTemplatesResult:
+        return ListResourceTemplatesResult(
+            resource_templates=[
+                ResourceTemplate(uri_template=t.uri_template, name=t.name, title=t.title,
+                                 description=t.description, mime_type=t.mime_type)
+                for t in self.spec.templates
+            ],
+            ttl_ms=300_000,
+            cache_scope="public",
+        )
+
+    async def read(
+        self, ctx: ServerRequestContext[Any], params: ReadResourceRequestParams
+    ) -> ReadResourceResult:
+        uri = str(params.uri)
+        request_id = _request_id()
+        static = self.static.get(uri)
+        if static is not None:
+            return ReadResourceResult(
+                contents=[TextResourceContents(uri=uri, mime_type=static.mime_type, text=static.text)],
+                ttl_ms=static.ttl_ms, cache_scope=static.cache_scope)
+        for template, parsed in self.templates:
+            variables = parsed.match(uri)
+            if variables is not None:
+                return await self._read_template(ctx, template, uri, variables, request_id)
+        raise self._error(ToolError(
+            "invalid_field",
+            "No resource has this URI; see resources/list and resources/templates/list.",
+            details={"field": "uri", "reason": "no resource or template matches"},
+        ), uri, request_id, extra={"uri": uri})
+
+    async def _read_template(
+        self, ctx: ServerRequestContext[Any], template: TemplateResource, uri: str,
+        variables: Mapping[str, str | list[str]], request_id: str,
+    ) -> ReadResourceResult:
+        tool = self.tools[template.tool]
+        args = _coerce(variables, tool.input_schema)
+        outcome = "ok"
+        try:
+            problem = self.validators[template.uri_template].validate(args)
+            if problem is not None:
+                problem.details = {**(problem.details or {}), "field": "uri"}
+                raise problem
+            tctx = self.make_context(tool, ctx.request, args, request_id)
+            body = await template.handler(tctx, args)
+        except ToolError as err:
+            outcome = err.code
+            raise self._error(err, uri, request_id) from None
+        finally:
+            log_event("resource_read", template=template.name, request_id=request_id, outcome=outcome)
+        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+        return ReadResourceResult(
+            contents=[TextResourceContents(uri=uri, mime_type=template.mime_type, text=text)],
+            ttl_ms=template.ttl_ms, cache_scope=template.cache_scope)
+
+    def _error(self, err: ToolError, uri: str, request_id: str,
+               extra: Mapping[str, Any] | None = None) -> MCPError:
+        envelope = err.envelope(request_id=request_id, fingerprint=self.spec.fingerprint)
+        data = {**jsonrpc_data(envelope, resource_uri=uri), **(extra or {})}
+        is_caller = err.code in CALLER_CODES or err.code.endswith("_not_found")
+        return MCPError(INVALID_PARAMS if is_caller else READ_FAILED, err.message, data)
+
+    async def complete(
+        self, ctx: ServerRequestContext[Any], params: CompleteRequestParams
+    ) -> CompleteResult:
+        values: list[str] = []
+        ref = params.ref
+        template = self.by_template.get(ref.uri) if isinstance(ref, ResourceTemplateReference) else None
+        handler = template.completions.get(params.argument.name) if template else None
+        if template is not None and handler is not None:
+            raw = (params.context.arguments or {}) if params.context else {}
+            chosen = {k: str(v) for k, v in raw.items()}
+            tool = self.tools[template.tool]
+            tctx = self.make_context(tool, ctx.request, chosen, _request_id())
+            try:
+                found = await handler(tctx, params.argument.value, chosen)
+            except ToolError:
+                found = []  # completion is best-effort; the read itself reports the error
+            prefix = params.argument.value.lower()
+            values = sorted({v for v in found if v.lower().startswith(prefix)}, key=str.lower)
+        return CompleteResult(completion=Completion(
+            values=values[:MAX_COMPLETIONS], total=len(values), has_more=len(values) > MAX_COMPLETIONS))
