@@ -187,8 +187,8 @@ def test_settings_from_env() -> None:
 
 def test_run_rejects_unsupported_store(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
-        run(SPEC, ["--idempotency-store", "redis://localhost:6379/0"])
-    assert info.value.code == 2 and "only 'memory'" in capsys.readouterr().err
+        run(SPEC, ["--idempotency-store", "memcached://localhost:11211"])
+    assert info.value.code == 2 and "expected 'memory' or a Redis URL" in capsys.readouterr().err
 
 
 # --- streamable HTTP ------------------------------------------------------------------------
