@@ -11,7 +11,8 @@ One string per key, `<prefix><store key>`, holding JSON
   late failure never erases a result (or a newer claim) written by another replica.
 
 `complete` and `release` are compare-and-set Lua scripts. The store remembers, per key, the claim
-id it created or observed in its last `claim`; that is the claim the runner acts on.
+id it created or observed in its last `claim`; that is the claim the runner acts on (a store that
+has seen no claim for the key, or has already finished it, leaves the entry alone).
 
 Redis failures: `claim` raises `upstream_unavailable` (temporary; nothing was written to GitHub).
 `complete`/`release` only log: the write already happened (or definitely failed), the entry stays
@@ -37,14 +38,14 @@ REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 _MAX_TRACKED = 10_000
 _CLAIM_ATTEMPTS = 5
 
-# KEYS[1] = entry; ARGV[1] = claim id ("" = any pending entry); ARGV[2] = result JSON.
+# KEYS[1] = entry; ARGV[1] = claim id; ARGV[2] = result JSON.
 # The result is spliced in verbatim (never re-encoded by cjson), fingerprint and TTL are kept.
 _COMPLETE = """
 local raw = redis.call('GET', KEYS[1])
 if not raw then return 0 end
 local ok, e = pcall(cjson.decode, raw)
 if not ok or type(e) ~= 'table' or e.s ~= 'pending' then return 0 end
-if ARGV[1] ~= '' and e.c ~= ARGV[1] then return 0 end
+if e.c ~= ARGV[1] then return 0 end
 local ttl = math.floor(tonumber(e.t) or 0)
 if ttl <= 0 then ttl = 600000 end
 local value = '{"s":"done","f":' .. cjson.encode(tostring(e.f)) .. ',"c":' .. cjson.encode(tostring(e.c))
@@ -53,13 +54,13 @@ redis.call('SET', KEYS[1], value, 'PX', ttl)
 return 1
 """
 
-# KEYS[1] = entry; ARGV[1] = claim id ("" = any pending entry)
+# KEYS[1] = entry; ARGV[1] = claim id
 _RELEASE = """
 local raw = redis.call('GET', KEYS[1])
 if not raw then return 0 end
 local ok, e = pcall(cjson.decode, raw)
 if not ok or type(e) ~= 'table' or e.s ~= 'pending' then return 0 end
-if ARGV[1] ~= '' and e.c ~= ARGV[1] then return 0 end
+if e.c ~= ARGV[1] then return 0 end
 return redis.call('DEL', KEYS[1])
 """
 
@@ -128,7 +129,9 @@ class RedisStore:
         raise self._unavailable(None)
 
     async def complete(self, key: str, result: Any) -> None:
-        claim_id = self._claims.pop(key, "")
+        claim_id = self._claims.pop(key, None)
+        if claim_id is None:  # no claim seen by this store (or already finished): nothing to do
+            return
         try:
             await self._complete(keys=[self._prefix + key], args=[claim_id, _dumps(result)])
         except self._errors as exc:
@@ -136,7 +139,9 @@ class RedisStore:
                       error=type(exc).__name__)
 
     async def release(self, key: str) -> None:
-        claim_id = self._claims.pop(key, "")
+        claim_id = self._claims.pop(key, None)
+        if claim_id is None:
+            return
         try:
             await self._release(keys=[self._prefix + key], args=[claim_id])
         except self._errors as exc:

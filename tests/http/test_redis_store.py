@@ -1,0 +1,205 @@
+"""RedisStore against a real redis-server (started by the fixture on a free loopback port).
+
+Several `RedisStore` instances on one Redis stand for several replicas.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import pytest
+import redis.asyncio as aioredis
+
+from ghmcp_runtime.errors import OutcomeUnknown, ToolError
+from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
+from ghmcp_runtime.redis_store import DEFAULT_PREFIX, RedisStore, open_store
+from tests.http.http_support import free_port
+
+pytestmark = pytest.mark.anyio
+
+RESULT = {"issue_number": 7, "url": "https://github.com/o/r/issues/7", "labels": [],
+          "big": 2**53 + 1, "text": "é ✓ \"quoted\" </script>", "nested": {"empty": {}, "n": None}}
+
+
+@pytest.fixture
+async def stores(redis_url: str) -> AsyncIterator[list[RedisStore]]:
+    made = [RedisStore(redis_url) for _ in range(3)]
+    yield made
+    for store in made:
+        await store.aclose()
+
+
+@pytest.fixture
+async def raw(redis_url: str) -> AsyncIterator[Any]:
+    client = aioredis.Redis.from_url(redis_url, decode_responses=True)
+    yield client
+    await client.aclose()
+
+
+async def test_claim_complete_replay(stores: list[RedisStore], raw: Any) -> None:
+    a, b, _ = stores
+    first = await a.claim("k1", "fp1", 600)
+    assert (first.state, first.fingerprint, first.result) == ("new", "fp1", None)
+    entry = json.loads(await raw.get(DEFAULT_PREFIX + "k1"))
+    assert entry["s"] == "pending" and entry["f"] == "fp1" and entry["t"] == 600_000
+    assert 590_000 < await raw.pttl(DEFAULT_PREFIX + "k1") <= 600_000
+
+    seen = await b.claim("k1", "fp2", 600)  # another replica, other arguments
+    assert (seen.state, seen.fingerprint, seen.result) == ("pending", "fp1", None)
+
+    await a.complete("k1", RESULT)
+    done = await b.claim("k1", "fp1", 600)
+    assert (done.state, done.fingerprint) == ("done", "fp1")
+    assert done.result == RESULT  # JSON round trip, byte-exact values (big ints, unicode)
+    entry = json.loads(await raw.get(DEFAULT_PREFIX + "k1"))
+    assert entry["s"] == "done" and entry["f"] == "fp1" and entry["r"] == RESULT
+
+
+async def test_complete_keeps_a_full_ttl_window(stores: list[RedisStore], raw: Any) -> None:
+    a = stores[0]
+    await a.claim("k", "fp", 1.0)
+    await anyio.sleep(0.6)
+    await a.complete("k", {"n": 1})
+    pttl = await raw.pttl(DEFAULT_PREFIX + "k")
+    assert 800 < pttl <= 1000  # a fresh window from completion, the entry's own TTL
+    await anyio.sleep(1.1)
+    assert await raw.exists(DEFAULT_PREFIX + "k") == 0
+    again = await a.claim("k", "fp", 1.0)
+    assert again.state == "new"
+
+
+async def test_expired_key_can_be_claimed_again(stores: list[RedisStore]) -> None:
+    a, b, _ = stores
+    assert (await a.claim("k", "fp", 0.2)).state == "new"
+    assert (await b.claim("k", "fp", 0.2)).state == "pending"
+    await anyio.sleep(0.35)
+    assert (await b.claim("k", "fp", 0.2)).state == "new"
+
+
+async def test_release_deletes_only_the_same_pending_claim(
+    stores: list[RedisStore], raw: Any
+) -> None:
+    a, b, _ = stores
+    name = DEFAULT_PREFIX + "k"
+    await a.claim("k", "fp", 0.2)
+    await a.claim("k-late", "fp", 0.2)
+    await anyio.sleep(0.35)  # A's claims expired; B claims the keys afresh
+    assert (await b.claim("k", "fp", 600)).state == "new"
+    assert (await b.claim("k-late", "fp", 600)).state == "new"
+    await a.release("k")  # A's late failure must not erase B's claim
+    assert json.loads(await raw.get(name))["s"] == "pending"
+    await a.complete("k-late", {"from": "A"})  # nor complete B's claim with A's result
+    assert json.loads(await raw.get(DEFAULT_PREFIX + "k-late"))["s"] == "pending"
+    await a.complete("k", {"from": "A"})  # A has finished with "k": nothing more from A
+    assert json.loads(await raw.get(name))["s"] == "pending"
+    await b.complete("k", {"from": "B"})
+    await b.release("k")  # never deletes a finished result
+    assert json.loads(await raw.get(name))["r"] == {"from": "B"}
+
+    await b.claim("k2", "fp", 600)
+    await b.release("k2")
+    assert await raw.exists(DEFAULT_PREFIX + "k2") == 0
+
+
+async def test_a_replica_that_saw_the_pending_claim_may_finish_it(
+    stores: list[RedisStore], raw: Any
+) -> None:
+    a, b, _ = stores
+    await a.claim("k", "fp", 600)  # A's write timed out: the key stays pending
+    assert (await b.claim("k", "fp", 600)).state == "pending"
+    await b.complete("k", {"recovered": True})  # B found the write and records it
+    assert (await a.claim("k", "fp", 600)).result == {"recovered": True}
+
+    await a.claim("k3", "fp", 600)
+    assert (await b.claim("k3", "fp", 600)).state == "pending"
+    await b.release("k3")  # B's definite failure releases the claim it saw
+    assert await raw.exists(DEFAULT_PREFIX + "k3") == 0
+
+
+async def test_concurrent_claims_from_many_replicas_have_one_winner(redis_url: str) -> None:
+    replicas = [RedisStore(redis_url) for _ in range(4)]
+    states: list[str] = []
+
+    async def claim(store: RedisStore) -> None:
+        states.append((await store.claim("race", "fp", 600)).state)
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(5):
+            for store in replicas:
+                tg.start_soon(claim, store)
+    assert sorted(states) == ["new"] + ["pending"] * 19
+    for store in replicas:
+        await store.aclose()
+
+
+class Writes:
+    def __init__(self, *outcomes: Any) -> None:
+        self.outcomes, self.calls = list(outcomes), 0
+
+    async def __call__(self) -> Any:
+        self.calls += 1
+        outcome = self.outcomes.pop(0) if self.outcomes else {"number": self.calls}
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+
+async def test_runner_dedupes_across_replicas(stores: list[RedisStore]) -> None:
+    a, b = IdempotencyRunner(stores[0]), IdempotencyRunner(stores[1])
+    writes = Writes()
+    kw: dict[str, Any] = {"key": "key-1", "scope": ("u_x", "create"), "fingerprint": "fp"}
+    first = await a.run(run=writes, recover=None, **kw)
+    second = await b.run(run=writes, recover=None, **kw)
+    assert first == second == {"number": 1} and writes.calls == 1
+    other_user = await b.run(run=writes, recover=None, **{**kw, "scope": ("u_y", "create")})
+    assert other_user == {"number": 2} and writes.calls == 2
+    with pytest.raises(ToolError) as info:
+        await b.run(run=writes, recover=None, **{**kw, "fingerprint": "other"})
+    assert info.value.code == "invalid_field"
+
+
+async def test_runner_recovers_a_lost_write_on_another_replica(stores: list[RedisStore]) -> None:
+    a, b = IdempotencyRunner(stores[0]), IdempotencyRunner(stores[1])
+    lost = OutcomeUnknown("upstream_unavailable", "lost", temporary=True, retry_after_ms=10)
+    writes = Writes(lost)
+    kw: dict[str, Any] = {"key": "key-2", "scope": ("u_x", "create"), "fingerprint": "fp"}
+    with pytest.raises(OutcomeUnknown):
+        await a.run(run=writes, recover=None, **kw)
+
+    async def recover() -> Any:
+        return {"number": 41, "recovered": True}
+
+    assert await b.run(run=writes, recover=recover, **kw) == {"number": 41, "recovered": True}
+    assert await a.run(run=writes, recover=None, **kw) == {"number": 41, "recovered": True}
+    assert writes.calls == 1
+
+
+async def test_definite_failure_releases_the_key_for_a_fresh_run(stores: list[RedisStore]) -> None:
+    a, b = IdempotencyRunner(stores[0]), IdempotencyRunner(stores[1])
+    writes = Writes(ToolError("label_not_found", "no such label"))
+    kw: dict[str, Any] = {"key": "key-3", "scope": ("u_x", "create"), "fingerprint": "fp"}
+    with pytest.raises(ToolError):
+        await a.run(run=writes, recover=None, **kw)
+    assert await b.run(run=writes, recover=None, **kw) == {"number": 2}
+
+
+async def test_unreachable_redis_is_a_temporary_tool_error() -> None:
+    store = RedisStore(f"redis://127.0.0.1:{free_port()}/0")
+    with pytest.raises(ToolError) as info:
+        await store.claim("k", "fp", 600)
+    assert info.value.code == "upstream_unavailable" and info.value.temporary
+    await store.complete("k", {"n": 1})  # logged, never raised: the write already happened
+    await store.release("k")
+    await store.aclose()
+
+
+def test_open_store() -> None:
+    assert isinstance(open_store("memory"), MemoryStore)
+    assert isinstance(open_store(" redis://127.0.0.1:6379/2 "), RedisStore)
+    with pytest.raises(ValueError, match="Redis URL"):
+        open_store("memcached://127.0.0.1")
+    with pytest.raises(ValueError, match="Redis URL"):
+        RedisStore("http://127.0.0.1:6379")
