@@ -36,6 +36,11 @@ update-spec: $(STAMP)
 	@test -n "$(VERSION)" || (echo "usage: make update-spec VERSION=x.y.z" >&2; exit 2)
 	$(PY) -m generator.update_spec $(VERSION)
 
+# MCP Inspector CLI 2.12.0 (installed into the git-ignored .compat/ by npm on first use) against
+# the stdio server and the demo fake, legacy and modern eras; needs node and npm.
+compat: $(STAMP)
+	$(PY) tests/compat/inspector_compat.py
+
 bench: $(STAMP)
 	$(PY) bench/generate.py
 
