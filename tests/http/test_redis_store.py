@@ -203,3 +203,32 @@ def test_open_store() -> None:
         open_store("memcached://127.0.0.1")
     with pytest.raises(ValueError, match="Redis URL"):
         RedisStore("http://127.0.0.1:6379")
+
+
+async def test_settings_select_the_redis_store_for_build_server(redis_url: str, raw: Any) -> None:
+    from mcp import Client
+
+    from fakegithub import FakeGitHub
+    from ghmcp_runtime.app import Settings, build_server
+    from ghmcp_runtime.upstream import GitHubUpstream
+    from github_issues_mcp import SERVER
+    from tests.functional.conftest import OWNER, REPO, TOKEN, seed
+
+    fake = FakeGitHub()
+    seed(fake)
+
+    def replica() -> Any:
+        upstream = GitHubUpstream(base_url="http://fake.test", api_version=SERVER.api_version,
+                                  transport=fake.asgi_transport())
+        return build_server(SERVER, Settings(github_token=TOKEN, idempotency_store=redis_url),
+                            upstream=upstream)
+
+    args = {"owner": OWNER, "repo": REPO, "title": "Wired", "idempotency_key": "wired-0001"}
+    async with Client(replica(), cache=None) as a, Client(replica(), cache=None) as b:
+        first = await a.call_tool("github_create_issue", args)
+        second = await b.call_tool("github_create_issue", args)
+    assert first.structured_content["issue_number"] == second.structured_content["issue_number"]
+    keys = await raw.keys(DEFAULT_PREFIX + "*")
+    assert len(keys) == 1 and json.loads(await raw.get(keys[0]))["s"] == "done"
+    assert len(fake.calls("issues/create")) == 1
+    assert fake.violations == []
