@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
-from urllib.parse import unquote
 
 from fakegithub import objects, search
 from fakegithub.clock import parse_time
@@ -400,7 +399,7 @@ def _labels_sorted(repo: Repo) -> list[Label]:
 
 
 def _find_label(ctx: Ctx, repo: Repo) -> Label:
-    found = repo.find_label(unquote(ctx.params["name"]))
+    found = repo.find_label(ctx.params["name"])  # the router already percent-decoded it
     if found is None:
         raise not_found(ctx.docs)
     return found
@@ -533,7 +532,7 @@ def remove_label(ctx: Ctx) -> Reply:
     repo = _repo(ctx)
     item = _issue(ctx, repo)
     _require_push(ctx, repo)
-    lb = repo.find_label(unquote(ctx.params["name"]))
+    lb = repo.find_label(ctx.params["name"])  # the router already percent-decoded it
     if lb is None or lb.id not in item.label_ids:
         raise ApiError(404, "Label does not exist", docs=ctx.docs)
     item.label_ids.remove(lb.id)

@@ -17,9 +17,11 @@ from generator.ir import (
     IROperation,
     IROutputField,
     IRParam,
+    IRResource,
     IRRule,
     IRServer,
     IRShape,
+    IRTemplate,
     IRTool,
     JSONObject,
 )
@@ -86,6 +88,8 @@ class Builder:
         self.check_tool_names()
         built = [t for t in tools if t is not None]
         codes = self.build_error_codes(built)
+        resources = self.build_resources()
+        templates = self.build_templates(built)
         if any(p.level is Level.ERROR for p in self.problems):
             return None
         s = self.o.server
@@ -109,7 +113,53 @@ class Builder:
             hooks_file=self.hooks_file,
             hooks_source=self.hooks_source,
             overrides_file=self.loc.file,
+            resources=resources,
+            templates=templates,
         )
+
+    def build_resources(self) -> tuple[IRResource, ...]:
+        out = []
+        seen: set[str] = set()
+        for i, r in enumerate(self.o.resources):
+            if r.uri in seen or r.name in seen:
+                self.error(("resources", i), f"duplicate resource {r.uri!r}", "URIs and names are unique")
+            seen |= {r.uri, r.name}
+            mime = "text/markdown" if r.content == "summary" else "application/json"
+            out.append(IRResource(uri=r.uri, name=r.name, title=r.title, description=r.description.strip(),
+                                  content=r.content, mime_type=mime, ttl_ms=r.ttl_ms,
+                                  cache_scope=r.cache_scope))
+        return tuple(out)
+
+    def build_templates(self, tools: list[IRTool]) -> tuple[IRTemplate, ...]:
+        out = []
+        names = {t.name for t in tools}
+        for i, t in enumerate(self.o.resource_templates):
+            loc: tuple[str | int, ...] = ("resource_templates", i)
+            variables = tuple(v.strip(" *") for group in re.findall(r"\{[+#./;?&]?([^}]+)\}", t.uri_template)
+                              for v in group.split(","))
+            if t.tool not in names:
+                guess = closest(t.tool, list(names))
+                self.error((*loc, "tool"), f"template {t.name!r} names unknown tool {t.tool!r}",
+                           f"did you mean {guess!r}?" if guess else "every resource must be reachable by a tool")
+            for key, fn in [("handler", t.handler), *[(f"completions.{v}", h) for v, h in t.completions.items()]]:
+                if fn not in self.hooks.async_functions:
+                    self.error((*loc, *key.split(".")), f"hook {fn!r} is not an async function in {self.hooks_file}",
+                               "define it with `async def` in the hook module")
+            for var in t.completions:
+                if var not in variables:
+                    self.error((*loc, "completions", var), f"{var!r} is not a variable of {t.uri_template}",
+                               f"variables are: {', '.join(variables)}")
+            ops = []
+            for j, op_id in enumerate(t.operations):
+                op = self.lookup_op(op_id, (*loc, "operations", j))
+                if op is not None:
+                    ops.append(self.build_operation(op))
+            out.append(IRTemplate(uri_template=t.uri_template, name=t.name, title=t.title,
+                                  description=t.description.strip(), mime_type=t.mime_type, tool=t.tool,
+                                  handler=t.handler, operations=tuple(ops), variables=variables,
+                                  ttl_ms=t.ttl_ms, cache_scope=t.cache_scope,
+                                  completions=tuple(sorted(t.completions.items()))))
+        return tuple(out)
 
     def check_coverage(self) -> None:
         used: dict[str, int] = {}
@@ -272,6 +322,8 @@ class Builder:
         description = tool.description.strip() + "\nExample: " + json.dumps(
             tool.example, separators=(", ", ": "), ensure_ascii=False
         )
+        if self.o.server.tool_essentials:
+            description += "\n" + self.o.server.tool_essentials.strip()
         a = tool.annotations
         return IRTool(
             name=tool.name,

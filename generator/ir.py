@@ -113,6 +113,34 @@ class Coverage:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class IRResource:
+    uri: str
+    name: str
+    title: str
+    description: str
+    content: str  # "summary" | "errors"
+    mime_type: str
+    ttl_ms: int
+    cache_scope: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IRTemplate:
+    uri_template: str
+    name: str
+    title: str
+    description: str
+    mime_type: str
+    tool: str
+    handler: str
+    operations: tuple[IROperation, ...]
+    variables: tuple[str, ...]
+    ttl_ms: int
+    cache_scope: str
+    completions: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class IRServer:
     name: str
     package: str
@@ -129,3 +157,5 @@ class IRServer:
     hooks_file: str
     hooks_source: str
     overrides_file: str
+    resources: tuple[IRResource, ...] = ()
+    templates: tuple[IRTemplate, ...] = ()

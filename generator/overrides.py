@@ -27,6 +27,9 @@ class ServerSection(Strict):
     summary: str = Field(description="capability summary: rules first, then context")
     tools_budget_bytes: int = Field(gt=0, description="budget for the whole tools/list")
     description_budget_bytes: int = Field(gt=0, description="budget for one tool description")
+    tool_essentials: str | None = Field(
+        default=None, description="one line appended to every tool description (clients may hide instructions)"
+    )
 
 
 class Coverage(Strict):
@@ -137,6 +140,30 @@ class BreakingChange(Strict):
     reason: str
 
 
+class StaticResourceDef(Strict):
+    uri: str = Field(pattern=r"^[a-z][a-z0-9+.-]*://[^\s{}]+$")
+    name: str = Field(pattern=r"^[a-z][a-z0-9-]*$")
+    title: str
+    description: str
+    content: Literal["summary", "errors"] = Field(description="a document the generator writes")
+    ttl_ms: int = Field(ge=0)
+    cache_scope: Literal["public", "private"]
+
+
+class TemplateDef(Strict):
+    uri_template: str = Field(pattern=r"^[a-z][a-z0-9+.-]*://\S+$")
+    name: str = Field(pattern=r"^[a-z][a-z0-9-]*$")
+    title: str
+    description: str
+    mime_type: str = "application/json"
+    tool: str = Field(description="the tool that reaches the same content")
+    handler: str = Field(description="async hook (ctx, variables) -> JSON body")
+    operations: list[str] = Field(default_factory=list, description="extra operations its hooks call")
+    ttl_ms: int = Field(ge=0)
+    cache_scope: Literal["public", "private"]
+    completions: dict[str, str] = Field(default_factory=dict, description="variable -> async hook")
+
+
 class OverrideFile(Strict):
     server: ServerSection
     spec_patches: list[SpecPatch] = Field(default_factory=list)
@@ -147,6 +174,8 @@ class OverrideFile(Strict):
     error_codes: dict[str, ErrorCodeDef]
     shapes: dict[str, ShapeDef]
     tools: list[ToolDef] = Field(min_length=1)
+    resources: list[StaticResourceDef] = Field(default_factory=list)
+    resource_templates: list[TemplateDef] = Field(default_factory=list)
 
 
 _HINTS = {

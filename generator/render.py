@@ -48,16 +48,45 @@ def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+FINGERPRINT_COVERS = ("tools", "resources", "templates", "completions", "error_codes", "summary", "shapes")
+
+
 def fingerprint(server: IRServer, wire: Mapping[str, Any]) -> str:
+    """`<name>@<version>+<12 hex>` over the whole agent-visible surface (FINGERPRINT_COVERS)."""
     surface = {
-        "covers": ["tools", "error_codes", "summary", "shapes"],
+        "covers": list(FINGERPRINT_COVERS),
         "tools": wire,
+        "resources": [[r.uri, r.name, r.title, r.description, r.mime_type, r.ttl_ms, r.cache_scope]
+                      for r in server.resources],
+        "templates": [[t.uri_template, t.name, t.title, t.description, t.mime_type, t.tool, t.ttl_ms,
+                       t.cache_scope] for t in server.templates],
+        "completions": [[t.uri_template, [v for v, _ in t.completions]] for t in server.templates],
         "error_codes": [[e.code, e.temporary, e.description, e.repair, e.tools] for e in server.error_codes],
         "summary": server.summary,
         "shapes": [[s.name, s.schema] for s in server.shapes],
     }
     digest = hashlib.sha256(canonical(surface).encode("utf-8")).hexdigest()[:12]
     return f"{server.name}@{server.version}+{digest}"
+
+
+def error_catalog(server: IRServer, fp: str) -> str:
+    """The error-catalog resource: every code, who emits it, retryability, repair, envelope schema."""
+    from ghmcp_runtime.errors import ENVELOPE_SCHEMA
+
+    catalog = {
+        "fingerprint": fp,
+        "carriers": {
+            "tools": "tools/call result with isError: true; the envelope is structuredContent",
+            "resources": "JSON-RPC error whose data is the envelope with code renamed machine_code and "
+                         "message renamed human_message (plus resource_uri)",
+        },
+        "value_echo": "free-form values (titles, bodies, queries, label names, logins) are never "
+                      "echoed; details.field/reason locate them",
+        "envelope_schema": ENVELOPE_SCHEMA,
+        "codes": [{"code": e.code, "temporary": e.temporary, "description": e.description,
+                   "repair": e.repair, "tools": list(e.tools)} for e in server.error_codes],
+    }
+    return json.dumps(catalog, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def _py(value: Any) -> str:
@@ -140,8 +169,9 @@ def render(
     wire_tools = [wire_tool(t) for t in server.tools]
     tool_bytes = {t["name"]: compact_bytes(t) for t in wire_tools}
     fp = fingerprint(server, {"tools": wire_tools})
-    operations = sorted({op.operation_id: op for t in server.tools for op in t.operations}.values(),
-                        key=lambda op: op.operation_id)
+    used = [op for t in server.tools for op in t.operations]
+    used += [op for tmpl in server.templates for op in tmpl.operations]
+    operations = sorted({op.operation_id: op for op in used}.values(), key=lambda op: op.operation_id)
     context = {
         "generator": NAME,
         "overrides_file": header_source,
@@ -172,6 +202,8 @@ def render(
     files[f"{pkg}/tools.json"] = json.dumps({"tools": wire_tools}, sort_keys=True, indent=2,
                                              ensure_ascii=False) + "\n"
     files[f"{pkg}/TOOLS.md"] = env.get_template("TOOLS.md.jinja").render(**context)
+    files[f"{pkg}/summary.md"] = env.get_template("summary.md.jinja").render(**context)
+    files[f"{pkg}/errors.json"] = error_catalog(server, fp)
     stats = {"tools_list_bytes": compact_bytes({"tools": wire_tools}),
              **{f"tool:{k}": v for k, v in tool_bytes.items()}}
     return files, stats

@@ -24,11 +24,32 @@ ISSUES_CREATE_COMMENT = Operation(
     not_found="issue_not_found",
     success_status=(201,),
 )
+ISSUES_CREATE_LABEL = Operation(
+    operation_id="issues/create-label",
+    method="POST",
+    path="/repos/{owner}/{repo}/labels",
+    not_found="repo_not_found",
+    success_status=(201,),
+)
+ISSUES_DELETE_LABEL = Operation(
+    operation_id="issues/delete-label",
+    method="DELETE",
+    path="/repos/{owner}/{repo}/labels/{name}",
+    not_found="label_not_found",
+    success_status=(204,),
+)
 ISSUES_GET = Operation(
     operation_id="issues/get",
     method="GET",
     path="/repos/{owner}/{repo}/issues/{issue_number}",
     not_found="issue_not_found",
+    success_status=(200,),
+)
+ISSUES_GET_LABEL = Operation(
+    operation_id="issues/get-label",
+    method="GET",
+    path="/repos/{owner}/{repo}/labels/{name}",
+    not_found="label_not_found",
     success_status=(200,),
 )
 ISSUES_LIST_COMMENTS = Operation(
@@ -78,6 +99,13 @@ ISSUES_UPDATE = Operation(
     method="PATCH",
     path="/repos/{owner}/{repo}/issues/{issue_number}",
     not_found="issue_not_found",
+    success_status=(200,),
+)
+ISSUES_UPDATE_LABEL = Operation(
+    operation_id="issues/update-label",
+    method="PATCH",
+    path="/repos/{owner}/{repo}/labels/{name}",
+    not_found="label_not_found",
     success_status=(200,),
 )
 SEARCH_ISSUES_AND_PULL_REQUESTS = Operation(

@@ -10,14 +10,14 @@ from ghmcp_runtime.rules import Rule, with_rules
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+305fa9ebe37a"
+FINGERPRINT = "github-issues-mcp@0.1.0+3905ab5e1df9"
 _WIRE: dict[str, dict[str, Any]] = {
     tool["name"]: tool
     for tool in json.loads(resources.files(__package__).joinpath("tools.json").read_text("utf-8"))[
         "tools"
     ]
 }
-INSTRUCTIONS = "Scope: GitHub issues in repositories the credential can reach: search, read with comments, create, update (state, labels, assignees, milestone, lock), comment, and the label catalog.\nDoes not: touch pull requests (they never appear in results), edit or delete comments, delete or transfer issues, manage milestones, or push real-time updates.\nCredential: GITHUB_TOKEN (stdio) or the client's Authorization bearer token (HTTP). Writes need the `repo` scope (`public_repo` for public repositories). No token gives missing_credential, a rejected one invalid_credential, a missing scope insufficient_scope with details.required_scopes.\nErrors: tool failures are isError results whose structuredContent is {code, message, details?, temporary, retry_after_ms, repair?, request_id, fingerprint}; branch on code. Values you sent (titles, bodies, queries, label names, logins) are never echoed back.\nState handles: cursors are opaque, valid 15 minutes, bound to the tool, query and caller; an expired one gives cursor_expired with a restart repair. Issue reads and writes return `version`; pass it as expected_version to update safely.\nRate limits: rate_limited carries retry_after_ms; success payloads add rate_limit_remaining when under 10 % of the budget is left.\nProtocol revisions: 2026-07-28 and 2025-11-25."
+INSTRUCTIONS = "Scope: GitHub issues in repositories the credential can reach: search, read with comments, create, update (state, labels, assignees, milestone, lock), comment, and the label catalog (list, create, update, delete with an in-use check).\nDoes not: touch pull requests (they never appear in results; deleting a label does strip it from them), edit or delete comments, delete or transfer issues, manage milestones, or push real-time updates.\nCredential: GITHUB_TOKEN (stdio) or the client's Authorization bearer token (HTTP). Writes need the `repo` scope (`public_repo` for public repositories). No token gives missing_credential, a rejected one invalid_credential, a missing scope insufficient_scope with details.required_scopes.\nErrors: tool failures are isError results whose structuredContent is {code, message, details?, temporary, retry_after_ms, repair?, request_id, fingerprint}; branch on code. Values you sent (titles, bodies, queries, label names, logins) are never echoed back.\nState handles: cursors are opaque, valid 15 minutes, bound to the tool, query and caller; an expired one gives cursor_expired with a restart repair. Issue reads and writes return `version`; pass it as expected_version to update safely.\nRate limits: rate_limited carries retry_after_ms; success payloads add rate_limit_remaining when under 10 % of the budget is left.\nProtocol revisions: 2026-07-28 and 2025-11-25."
 
 SHAPES = {
     "comment": Shape(
@@ -357,6 +357,52 @@ TOOLS = (
         ("owner", "repo", "milestone_number"),
     ),
     _tool(
+        "github_create_label",
+        hooks.create_label,
+        (operations.ISSUES_CREATE_LABEL,),
+        Annotations(read_only=False, open_world=True, destructive=False, idempotent=True),
+        (
+            "conflict",
+            "insufficient_scope",
+            "internal_error",
+            "invalid_credential",
+            "invalid_field",
+            "label_exists",
+            "missing_credential",
+            "rate_limited",
+            "repo_not_found",
+            "upstream_unavailable",
+        ),
+        {},
+        ("owner", "repo"),
+    ),
+    _tool(
+        "github_delete_label",
+        hooks.delete_label,
+        (
+            operations.ISSUES_GET_LABEL,
+            operations.SEARCH_ISSUES_AND_PULL_REQUESTS,
+            operations.ISSUES_DELETE_LABEL,
+        ),
+        Annotations(read_only=False, open_world=True, destructive=True, idempotent=True),
+        (
+            "conflict",
+            "insufficient_scope",
+            "internal_error",
+            "invalid_credential",
+            "invalid_field",
+            "label_in_use",
+            "label_not_found",
+            "label_usage_unknown",
+            "missing_credential",
+            "rate_limited",
+            "repo_not_found",
+            "upstream_unavailable",
+        ),
+        {},
+        ("owner", "repo", "delete_mode"),
+    ),
+    _tool(
         "github_get_issue",
         hooks.get_issue,
         (
@@ -382,7 +428,10 @@ TOOLS = (
     _tool(
         "github_list_labels",
         hooks.list_labels,
-        (operations.ISSUES_LIST_LABELS_FOR_REPO,),
+        (
+            operations.ISSUES_LIST_LABELS_FOR_REPO,
+            operations.ISSUES_GET_LABEL,
+        ),
         Annotations(read_only=True, open_world=True, destructive=None, idempotent=None),
         (
             "cursor_expired",
@@ -390,6 +439,7 @@ TOOLS = (
             "internal_error",
             "invalid_credential",
             "invalid_field",
+            "label_not_found",
             "missing_credential",
             "rate_limited",
             "repo_not_found",
@@ -511,6 +561,40 @@ TOOLS = (
             "lock_reason",
         ),
     ),
+    _tool(
+        "github_update_label",
+        with_rules(
+            hooks.update_label,
+            (
+                Rule(
+                    kind="at_least_one",
+                    fields=("new_name", "color", "description"),
+                    when=None,
+                    reason="pass at least one of new_name, color, description",
+                ),
+            ),
+        ),
+        (
+            operations.ISSUES_GET_LABEL,
+            operations.ISSUES_UPDATE_LABEL,
+        ),
+        Annotations(read_only=False, open_world=True, destructive=True, idempotent=True),
+        (
+            "conflict",
+            "insufficient_scope",
+            "internal_error",
+            "invalid_credential",
+            "invalid_field",
+            "label_exists",
+            "label_not_found",
+            "missing_credential",
+            "rate_limited",
+            "repo_not_found",
+            "upstream_unavailable",
+        ),
+        {"name": "new_name"},
+        ("owner", "repo"),
+    ),
 )
 
 ERROR_CODES = (
@@ -563,10 +647,28 @@ ERROR_CODES = (
         repair="Find the issue with github_search_issues.",
     ),
     ErrorCode(
+        code="label_exists",
+        temporary=False,
+        description="A label with that name (in any letter case) already exists in the repository; nothing was changed.",
+        repair="Read it with github_list_labels (name) and change it with github_update_label, or pick another name.",
+    ),
+    ErrorCode(
+        code="label_in_use",
+        temporary=False,
+        description="Safe delete found issues or pull requests carrying the label (details.count: a lower bound, search can miss items the token cannot see); nothing was deleted.",
+        repair="Review them with github_search_issues (labels), or repeat with delete_mode force to delete the label everywhere.",
+    ),
+    ErrorCode(
         code="label_not_found",
         temporary=False,
         description="A label named in the call does not exist in the repository.",
         repair="List valid names with github_list_labels.",
+    ),
+    ErrorCode(
+        code="label_usage_unknown",
+        temporary=False,
+        description="Safe delete could not count the issues and pull requests carrying the label (details.reason says why); nothing was deleted.",
+        repair="Review the label's issues and pull requests on GitHub, then repeat with delete_mode force.",
     ),
     ErrorCode(
         code="milestone_not_found",

@@ -76,6 +76,29 @@ class GithubCreateIssueResult(TypedDict):
     created_at: str
 
 
+class GithubCreateLabelArgs(TypedDict):
+    owner: str
+    repo: str
+    name: str
+    color: NotRequired[str]
+    description: NotRequired[str]
+
+
+class GithubCreateLabelResult(TypedDict):
+    label: LabelRow
+
+
+class GithubDeleteLabelArgs(TypedDict):
+    owner: str
+    repo: str
+    name: str
+    delete_mode: NotRequired[Literal["safe", "force"]]
+
+
+class GithubDeleteLabelResult(TypedDict):
+    deleted_label: LabelRow
+
+
 class GithubGetIssueArgs(TypedDict):
     owner: str
     repo: str
@@ -96,6 +119,7 @@ class GithubListLabelsArgs(TypedDict):
     owner: str
     repo: str
     cursor: NotRequired[str]
+    name: NotRequired[str]
 
 
 class GithubListLabelsResult(TypedDict):
@@ -151,6 +175,20 @@ class GithubUpdateIssueResult(TypedDict):
     version: str
     changed_fields: list[str]
     url: str
+
+
+class GithubUpdateLabelArgs(TypedDict):
+    owner: str
+    repo: str
+    name: str
+    new_name: NotRequired[str]
+    color: NotRequired[str]
+    description: NotRequired[str]
+
+
+class GithubUpdateLabelResult(TypedDict):
+    label: LabelRow
+    changed_fields: list[str]
 
 
 __all__ = ["Any", "Detail"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +13,8 @@ from fakegithub import FakeGitHub
 from tests.functional.conftest import OWNER, REPO, stdio_params
 
 pytestmark = pytest.mark.anyio
+PUBLISHED = len(json.loads((Path(__file__).resolve().parents[2] / "generated" / "github_issues_mcp"
+                            / "tools.json").read_text(encoding="utf-8"))["tools"])
 
 
 @pytest.mark.parametrize(("mode", "version"), [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
@@ -25,7 +29,7 @@ async def test_every_tool_works_over_stdio(
             assert client.server_info is not None and client.server_info.name == "github-issues-mcp"
             assert client.instructions and "Does not:" in client.instructions
             tools = await client.list_tools()
-            assert len(tools.tools) == 6
+            assert len(tools.tools) == PUBLISHED
             calls = [
                 ("github_search_issues", {**base, "state": "all"}),
                 ("github_search_issues", {"query": "crash", **base}),
@@ -48,7 +52,7 @@ async def test_without_a_token_the_server_lists_tools_and_answers_missing_creden
 ) -> None:
     with fake.serve() as url:
         async with Client(stdio_params(url, token=None), cache=None) as client:
-            assert len((await client.list_tools()).tools) == 6
+            assert len((await client.list_tools()).tools) == PUBLISHED
             result = await client.call_tool("github_list_labels", {"owner": OWNER, "repo": REPO})
     assert result.is_error and result.structured_content["code"] == "missing_credential"
     assert fake.requests == []
