@@ -15,6 +15,7 @@ import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
+from urllib.parse import quote, urlencode
 
 from ghmcp_runtime import ToolContext, ToolError, repair
 from ghmcp_runtime.context import UpstreamResponse
@@ -467,6 +468,115 @@ async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs) -> GithubU
         "changed_fields": applied,
         "url": final["html_url"],
     }
+
+
+# -- resources and completions ----------------------------------------------------------------------
+
+RESOURCE_ROOT = "ghissues://repos/{owner}/{repo}"
+MAX_RESOURCE_LIMIT = 100
+
+
+def _resource_page(params: Mapping[str, Any], name: str = "page", default: int = 1,
+                   upper: int | None = None) -> int:
+    raw = params.get(name)
+    if raw is None:
+        return default
+    if not str(raw).isdigit() or int(raw) < 1 or (upper is not None and int(raw) > upper):
+        bound = f" and at most {upper}" if upper is not None else ""
+        raise ToolError("invalid_field", f"The {name} query variable must be a whole number from 1{bound}.",
+                        details={"field": "uri", "reason": f"{name} is not a valid number"})
+    return int(raw)
+
+
+def _root(params: Mapping[str, Any]) -> str:
+    return RESOURCE_ROOT.format(owner=quote(str(params["owner"]), safe=""),
+                                repo=quote(str(params["repo"]), safe=""))
+
+
+async def read_issue_index(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
+    page = _resource_page(params)
+    state = str(params.get("state", "open"))
+    labels: list[str] = params.get("labels", [])
+    query: dict[str, Any] = {"state": state, "sort": "updated", "direction": "desc",
+                             "per_page": ISSUE_PAGE, "page": page}
+    if labels:
+        query["labels"] = ",".join(labels)
+    resp = await ctx.call(ops.ISSUES_LIST_FOR_REPO, path=_repo(params), query=query)
+    rows = []
+    for raw in resp.data:
+        if "pull_request" not in raw:
+            row = dict(ctx.project("issue", raw, "summary"))
+            row.pop("preview", None)  # an index carries triage metadata, never bodies
+            rows.append(row)
+    body: dict[str, Any] = {"issues": rows, "page": page}
+    if _has_next(resp):
+        variables = {"state": state, **({"labels": ",".join(labels)} if labels else {}), "page": page + 1}
+        body["next"] = f"{_root(params)}/issues?{urlencode(variables)}"
+    return body
+
+
+async def read_issue(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
+    raw = await _get_raw_issue(ctx, params)
+    return {
+        "issue": _issue_row(ctx, raw, "full"),
+        "version": issue_version(raw),
+        "comments": f"{_root(params)}/issues/{params['issue_number']}/comments",
+    }
+
+
+async def read_comments(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
+    page = _resource_page(params)
+    await _get_raw_issue(ctx, params)  # a missing issue (or a pull request) must not read as empty
+    resp = await ctx.call(
+        ops.ISSUES_LIST_COMMENTS,
+        path={**_repo(params), "issue_number": params["issue_number"]},
+        query={"per_page": COMMENT_PAGE, "page": page},
+    )
+    body: dict[str, Any] = {"comments": [ctx.project("comment", c, "full") for c in resp.data],
+                            "page": page}
+    if _has_next(resp):
+        body["next"] = f"{_root(params)}/issues/{params['issue_number']}/comments?page={page + 1}"
+    return body
+
+
+async def read_labels(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
+    page = _resource_page(params)
+    limit = _resource_page(params, "limit", MAX_RESOURCE_LIMIT, upper=MAX_RESOURCE_LIMIT)
+    resp = await ctx.call(ops.ISSUES_LIST_LABELS_FOR_REPO, path=_repo(params),
+                          query={"per_page": limit, "page": page})
+    body: dict[str, Any] = {"labels": [ctx.project("label", raw, "summary") for raw in resp.data],
+                            "page": page}
+    if _has_next(resp):
+        body["next"] = f"{_root(params)}/labels?{urlencode({'page': page + 1, 'limit': limit})}"
+        body["truncated"] = {"reason": "more labels exist than this page holds",
+                             "enumerate_with": "github_list_labels"}
+    return body
+
+
+async def _my_repositories(ctx: ToolContext) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    for page in range(1, 4):
+        resp = await ctx.call(ops.REPOS_LIST_FOR_AUTHENTICATED_USER, path={},
+                              query={"per_page": 100, "page": page, "sort": "full_name"})
+        found += [(str(r["owner"]["login"]), str(r["name"])) for r in resp.data]
+        if not _has_next(resp):
+            break
+    return found
+
+
+async def complete_owner(ctx: ToolContext, prefix: str, chosen: dict[str, str]) -> list[str]:
+    return sorted({owner for owner, _ in await _my_repositories(ctx)})
+
+
+async def complete_repo(ctx: ToolContext, prefix: str, chosen: dict[str, str]) -> list[str]:
+    owner = chosen.get("owner", "").lower()
+    return sorted({repo for o, repo in await _my_repositories(ctx) if not owner or o.lower() == owner})
+
+
+async def complete_label(ctx: ToolContext, prefix: str, chosen: dict[str, str]) -> list[str]:
+    if not chosen.get("owner") or not chosen.get("repo"):
+        return []
+    return sorted((await _label_catalog(ctx, chosen)).values())
 
 
 # -- label lifecycle --------------------------------------------------------------------------------

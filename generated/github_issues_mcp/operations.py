@@ -108,6 +108,13 @@ ISSUES_UPDATE_LABEL = Operation(
     not_found="label_not_found",
     success_status=(200,),
 )
+REPOS_LIST_FOR_AUTHENTICATED_USER = Operation(
+    operation_id="repos/list-for-authenticated-user",
+    method="GET",
+    path="/user/repos",
+    not_found="repo_not_found",
+    success_status=(200,),
+)
 SEARCH_ISSUES_AND_PULL_REQUESTS = Operation(
     operation_id="search/issues-and-pull-requests",
     method="GET",

@@ -6,18 +6,27 @@ from importlib import resources
 from typing import Any
 
 from ghmcp_runtime import Annotations, ErrorCode, FieldRule, ServerSpec, Shape, ToolSpec
+from ghmcp_runtime.model import StaticResource
+from ghmcp_runtime.model import TemplateResource
 from ghmcp_runtime.rules import Rule, with_rules
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+3905ab5e1df9"
+FINGERPRINT = "github-issues-mcp@0.1.0+8f25326e66de"
+
+
+def _text(name: str) -> str:
+    return resources.files(__package__).joinpath(name).read_text("utf-8")
+
+
 _WIRE: dict[str, dict[str, Any]] = {
-    tool["name"]: tool
-    for tool in json.loads(resources.files(__package__).joinpath("tools.json").read_text("utf-8"))[
-        "tools"
-    ]
+    tool["name"]: tool for tool in json.loads(_text("tools.json"))["tools"]
 }
-INSTRUCTIONS = "Scope: GitHub issues in repositories the credential can reach: search, read with comments, create, update (state, labels, assignees, milestone, lock), comment, and the label catalog (list, create, update, delete with an in-use check).\nDoes not: touch pull requests (they never appear in results; deleting a label does strip it from them), edit or delete comments, delete or transfer issues, manage milestones, or push real-time updates.\nCredential: GITHUB_TOKEN (stdio) or the client's Authorization bearer token (HTTP). Writes need the `repo` scope (`public_repo` for public repositories). No token gives missing_credential, a rejected one invalid_credential, a missing scope insufficient_scope with details.required_scopes.\nErrors: tool failures are isError results whose structuredContent is {code, message, details?, temporary, retry_after_ms, repair?, request_id, fingerprint}; branch on code. Values you sent (titles, bodies, queries, label names, logins) are never echoed back.\nState handles: cursors are opaque, valid 15 minutes, bound to the tool, query and caller; an expired one gives cursor_expired with a restart repair. Issue reads and writes return `version`; pass it as expected_version to update safely.\nRate limits: rate_limited carries retry_after_ms; success payloads add rate_limit_remaining when under 10 % of the budget is left.\nProtocol revisions: 2026-07-28 and 2025-11-25."
+INSTRUCTIONS = (
+    "Scope: GitHub issues in repositories the credential can reach: search, read with comments, create, update (state, labels, assignees, milestone, lock), comment, and the label catalog (list, create, update, delete with an in-use check).\nDoes not: touch pull requests (they never appear in results; deleting a label does strip it from them), edit or delete comments, delete or transfer issues, manage milestones, or push real-time updates.\nCredential: GITHUB_TOKEN (stdio) or the client's Authorization bearer token (HTTP). Writes need the `repo` scope (`public_repo` for public repositories). No token gives missing_credential, a rejected one invalid_credential, a missing scope insufficient_scope with details.required_scopes.\nErrors: tool failures are isError results whose structuredContent is {code, message, details?, temporary, retry_after_ms, repair?, request_id, fingerprint}; branch on code. Values you sent (titles, bodies, queries, label names, logins) are never echoed back.\nState handles: cursors are opaque, valid 15 minutes, bound to the tool, query and caller; an expired one gives cursor_expired with a restart repair. Issue reads and writes return `version`; pass it as expected_version to update safely.\nRate limits: rate_limited carries retry_after_ms; success payloads add rate_limit_remaining when under 10 % of the budget is left.\nProtocol revisions: 2026-07-28 and 2025-11-25."
+    + "\nCapability fingerprint: "
+    + FINGERPRINT
+)
 
 SHAPES = {
     "comment": Shape(
@@ -702,6 +711,92 @@ ERROR_CODES = (
     ),
 )
 
+RESOURCES = (
+    StaticResource(
+        uri="ghissues://server/summary",
+        name="summary",
+        title="Capability summary",
+        description="What this server does and does not do, credentials, error carriers, state-handle rules and the capability fingerprint. Read it first.",
+        mime_type="text/markdown",
+        text=_text("summary.md"),
+        ttl_ms=3600000,
+        cache_scope="public",
+    ),
+    StaticResource(
+        uri="ghissues://server/errors",
+        name="errors",
+        title="Error catalog",
+        description="Every error code with the tools that emit it, whether it is temporary, the repair it suggests, and the envelope schema.",
+        mime_type="application/json",
+        text=_text("errors.json"),
+        ttl_ms=3600000,
+        cache_scope="public",
+    ),
+)
+TEMPLATES = (
+    TemplateResource(
+        uri_template="ghissues://repos/{owner}/{repo}/issues{?state,labels,page}",
+        name="issue-index",
+        title="Issue index",
+        description="Triage metadata of a repository's issues (no bodies), 30 per page with a link to the next page. state is open, closed or all; labels is a comma list.",
+        mime_type="application/json",
+        tool="github_search_issues",
+        handler=hooks.read_issue_index,
+        ttl_ms=15000,
+        cache_scope="private",
+        completions={
+            "labels": hooks.complete_label,
+            "owner": hooks.complete_owner,
+            "repo": hooks.complete_repo,
+        },
+    ),
+    TemplateResource(
+        uri_template="ghissues://repos/{owner}/{repo}/issues/{issue_number}",
+        name="issue",
+        title="Issue",
+        description="One issue with every field and its version, plus the URI of its comment thread.",
+        mime_type="application/json",
+        tool="github_get_issue",
+        handler=hooks.read_issue,
+        ttl_ms=15000,
+        cache_scope="private",
+        completions={
+            "owner": hooks.complete_owner,
+            "repo": hooks.complete_repo,
+        },
+    ),
+    TemplateResource(
+        uri_template="ghissues://repos/{owner}/{repo}/issues/{issue_number}/comments{?page}",
+        name="issue-comments",
+        title="Issue comments",
+        description="An issue's comments, oldest first, in chunks of 30; each chunk links to the next one.",
+        mime_type="application/json",
+        tool="github_get_issue",
+        handler=hooks.read_comments,
+        ttl_ms=15000,
+        cache_scope="private",
+        completions={
+            "owner": hooks.complete_owner,
+            "repo": hooks.complete_repo,
+        },
+    ),
+    TemplateResource(
+        uri_template="ghissues://repos/{owner}/{repo}/labels{?page,limit}",
+        name="labels",
+        title="Repository labels",
+        description="The repository's labels (name, color, description); limit is at most 100 per page. A truncated page ends with a pointer to github_list_labels.",
+        mime_type="application/json",
+        tool="github_list_labels",
+        handler=hooks.read_labels,
+        ttl_ms=60000,
+        cache_scope="private",
+        completions={
+            "owner": hooks.complete_owner,
+            "repo": hooks.complete_repo,
+        },
+    ),
+)
+
 SERVER = ServerSpec(
     name="github-issues-mcp",
     title="GitHub Issues",
@@ -712,4 +807,6 @@ SERVER = ServerSpec(
     tools=TOOLS,
     error_codes=ERROR_CODES,
     shapes=SHAPES,
+    resources=RESOURCES,
+    templates=TEMPLATES,
 )
