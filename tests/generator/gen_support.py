@@ -134,7 +134,7 @@ def snapshot(root: Path) -> dict[str, bytes]:
 # literal.
 ALLOWED_CALLS = frozenset({
     "Annotations", "ErrorCode", "FieldRule", "Operation", "Rule", "ServerSpec", "Shape",
-    "ToolSpec", "_tool", "files", "joinpath", "json.loads", "loads", "read_text", "run",
+    "ToolSpec", "_text", "_tool", "files", "joinpath", "json.loads", "loads", "read_text", "run",
     "with_rules", "main",
 })
 ALLOWED_IMPORTS = frozenset({
@@ -184,7 +184,7 @@ def inert_problems(rel: str, source: str) -> list[str]:
                 if not isinstance(inner, ast.AnnAssign | ast.Pass):
                     problems.append(f"{rel}:{inner.lineno}: unexpected statement in class {stmt.name}")
         elif isinstance(stmt, ast.FunctionDef):
-            if stmt.name not in ("_tool", "main"):
+            if stmt.name not in ("_text", "_tool", "main"):
                 problems.append(f"{where}: unexpected function {stmt.name}")
         elif isinstance(stmt, ast.If):
             if ast.unparse(stmt.test) != "__name__ == '__main__'":

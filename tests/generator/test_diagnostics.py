@@ -49,6 +49,15 @@ def replace(text: str, old: str, new: str, after: str = "") -> tuple[str, int]:
     return text[:index] + new + text[index + len(old):], line_at(text, index)
 
 
+def replace_re(text: str, pattern: str, new: str, after: str = "") -> tuple[str, int]:
+    """Replace the first match of `pattern` (after `after`); returns the new text and its line."""
+    start = text.index(after) if after else 0
+    match = re.compile(pattern).search(text, start)
+    if match is None:
+        raise ValueError(f"no match for {pattern!r}")
+    return text[:match.start()] + new + text[match.end():], line_at(text, match.start())
+
+
 def delete_line(text: str, needle: str, after: str = "") -> tuple[str, int]:
     index = find(text, needle, after)
     start = text.rindex("\n", 0, index) + 1
@@ -97,8 +106,8 @@ def _mistakes() -> list[Mistake]:
         lambda: replace(t, "description: More labels exist.", "descriptoin: More labels exist.", labels),
         r"unknown key 'descriptoin'")
     add("unknown-operation-id",
-        lambda: replace(t, "operations: [issues/list-labels-for-repo]",
-                        "operations: [issues/list-label-for-repo]", labels),
+        lambda: replace(t, "operations: [issues/list-labels-for-repo", "operations: [issues/list-label-for-repo",
+                        labels),
         r"unknown operationId 'issues/list-label-for-repo'", hint=r"did you mean 'issues/list-labels-for-repo'")
     add("invalid-yaml-syntax",
         lambda: replace(t, "title: List a repository's labels", "title: List labels: of a repository", labels),
@@ -189,7 +198,7 @@ def _mistakes() -> list[Mistake]:
 
     add("type-contradicts-spec", type_contradiction, r"type 'integer' contradicts the spec's 'string'")
     add("wrong-value-type",
-        lambda: replace(t, "tools_budget_bytes: 24000", "tools_budget_bytes: lots"),
+        lambda: replace_re(t, r"tools_budget_bytes: \d+", "tools_budget_bytes: lots"),
         r"server\.tools_budget_bytes: Input should be a valid integer")
     add("hooks-module-missing",
         lambda: replace(t, "hooks: github_issues_hooks.py", "hooks: github_issue_hooks.py"),
@@ -404,7 +413,7 @@ def test_repair_to_a_missing_tool_is_located_in_the_hooks(tmp_path: Path) -> Non
 
 
 def test_budget_overrun_is_located(tmp_path: Path) -> None:
-    text, line = replace(BASE, "tools_budget_bytes: 24000", "tools_budget_bytes: 2000")
+    text, line = replace_re(BASE, r"tools_budget_bytes: \d+", "tools_budget_bytes: 2000")
     run = _run(tmp_path / "budget", text)
     assert run.proc.returncode == 2
     assert "over the budget" in run.proc.stderr

@@ -145,7 +145,8 @@ print(json.dumps(out))
         server = raw["server"]
         assert (got["name"], got["title"], got["version"], got["api_version"]) == (
             server["name"], server["title"], server["version"], server["api_version"])
-        assert got["instructions"] == server["summary"].strip()
+        # the summary, then the capability fingerprint line
+        assert got["instructions"].startswith(server["summary"].strip() + "\n")
         assert got["codes"] == {k: [v["description"].strip(), v["repair"].strip()]
                                 for k, v in raw["error_codes"].items()}
         for tool in raw["tools"]:

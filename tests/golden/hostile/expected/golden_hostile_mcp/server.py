@@ -10,14 +10,21 @@ from ghmcp_runtime.rules import Rule, with_rules
 
 from . import hooks, operations
 
-FINGERPRINT = "golden-hostile@0.0.1+\"\"\"'''{{x}}\\\\+8d51d75b5536"
+FINGERPRINT = "golden-hostile@0.0.1+\"\"\"'''{{x}}\\\\+398088abbf9c"
+
+
+def _text(name: str) -> str:
+    return resources.files(__package__).joinpath(name).read_text("utf-8")
+
+
 _WIRE: dict[str, dict[str, Any]] = {
-    tool["name"]: tool
-    for tool in json.loads(resources.files(__package__).joinpath("tools.json").read_text("utf-8"))[
-        "tools"
-    ]
+    tool["name"]: tool for tool in json.loads(_text("tools.json"))["tools"]
 }
-INSTRUCTIONS = 'First line of the summary.\n"""\n\'\'\'\n{{ server.name }} {% for x in y %}loop{% endfor %} {# comment #}\nback\\slash \\x00 \\n \\u0041 \\N{BULLET} \\\\\nunicode café ✓ 漢字 🚀\n"); import os; os.system("x")#\n"""); import os; os.system(\'x\'); ("""\nlast line'
+INSTRUCTIONS = (
+    'First line of the summary.\n"""\n\'\'\'\n{{ server.name }} {% for x in y %}loop{% endfor %} {# comment #}\nback\\slash \\x00 \\n \\u0041 \\N{BULLET} \\\\\nunicode café ✓ 漢字 🚀\n"); import os; os.system("x")#\n"""); import os; os.system(\'x\'); ("""\nlast line'
+    + "\nCapability fingerprint: "
+    + FINGERPRINT
+)
 
 SHAPES = {
     "issue": Shape(
@@ -180,6 +187,7 @@ ERROR_CODES = (
         repair="Retry the call.",
     ),
 )
+
 
 SERVER = ServerSpec(
     name="golden-hostile",

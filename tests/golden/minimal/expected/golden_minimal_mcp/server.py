@@ -10,14 +10,17 @@ from ghmcp_runtime.rules import Rule, with_rules
 
 from . import hooks, operations
 
-FINGERPRINT = "golden-minimal@0.0.1+a217f297b819"
+FINGERPRINT = "golden-minimal@0.0.1+12250f425340"
+
+
+def _text(name: str) -> str:
+    return resources.files(__package__).joinpath(name).read_text("utf-8")
+
+
 _WIRE: dict[str, dict[str, Any]] = {
-    tool["name"]: tool
-    for tool in json.loads(resources.files(__package__).joinpath("tools.json").read_text("utf-8"))[
-        "tools"
-    ]
+    tool["name"]: tool for tool in json.loads(_text("tools.json"))["tools"]
 }
-INSTRUCTIONS = "Reads one issue."
+INSTRUCTIONS = "Reads one issue." + "\nCapability fingerprint: " + FINGERPRINT
 
 SHAPES = {}
 
@@ -126,6 +129,7 @@ ERROR_CODES = (
         repair="Retry the call.",
     ),
 )
+
 
 SERVER = ServerSpec(
     name="golden-minimal",

@@ -10,14 +10,21 @@ from ghmcp_runtime.rules import Rule, with_rules
 
 from . import hooks, operations
 
-FINGERPRINT = "golden-shapes@0.0.1+f623c1eaecc1"
+FINGERPRINT = "golden-shapes@0.0.1+2a02803b41ef"
+
+
+def _text(name: str) -> str:
+    return resources.files(__package__).joinpath(name).read_text("utf-8")
+
+
 _WIRE: dict[str, dict[str, Any]] = {
-    tool["name"]: tool
-    for tool in json.loads(resources.files(__package__).joinpath("tools.json").read_text("utf-8"))[
-        "tools"
-    ]
+    tool["name"]: tool for tool in json.loads(_text("tools.json"))["tools"]
 }
-INSTRUCTIONS = "Lists and reads issues.\nRows are summaries unless detail is full."
+INSTRUCTIONS = (
+    "Lists and reads issues.\nRows are summaries unless detail is full."
+    + "\nCapability fingerprint: "
+    + FINGERPRINT
+)
 
 SHAPES = {
     "issue": Shape(
@@ -273,6 +280,7 @@ ERROR_CODES = (
         repair="Retry the call.",
     ),
 )
+
 
 SERVER = ServerSpec(
     name="golden-shapes",

@@ -10,14 +10,17 @@ from ghmcp_runtime.rules import Rule, with_rules
 
 from . import hooks, operations
 
-FINGERPRINT = "golden-spec-patch@0.0.1+78d36432c520"
+FINGERPRINT = "golden-spec-patch@0.0.1+f5d0336e38f3"
+
+
+def _text(name: str) -> str:
+    return resources.files(__package__).joinpath(name).read_text("utf-8")
+
+
 _WIRE: dict[str, dict[str, Any]] = {
-    tool["name"]: tool
-    for tool in json.loads(resources.files(__package__).joinpath("tools.json").read_text("utf-8"))[
-        "tools"
-    ]
+    tool["name"]: tool for tool in json.loads(_text("tools.json"))["tools"]
 }
-INSTRUCTIONS = "Updates one issue."
+INSTRUCTIONS = "Updates one issue." + "\nCapability fingerprint: " + FINGERPRINT
 
 SHAPES = {
     "issue": Shape(
@@ -188,6 +191,7 @@ ERROR_CODES = (
         repair="Retry the call.",
     ),
 )
+
 
 SERVER = ServerSpec(
     name="golden-spec-patch",
