@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import keyword
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -90,6 +91,7 @@ class Builder:
         codes = self.build_error_codes(built)
         resources = self.build_resources()
         templates = self.build_templates(built)
+        self.check_constants(built, templates)
         if any(p.level is Level.ERROR for p in self.problems):
             return None
         s = self.o.server
@@ -161,6 +163,22 @@ class Builder:
                                   completions=tuple(sorted(t.completions.items()))))
         return tuple(out)
 
+    def check_identifier(self, loc: tuple[str | int, ...], name: str, what: str) -> None:
+        if keyword.iskeyword(name) or keyword.issoftkeyword(name):
+            self.error(loc, f"{what} name {name!r} is a Python keyword",
+                       "choose another name (generated TypedDicts use these names as keys)")
+
+    def check_constants(self, tools: list[IRTool], templates: tuple[IRTemplate, ...]) -> None:
+        ops = {op.operation_id for t in tools for op in t.operations}
+        ops |= {op.operation_id for t in templates for op in t.operations}
+        by_const: dict[str, list[str]] = {}
+        for op_id in sorted(ops):
+            by_const.setdefault(const_name(op_id), []).append(op_id)
+        for const, ids in sorted(by_const.items()):
+            if len(ids) > 1:
+                self.error(("tools",), f"operationIds {', '.join(ids)} collide as the constant {const}",
+                           "operationIds must stay distinct after punctuation becomes '_'")
+
     def check_coverage(self) -> None:
         used: dict[str, int] = {}
         for i, tool in enumerate(self.o.tools):
@@ -216,9 +234,13 @@ class Builder:
         out = []
         for i, f in enumerate(defs):
             floc = (*loc, i)
+            self.check_identifier((*floc, "name"), f.name, "shape field")
             if f.computed is not None:
+                schema = dict(f.computed)
+                if f.description:
+                    schema = {**schema, "description": f.description}
                 out.append(IRField(name=f.name, path=(), detail=f.detail, transform=None,
-                                   computed=True, nested=(), schema=dict(f.computed), nullable=False))
+                                   computed=True, nested=(), schema=schema, nullable=False))
                 continue
             if not f.source:
                 self.error(floc, f"shape field {f.name!r} needs `from` or `computed`")
@@ -277,6 +299,7 @@ class Builder:
         for k, name in enumerate(names):
             if name in names[:k]:
                 self.error((*loc, "params", k, "name"), f"duplicate parameter {name!r}")
+            self.check_identifier((*loc, "params", k, "name"), name, "parameter")
         for k, rule in enumerate(tool.rules):
             for field in [*rule.fields, *([rule.when] if rule.when else [])]:
                 if field not in names:
@@ -451,6 +474,7 @@ class Builder:
     def build_output(
         self, f: Any, shapes: Mapping[str, IRShape], loc: tuple[str | int, ...]
     ) -> IROutputField | None:
+        self.check_identifier((*loc, "name"), f.name, "output field")
         ref = f.shape or f.items_shape
         if ref is not None and ref not in shapes:
             guess = closest(ref, list(self.o.shapes))
@@ -546,6 +570,11 @@ def row_schema(fields: tuple[IRField, ...], all_required: bool = False) -> JSONO
         "required": [f.name for f in fields
                      if not f.nullable and (all_required or f.detail == "summary")],
     }
+
+
+def const_name(operation_id: str) -> str:
+    """The Python constant naming an operation in the generated operations module."""
+    return re.sub(r"[^0-9a-zA-Z]+", "_", operation_id).upper()
 
 
 def pascal(name: str) -> str:

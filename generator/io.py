@@ -23,7 +23,8 @@ def existing_files(root: Path) -> dict[str, str]:
     for path in sorted(root.rglob("*")):
         if path.is_file() and "__pycache__" not in path.parts and not path.name.endswith(".pyc") \
                 and ".egg-info" not in str(path):
-            out[path.relative_to(root).as_posix()] = path.read_text(encoding="utf-8", errors="replace")
+            with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+                out[path.relative_to(root).as_posix()] = handle.read()
     return out
 
 

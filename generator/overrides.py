@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from generator.diagnostics import Diagnostic, DiagnosticError, Level
+from generator.diagnostics import Diagnostic, DiagnosticError, Level, closest
 from generator.patches import SpecPatch
 from generator.yamlsrc import Located, load_yaml
+
+Identifier = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")]
 
 
 class Strict(BaseModel):
@@ -171,8 +174,8 @@ class OverrideFile(Strict):
         default_factory=list, description="breaking changes against the committed tools.json, accepted"
     )
     coverage: Coverage
-    error_codes: dict[str, ErrorCodeDef]
-    shapes: dict[str, ShapeDef]
+    error_codes: dict[Identifier, ErrorCodeDef]
+    shapes: dict[Identifier, ShapeDef]
     tools: list[ToolDef] = Field(min_length=1)
     resources: list[StaticResourceDef] = Field(default_factory=list)
     resource_templates: list[TemplateDef] = Field(default_factory=list)
@@ -186,6 +189,30 @@ _HINTS = {
 }
 
 
+def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
+    """The keys the model accepts at `loc` (a pydantic error location), for "did you mean"."""
+    annotation: Any = OverrideFile
+    for step in loc:
+        while get_origin(annotation) in (Union, UnionType, Annotated):
+            args = [a for a in get_args(annotation) if a is not type(None)]
+            annotation = args[0] if args else annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            fields = {f.alias or name: f for name, f in annotation.model_fields.items()}
+            field = fields.get(step) if isinstance(step, str) else None
+            if field is None:
+                return []
+            annotation = field.annotation
+        elif get_origin(annotation) in (list, dict):
+            annotation = get_args(annotation)[-1]
+        else:
+            return []
+    while get_origin(annotation) in (Union, UnionType, Annotated):
+        annotation = next(a for a in get_args(annotation) if a is not type(None))
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [f.alias or name for name, f in annotation.model_fields.items()]
+    return []
+
+
 def parse_overrides(text: str, file: str) -> tuple[OverrideFile, Located]:
     located = load_yaml(text, file)
     try:
@@ -197,15 +224,17 @@ def parse_overrides(text: str, file: str) -> tuple[OverrideFile, Located]:
             where = located.where(loc)
             dotted = ".".join(str(p) for p in loc) or "<root>"
             kind = err["type"]
+            hint = _HINTS.get(kind, "see generator/overrides.py")
             if kind == "extra_forbidden":
                 message = f"unknown key {loc[-1]!r} at {dotted}"
+                guess = closest(str(loc[-1]), _allowed_keys(loc[:-1]))
+                if guess:
+                    hint = f"did you mean {guess!r}? Otherwise {hint}"
             elif kind == "missing":
                 message = f"missing required key {dotted}"
             else:
                 message = f"{dotted}: {err['msg']}"
-            problems.append(
-                Diagnostic(Level.ERROR, where, message, _HINTS.get(kind, "see generator/overrides.py"))
-            )
+            problems.append(Diagnostic(Level.ERROR, where, message, hint))
         raise DiagnosticError(sorted(problems, key=lambda d: d.where)) from None
 
 

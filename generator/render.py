@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -13,6 +12,7 @@ import jinja2
 from black.mode import TargetVersion
 
 from generator import NAME
+from generator.build import const_name
 from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
 from generator.ir import IRAnnotations, IRServer, IRTool
 from generator.spec import REPO_ROOT
@@ -93,16 +93,13 @@ def _py(value: Any) -> str:
     return repr(value)
 
 
-def _const(operation_id: str) -> str:
-    return re.sub(r"[^0-9a-zA-Z]+", "_", operation_id).upper()
-
-
 def _pascal(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
 
 
 def _md(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ").strip()
+    flat = " ".join(str(text).replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+    return flat.replace("|", "\\|").strip()
 
 
 def _typename(schema: Mapping[str, Any]) -> str:
@@ -141,7 +138,7 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         autoescape=False,
     )
-    env.filters.update(py=_py, pydict=lambda v: repr(dict(v)), const=_const, pascal=_pascal, md=_md,
+    env.filters.update(py=_py, pydict=lambda v: repr(dict(v)), const=const_name, pascal=_pascal, md=_md,
                        typename=_typename, pytype=_pytype, hints=_hints)
     return env
 
@@ -184,6 +181,10 @@ def render(
         "fingerprint": fp,
         "tool_bytes": tool_bytes,
         "total_bytes": compact_bytes({"tools": wire_tools}),
+        "needs_not_required": any(
+            f.nullable or f.detail == "full" for s in server.shapes for f in s.fields
+        ) or any(not p.required for t in server.tools for p in t.params)
+        or any(not f.required for t in server.tools for f in t.output),
     }
     pkg = server.package
     files: FileMap = {}

@@ -392,22 +392,20 @@ def test_an_unknown_key_suggests_the_intended_one(runs: dict[str, Run]) -> None:
     assert "remove the key or fix its spelling" in stderr
 
 
-@pytest.mark.xfail(strict=True, reason="generator gap: unknown keys get a generic hint; unlike "
-                   "operationIds, no close match ('did you mean description?') is suggested")
 def test_an_unknown_key_suggests_the_closest_known_key(runs: dict[str, Run]) -> None:
     assert "did you mean 'description'" in runs["unknown-key-typo"].proc.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="generator bug: `repairs with unknown tool` is reported as "
-                   "Where(hooks_file) with no line:col, though hookscan sees the repair() call node")
 def test_repair_to_a_missing_tool_is_located_in_the_hooks(tmp_path: Path) -> None:
     text, _ = replace(BASE, "name: github_list_labels", "name: github_list_repo_labels",
                       tool_block("github_list_labels"))
+    text = text.replace("tool: github_list_labels", "tool: github_list_repo_labels")
     run = _run(tmp_path / "repair", text)
     assert run.proc.returncode == 2
     hooks = HOOKS.read_text(encoding="utf-8")
     want = line_of(hooks, 'repair("list_labels", "github_list_labels"')
-    located = [m for m in errors_in(run.proc.stderr) if "repairs with unknown tool" in m.group("msg")]
+    located = [m for m in errors_in(run.proc.stderr)
+               if "which is not a tool" in m.group("msg") and m.group("file").endswith(HOOKS.name)]
     assert located and located[0].group("file").endswith(HOOKS.name), run.proc.stderr
     assert int(located[0].group("line")) == want
 

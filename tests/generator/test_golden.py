@@ -270,8 +270,6 @@ def test_list_path_publishes_an_array_schema() -> None:
     assert "    labels: list[str]\n" in types_py
 
 
-@pytest.mark.xfail(strict=True, reason="generator bug: build_fields returns early for a computed field, "
-                   "so its `description` is silently dropped from the published schema")
 def test_computed_field_keeps_its_description() -> None:
     files = _files(case("shapes"))
     tool = json.loads(files["golden_shapes_mcp/tools.json"])["tools"][0]
@@ -306,9 +304,6 @@ def _assert_refused_or_inert(root: Path, overrides: Path) -> None:
 INJECT = '"); import os; os.system("x")#'
 
 
-@pytest.mark.xfail(strict=True, reason="generator bug: templates/package_init.py.jinja and main.py.jinja "
-                   "interpolate server.title / server.name raw into docstrings, so `\"\"\"` in either "
-                   "breaks out and injects statements")
 @pytest.mark.parametrize("key", ["title", "name"])
 def test_server_title_and_name_cannot_inject(tmp_path: Path, key: str) -> None:
     value = 'x"""; import os; os.system("x")#'
@@ -317,9 +312,6 @@ def test_server_title_and_name_cannot_inject(tmp_path: Path, key: str) -> None:
     _assert_refused_or_inert(root, overrides)
 
 
-@pytest.mark.xfail(strict=True, reason="generator bug: shape names (keys of `shapes:`) are unconstrained "
-                   "and reach types.py raw through the `pascal` filter (`class <Name>Row`), so a key "
-                   "with newlines injects statements")
 def test_shape_name_cannot_inject(tmp_path: Path) -> None:
     evil = 'x(dict):\n    pass\nimport os\nos.system("x")\nclass y'
     extra = f"  {json.dumps(evil)}:\n    sources: [issue]\n    fields:\n"
@@ -328,18 +320,12 @@ def test_shape_name_cannot_inject(tmp_path: Path) -> None:
     _assert_refused_or_inert(root, overrides)
 
 
-@pytest.mark.xfail(strict=True, reason="generator bug: a parameter named like a Python keyword "
-                   "(`class`) passes the override schema, then black fails on types.py and the error "
-                   "blames templates/types.py.jinja instead of the override line")
 def test_keyword_parameter_name_is_generated_or_located(tmp_path: Path) -> None:
     root, overrides = _variant(tmp_path, "minimal", lambda t: t.replace(
         "    output:\n", "      - {name: class, type: string, description: x, omitted: Omit for any class.}\n    output:\n"))
     _assert_refused_or_inert(root, overrides)
 
 
-@pytest.mark.xfail(strict=True, reason="generator bug: operationIds that differ only in punctuation "
-                   "(issues/get, issues.get) get the same constant (ISSUES_GET) in operations.py; "
-                   "the second silently shadows the first and the tool calls the wrong endpoint")
 def test_operation_constants_do_not_collide(tmp_path: Path) -> None:
     root, overrides = _variant(tmp_path, "minimal", lambda t: t.replace(
         "operations: [issues/get]", "operations: [issues/get, issues.get]"))
@@ -366,9 +352,6 @@ def _repin(root: Path, raw: bytes) -> None:
     pinned_file.write_text(json.dumps(pinned, indent=2) + "\n", encoding="utf-8")
 
 
-@pytest.mark.xfail(strict=True, reason="generator bug: a description with a carriage return reaches "
-                   "TOOLS.md raw (the md filter only replaces \\n); io.existing_files reads with "
-                   "universal newlines, so `check` reports CHANGED right after `generate`, forever")
 def test_carriage_return_survives_generate_then_check(tmp_path: Path) -> None:
     root, overrides = _variant(tmp_path, "minimal", lambda t: t.replace(
         "description: Read one issue's title and state.",
@@ -380,13 +363,7 @@ def test_carriage_return_survives_generate_then_check(tmp_path: Path) -> None:
     assert [(c.kind, c.path) for c in compare(result.files, out)] == []
 
 
-_UNUSED_IMPORTS = pytest.mark.xfail(
-    strict=True, reason="generator bug: server.py/types.py import FieldRule, Shape, Rule, with_rules "
-    "and NotRequired unconditionally, so a server without shapes or rules fails `make lint` (F401)")
-
-
-@pytest.mark.parametrize("c", [pytest.param(c, marks=_UNUSED_IMPORTS)
-                               if c.name in ("minimal", "shapes") else c for c in CASES], ids=_ids)
+@pytest.mark.parametrize("c", CASES, ids=_ids)
 def test_generated_code_is_ruff_clean(c: Case, tmp_path: Path) -> None:
     files = {rel: text for rel, text in _files(c).items() if not rel.endswith("/hooks.py")}
     write_tree(files, tmp_path / "out")

@@ -5,8 +5,7 @@ import json
 from importlib import resources
 from typing import Any
 
-from ghmcp_runtime import Annotations, ErrorCode, FieldRule, ServerSpec, Shape, ToolSpec
-from ghmcp_runtime.rules import Rule, with_rules
+from ghmcp_runtime import Annotations, ErrorCode, ServerSpec, ToolSpec
 
 from . import hooks, operations
 
@@ -21,8 +20,6 @@ _WIRE: dict[str, dict[str, Any]] = {
     tool["name"]: tool for tool in json.loads(_text("tools.json"))["tools"]
 }
 INSTRUCTIONS = "Reads one issue." + "\nCapability fingerprint: " + FINGERPRINT
-
-SHAPES = {}
 
 
 def _tool(
@@ -140,5 +137,5 @@ SERVER = ServerSpec(
     api_version="2022-11-28",
     tools=TOOLS,
     error_codes=ERROR_CODES,
-    shapes=SHAPES,
+    shapes={},
 )

@@ -6,11 +6,10 @@ from importlib import resources
 from typing import Any
 
 from ghmcp_runtime import Annotations, ErrorCode, FieldRule, ServerSpec, Shape, ToolSpec
-from ghmcp_runtime.rules import Rule, with_rules
 
 from . import hooks, operations
 
-FINGERPRINT = "golden-shapes@0.0.1+2a02803b41ef"
+FINGERPRINT = "golden-shapes@0.0.1+9a180fbcf459"
 
 
 def _text(name: str) -> str:
