@@ -122,7 +122,12 @@ def ensure_inspector(prefix: Path) -> Path:
         prefix.mkdir(parents=True, exist_ok=True)
         cmd = ["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
                "--loglevel=error", f"{INSPECTOR}@{INSPECTOR_VERSION}"]
-        done = subprocess.run(cmd, capture_output=True, text=True, env=node_env(None))
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, env=node_env(None),
+                                  timeout=900)
+        except subprocess.TimeoutExpired:
+            fail_setup(f"`{' '.join(cmd)}` did not finish in 15 minutes (registry unreachable? "
+                       "proxy or CA settings such as NODE_EXTRA_CA_CERTS missing?)")
         if done.returncode != 0:
             fail_setup(f"`{' '.join(cmd)}` failed ({done.returncode}):\n{done.stderr[-3000:]}")
     binary = prefix / "node_modules" / ".bin" / "inspector"
@@ -132,9 +137,12 @@ def ensure_inspector(prefix: Path) -> Path:
 
 
 def node_env(home: str | None) -> dict[str, str]:
-    env = {"PATH": os.environ.get("PATH", ""), "CI": "1", "NO_UPDATE_NOTIFIER": "1",
+    """The caller's environment (proxies, NODE_EXTRA_CA_CERTS, npm_config_* must reach npm and
+    node) with a quiet, non-interactive setup and, for Inspector runs, a throw-away HOME."""
+    env = {**os.environ, "CI": "1", "NO_UPDATE_NOTIFIER": "1",
            "npm_config_update_notifier": "false", "NO_COLOR": "1"}
-    env["HOME"] = home or os.environ.get("HOME", tempfile.gettempdir())
+    if home is not None:
+        env["HOME"] = home
     return env
 
 
