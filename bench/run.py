@@ -1,0 +1,586 @@
+"""`make bench`: every figure side by side with a peer measured in the same run.
+
+    .venv/bin/python bench/run.py [--quick] [--skip-generate]
+
+Writes bench/results.json (all samples) and docs/BENCHMARKS.md (the tables). Sections:
+generation (bench/generate.py), cold start, tool-surface size, per-call overhead, response size,
+HTTP throughput and a 2,000-call load run. Peers: a bare `mcp` low-level server (the SDK floor),
+FastMCP 4.1.6's OpenAPI provider on the same 17 issue operations (its own venv,
+bench/.peer-venv, created on first use) and github-mcp-server's vendored tool snapshots
+(bench/peers/github-mcp-server). Everything talks to a local fake GitHub on loopback
+(bench/fake_server.py); nothing leaves the machine. Nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[1] / "generated")]
+
+import httpx  # noqa: E402
+
+from bench.common import (  # noqa: E402
+    BENCH,
+    ROOT,
+    WORK,
+    RawStdio,
+    base_env,
+    compact,
+    free_port,
+    nbytes,
+    percentile,
+    rss_kib,
+    stop,
+    summary,
+    wait_port,
+)
+from bench.fake_server import ISSUE, OWNER, REPO, TOKEN  # noqa: E402
+from bench.peer import FASTMCP_VERSION, ensure_peer_venv, peer_versions, trimmed_spec  # noqa: E402
+
+PY = sys.executable
+OUR_SCRIPT = str(Path(PY).with_name("github-issues-mcp"))
+GHMCP_DIR = BENCH / "peers" / "github-mcp-server"
+GHMCP_TOOLS = ("issue_read", "issue_write", "search_issues", "list_issues", "add_issue_comment",
+               "get_label", "list_label", "label_write")
+GET_ISSUE_ARGS = {"owner": OWNER, "repo": REPO, "issue_number": ISSUE}
+LIST_QUERY = {"state": "open", "sort": "updated", "direction": "desc", "per_page": 30, "page": 1}
+HTTP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json",
+                "mcp-protocol-version": "2025-11-25"}
+GH_HEADERS = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28",
+              "Authorization": f"Bearer {TOKEN}"}
+RESULTS = BENCH / "results.json"
+DOC = ROOT / "docs" / "BENCHMARKS.md"
+
+
+_CONSOLE = sys.stderr
+
+
+def log(message: str) -> None:
+    print(f"bench: {message}", file=_CONSOLE, flush=True)
+
+
+def quiet_stderr() -> None:
+    """Send this process's fd 2 (the in-process server's JSON logs) to bench/.work/bench.log;
+    `log` keeps writing to the console."""
+    global _CONSOLE
+    _CONSOLE = os.fdopen(os.dup(2), "w", buffering=1)
+    target = os.open(WORK / "bench.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(target, 2)
+    os.close(target)
+
+
+# -- processes ---------------------------------------------------------------------------------
+
+
+@contextmanager
+def fake_process() -> Iterator[str]:
+    port = free_port()
+    logf = WORK / "fake.log"
+    with logf.open("wb") as out:
+        proc = subprocess.Popen([PY, str(BENCH / "fake_server.py"), "--port", str(port)],
+                                stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+    try:
+        wait_port(port, proc, what="bench fake GitHub", log=logf)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(proc)
+
+
+def our_stdio(fake_url: str) -> RawStdio:
+    return RawStdio([OUR_SCRIPT], base_env(GITHUB_API_URL=fake_url, GITHUB_TOKEN=TOKEN,
+                                           GHMCP_CURSOR_SECRET="bench"),
+                    stderr=WORK / "ours-stdio.log")
+
+
+def floor_stdio(n_tools: int) -> RawStdio:
+    return RawStdio([PY, str(BENCH / "sdk_floor.py"), str(n_tools)], base_env(),
+                    stderr=WORK / "floor-stdio.log")
+
+
+def peer_stdio(peer_py: Path, spec: Path, fake_url: str) -> RawStdio:
+    return RawStdio([str(peer_py), str(BENCH / "peer_fastmcp.py"), "stdio", str(spec), fake_url, TOKEN],
+                    base_env(), stderr=WORK / "fastmcp-stdio.log")
+
+
+@contextmanager
+def http_server(argv: list[str], env: dict[str, str], name: str) -> Iterator[tuple[str, int]]:
+    port = free_port()
+    logf = WORK / f"{name}-http.log"
+    with logf.open("wb") as out:
+        proc = subprocess.Popen([a.replace("{port}", str(port)) for a in argv], env=env,
+                                stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+    try:
+        wait_port(port, proc, what=f"{name} HTTP server", log=logf)
+        yield f"http://127.0.0.1:{port}/mcp", proc.pid
+    finally:
+        stop(proc)
+
+
+# -- 1. generation -----------------------------------------------------------------------------
+
+
+def bench_generation(quick: bool) -> dict[str, Any]:
+    reps = "7"
+    out = BENCH / "results-generate.json"
+    cmd = [PY, str(BENCH / "generate.py"), "--reps", reps, "--cli-reps", "0" if quick else reps,
+           "--out", str(out)]
+    log("generation: " + " ".join(Path(c).name if "/" in c else c for c in cmd[1:]))
+    subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    data: dict[str, Any] = json.loads(out.read_text())
+    return data
+
+
+# -- 2. cold start (+ the tools/list answers for the surface section) ------------------------
+
+
+def bench_cold_start(peer_py: Path, spec: Path, fake_url: str, reps: int) -> dict[str, Any]:
+    n_tools = len(json.loads((ROOT / "generated" / "github_issues_mcp" / "tools.json").read_text())["tools"])
+    ways: dict[str, Callable[[], RawStdio]] = {
+        "ours": lambda: our_stdio(fake_url),
+        "sdk_floor": lambda: floor_stdio(n_tools),
+        "fastmcp": lambda: peer_stdio(peer_py, spec, fake_url),
+    }
+    seconds: dict[str, list[float]] = {k: [] for k in ways}
+    peak: dict[str, list[float]] = {k: [] for k in ways}
+    listing: dict[str, Any] = {}
+    wire: dict[str, int] = {}
+    for rep in range(-1, reps):  # -1: one discarded warm-up of each
+        order = list(ways) if rep % 2 else list(reversed(ways))
+        for name in order:
+            driver = ways[name]()
+            driver.start()
+            try:
+                message, line_bytes = driver.handshake_and_list()
+                elapsed = time.perf_counter() - driver.t0
+                mem = rss_kib(driver.pid)
+            finally:
+                driver.close()
+            if "result" not in message:
+                raise RuntimeError(f"{name}: tools/list failed: {message}")
+            if rep >= 0:
+                seconds[name].append(elapsed)
+                peak[name].append(mem.get("VmHWM", 0) / 1024)
+            listing[name] = message["result"]
+            wire[name] = line_bytes
+    log(f"cold start: {reps} interleaved runs x {len(ways)} ways done")
+    return {
+        "reps": reps,
+        "tools": n_tools,
+        "seconds": {k: summary(v) for k, v in seconds.items()},
+        "peak_rss_mib": {k: summary(v) for k, v in peak.items()},
+        "wire_line_bytes": wire,
+        "_listing": listing,
+        "commands": {
+            "ours": "github-issues-mcp (stdio; raw driver: initialize + initialized + tools/list)",
+            "sdk_floor": f"python bench/sdk_floor.py {n_tools}",
+            "fastmcp": "bench/.peer-venv/bin/python bench/peer_fastmcp.py stdio <trimmed spec> ...",
+        },
+    }
+
+
+# -- 3. tool-surface size ---------------------------------------------------------------------
+
+
+def _tool_parts(tool: dict[str, Any]) -> dict[str, int]:
+    total = nbytes(tool)
+    parts = {
+        "description": nbytes(tool["description"]) if "description" in tool else 0,
+        "inputSchema": nbytes(tool["inputSchema"]) if "inputSchema" in tool else 0,
+        "outputSchema": nbytes(tool["outputSchema"]) if "outputSchema" in tool else 0,
+    }
+    parts["other"] = total - sum(parts.values())
+    parts["total"] = total
+    return parts
+
+
+def _surface(tools: list[dict[str, Any]]) -> dict[str, Any]:
+    per_tool = {t["name"]: _tool_parts(t) for t in tools}
+    totals = {k: sum(p[k] for p in per_tool.values()) for k in ("description", "inputSchema",
+                                                               "outputSchema", "other", "total")}
+    return {
+        "tools": len(tools),
+        "array_bytes": nbytes(tools),
+        "per_tool": per_tool,
+        "totals": totals,
+        "share": {k: totals[k] / totals["total"] for k in ("description", "inputSchema", "outputSchema", "other")},
+        "with_output_schema": sum(1 for t in tools if "outputSchema" in t),
+        "closed_input_schemas": sum(1 for t in tools if t.get("inputSchema", {}).get("additionalProperties") is False),
+        "bytes_without_output_schemas": nbytes([{k: v for k, v in t.items() if k != "outputSchema"} for t in tools]),
+    }
+
+
+def bench_surface(cold: dict[str, Any]) -> dict[str, Any]:
+    snaps = [json.loads((GHMCP_DIR / f"{name}.snap").read_text(encoding="utf-8")) for name in GHMCP_TOOLS]
+    out = {
+        "ours": _surface(cold["_listing"]["ours"]["tools"]),
+        "fastmcp": _surface(cold["_listing"]["fastmcp"]["tools"]),
+        "github_mcp_server": _surface(snaps),
+    }
+    for name in ("ours", "fastmcp"):
+        out[name]["result_bytes"] = nbytes(cold["_listing"][name])
+    return out
+
+
+# -- 4. per-call overhead ---------------------------------------------------------------------
+
+
+async def _time_calls(fn: Callable[[], Awaitable[Any]], warmup: int, calls: int) -> list[float]:
+    for _ in range(warmup):
+        await fn()
+    samples = []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        await fn()
+        samples.append(time.perf_counter() - t0)
+    return samples
+
+
+async def _ours_in_process(fake_url: str, warmup: int, calls: int) -> dict[str, list[float]]:
+    from mcp import Client
+
+    from ghmcp_runtime import app
+    from ghmcp_runtime.app import Settings, build_server
+    from github_issues_mcp import SERVER
+
+    out: dict[str, list[float]] = {}
+    handler: list[float] = []
+    real = app._ToolRuntime.call_tool
+
+    async def timed(self: Any, *args: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return await real(self, *args)
+        finally:
+            handler.append(time.perf_counter() - t0)
+
+    async with httpx.AsyncClient(base_url=fake_url, headers=GH_HEADERS) as http:
+        async def direct() -> None:
+            # exactly the two requests github_get_issue makes: the issue, then its first comments page
+            (await http.get(f"/repos/{OWNER}/{REPO}/issues/{ISSUE}")).json()
+            (await http.get(f"/repos/{OWNER}/{REPO}/issues/{ISSUE}/comments",
+                            params={"per_page": 30, "page": 1})).json()
+
+        async def direct_one() -> None:
+            (await http.get(f"/repos/{OWNER}/{REPO}/issues/{ISSUE}")).json()
+
+        out["direct"] = await _time_calls(direct, warmup, calls)
+        out["direct_one"] = await _time_calls(direct_one, warmup, calls)
+    app._ToolRuntime.call_tool = timed  # type: ignore[method-assign]  # before build_server binds it
+    try:
+        server = build_server(SERVER, Settings(github_token=TOKEN, api_url=fake_url,
+                                               cursor_secret=b"bench"))
+        for mode in ("auto", "legacy"):
+            handler.clear()
+            async with Client(server, mode=mode, cache=None) as client:
+                async def call() -> None:
+                    result = await client.call_tool("github_get_issue", GET_ISSUE_ARGS)
+                    if result.is_error:
+                        raise RuntimeError(str(result.structured_content))
+
+                out[f"inmem_{mode}"] = await _time_calls(call, warmup, calls)
+            if mode == "auto":
+                out["handler"] = handler[-calls:]  # the runtime's call_tool: validation, hooks, HTTP
+    finally:
+        app._ToolRuntime.call_tool = real  # type: ignore[method-assign]
+    return out
+
+
+def _stdio_calls(driver: RawStdio, tool: str, args: dict[str, Any], warmup: int, calls: int) -> list[float]:
+    samples = []
+    for i in range(warmup + calls):
+        t0 = time.perf_counter()
+        message = driver.call("tools/call", {"name": tool, "arguments": args})
+        elapsed = time.perf_counter() - t0
+        result = message.get("result")
+        if not result or result.get("isError"):
+            raise RuntimeError(f"{tool} over stdio failed: {str(message)[:500]}")
+        if i >= warmup:
+            samples.append(elapsed)
+    return samples
+
+
+def bench_per_call(peer_py: Path, spec: Path, fake_url: str, reps: int, warmup: int,
+                   calls: int) -> dict[str, Any]:
+    layers: dict[str, list[list[float]]] = {}
+
+    def add(name: str, samples: list[float]) -> None:
+        layers.setdefault(name, []).append(samples)
+
+    ours = our_stdio(fake_url)
+    peer = peer_stdio(peer_py, spec, fake_url)
+    for driver in (ours, peer):
+        driver.start()
+        driver.handshake_and_list()
+    try:
+        for rep in range(reps):
+            for name, samples in asyncio.run(_ours_in_process(fake_url, warmup, calls)).items():
+                add(f"ours_{name}", samples)
+            add("ours_stdio", _stdio_calls(ours, "github_get_issue", GET_ISSUE_ARGS, warmup, calls))
+            proc = subprocess.run(
+                [str(peer_py), str(BENCH / "peer_fastmcp.py"), "inmem", str(spec), fake_url, TOKEN,
+                 str(ISSUE), str(warmup), str(calls)],
+                check=False, capture_output=True, text=True, cwd=ROOT)
+            if proc.returncode != 0:
+                raise RuntimeError(f"peer in-memory run failed:\n{proc.stderr[-3000:]}")
+            for name, samples in json.loads(proc.stdout).items():
+                add(f"fastmcp_{name}", samples)
+            add("fastmcp_stdio", _stdio_calls(peer, "issuesget", GET_ISSUE_ARGS, warmup, calls))
+            log(f"per-call: rep {rep + 1}/{reps}")
+    finally:
+        ours.close()
+        peer.close()
+    out: dict[str, Any] = {"reps": reps, "warmup": warmup, "calls_per_rep": calls, "layers": {}}
+    for name, runs in layers.items():
+        pooled = [s for run in runs for s in run]
+        rep_medians = [statistics.median(run) * 1000 for run in runs]
+        out["layers"][name] = {
+            "median_ms": statistics.median(pooled) * 1000,
+            "p90_ms": percentile(pooled, 0.9) * 1000,
+            "rep_median_ms": summary(rep_medians),
+        }
+    pairs = {  # overhead = layer - the direct httpx call(s) of the same stack and process
+        "ours_handler": ("ours_handler", "ours_direct"),
+        "ours_inmem_auto": ("ours_inmem_auto", "ours_direct"),
+        "ours_inmem_legacy": ("ours_inmem_legacy", "ours_direct"),
+        "ours_stdio": ("ours_stdio", "ours_direct"),
+        "fastmcp_handler": ("fastmcp_handler", "fastmcp_direct"),
+        "fastmcp_inmem_auto": ("fastmcp_inmem_auto", "fastmcp_direct"),
+        "fastmcp_inmem_legacy": ("fastmcp_inmem_legacy", "fastmcp_direct"),
+        "fastmcp_stdio": ("fastmcp_stdio", "fastmcp_direct"),
+    }
+    lay = out["layers"]
+    out["overhead_ms"] = {k: lay[a]["median_ms"] - lay[b]["median_ms"] for k, (a, b) in pairs.items()}
+    out["overhead_rep_ms"] = {  # per-rep (layer median - direct median of the same rep): min-max
+        k: summary([(statistics.median(x) - statistics.median(y)) * 1000
+                    for x, y in zip(layers[a], layers[b], strict=True)])
+        for k, (a, b) in pairs.items()}
+    return out
+
+
+# -- 5. response size -------------------------------------------------------------------------
+
+
+def bench_response_size(peer_py: Path, spec: Path, fake_url: str) -> dict[str, Any]:
+    raw = httpx.get(f"{fake_url}/repos/{OWNER}/{REPO}/issues", params=LIST_QUERY, headers=GH_HEADERS)
+    raw.raise_for_status()
+    page = raw.json()
+    out: dict[str, Any] = {"raw_page": {"issues": len(page), "bytes": len(raw.content),
+                                        "compact_bytes": nbytes(page)}}
+    with our_stdio(fake_url) as ours:
+        ours.handshake_and_list()
+        for detail in ("summary", "full"):
+            rid = ours.request("tools/call", {"name": "github_search_issues", "arguments": {
+                "owner": OWNER, "repo": REPO, "detail": detail}})
+            message, line = ours.wait_for(rid)
+            structured = message["result"]["structuredContent"]
+            out[f"ours_{detail}"] = {"issues": len(structured["issues"]),
+                                     "structured_bytes": nbytes(structured), "wire_line_bytes": line}
+        rid = ours.request("tools/call", {"name": "github_get_issue", "arguments": {
+            **GET_ISSUE_ARGS, "detail": "summary"}})
+        message, line = ours.wait_for(rid)
+        out["ours_get_issue_summary"] = {"structured_bytes": nbytes(message["result"]["structuredContent"]),
+                                         "wire_line_bytes": line}
+    with peer_stdio(peer_py, spec, fake_url) as peer:
+        peer.handshake_and_list()
+        rid = peer.request("tools/call", {"name": "issueslist_for_repo", "arguments": {
+            "owner": OWNER, "repo": REPO, **LIST_QUERY}})
+        message, line = peer.wait_for(rid)
+        result = message["result"]
+        out["fastmcp_list"] = {"issues": len(result["structuredContent"]["result"]),
+                               "structured_bytes": nbytes(result["structuredContent"]),
+                               "wire_line_bytes": line, "is_error": bool(result.get("isError"))}
+    log("response size done")
+    return out
+
+
+# -- 6. HTTP throughput and load ----------------------------------------------------------------
+
+
+def _rpc(tool: str, args: dict[str, Any], rid: int) -> bytes:
+    return compact({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                    "params": {"name": tool, "arguments": args}})
+
+
+# operation -> server -> (tool, arguments); "get_issue": ours makes 2 upstream requests (the issue
+# and its first comments page), FastMCP's issuesget 1; "list_labels": 1 upstream request each.
+HTTP_OPS: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {
+    "get_issue": {"ours": ("github_get_issue", GET_ISSUE_ARGS),
+                  "fastmcp": ("issuesget", GET_ISSUE_ARGS)},
+    "list_labels": {"ours": ("github_list_labels", {"owner": OWNER, "repo": REPO}),
+                    "fastmcp": ("issueslist_labels_for_repo",
+                                {"owner": OWNER, "repo": REPO, "per_page": 100, "page": 1})},
+}
+
+
+async def _drive(url: str, tool: str, args: dict[str, Any], total: int, concurrency: int) -> dict[str, Any]:
+    """`total` tools/call POSTs from `concurrency` workers (legacy era, no session: both servers
+    run stateless with JSON responses). A call fails on a non-200, a JSON-RPC error or isError."""
+    latencies: list[float] = []
+    failures: list[str] = []
+    counter = iter(range(total))
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(limits=limits, timeout=60, headers=HTTP_HEADERS) as http:
+        async def worker() -> None:
+            for rid in counter:
+                body = _rpc(tool, args, rid + 1)
+                t0 = time.perf_counter()
+                try:
+                    resp = await http.post(url, content=body)
+                    ok = resp.status_code == 200
+                    data = resp.json() if ok else None
+                    ok = ok and data is not None and "result" in data and not data["result"].get("isError")
+                    if not ok:
+                        failures.append(f"{resp.status_code} {resp.text[:200]}")
+                except httpx.HTTPError as exc:
+                    failures.append(repr(exc))
+                latencies.append(time.perf_counter() - t0)
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        wall = time.perf_counter() - t0
+    return {"calls": total, "wall_s": wall, "calls_per_s": total / wall, "latencies": latencies,
+            "failures": len(failures), "failure_samples": failures[:3]}
+
+
+def bench_http(peer_py: Path, spec: Path, fake_url: str, reps: int, levels: dict[int, int],
+               load_calls: int, load_concurrency: int) -> dict[str, Any]:
+    commands = {
+        "ours": ([OUR_SCRIPT, "--transport", "http", "--port", "{port}"],
+                 base_env(GITHUB_API_URL=fake_url, GITHUB_TOKEN=TOKEN, GHMCP_CURSOR_SECRET="bench")),
+        "fastmcp": ([str(peer_py), str(BENCH / "peer_fastmcp.py"), "http", str(spec), fake_url, TOKEN,
+                     "{port}"], base_env()),
+    }
+    runs: dict[str, dict[str, dict[int, list[dict[str, Any]]]]] = {
+        op: {name: {c: [] for c in levels} for name in commands} for op in HTTP_OPS}
+    load: dict[str, Any] = {}
+    with http_server(*commands["ours"], "ours") as (ours_url, ours_pid), \
+            http_server(*commands["fastmcp"], "fastmcp") as (peer_url, peer_pid):
+        endpoints = {"ours": (ours_url, ours_pid), "fastmcp": (peer_url, peer_pid)}
+        for op, by_server in HTTP_OPS.items():  # warm-up, and a check that every call succeeds
+            for name, (url, _) in endpoints.items():
+                warm = asyncio.run(_drive(url, *by_server[name], 40, 4))
+                if warm["failures"]:
+                    raise RuntimeError(f"{name} {op} over HTTP failed: {warm['failure_samples']}")
+        for rep in range(reps):
+            order = list(endpoints) if rep % 2 == 0 else list(reversed(endpoints))
+            for op, by_server in HTTP_OPS.items():
+                for concurrency, total in levels.items():
+                    for name in order:
+                        url = endpoints[name][0]
+                        runs[op][name][concurrency].append(
+                            asyncio.run(_drive(url, *by_server[name], total, concurrency)))
+            log(f"http throughput: rep {rep + 1}/{reps}")
+        for name in ("ours", "fastmcp"):
+            url, pid = endpoints[name]
+            before = rss_kib(pid).get("VmRSS", 0) / 1024
+            run = asyncio.run(_drive(url, *HTTP_OPS["get_issue"][name], load_calls, load_concurrency))
+            after = rss_kib(pid).get("VmRSS", 0) / 1024
+            load[name] = {
+                "tool": HTTP_OPS["get_issue"][name][0],
+                "calls": load_calls, "concurrency": load_concurrency, "failures": run["failures"],
+                "failure_samples": run["failure_samples"], "calls_per_s": run["calls_per_s"],
+                "wall_s": run["wall_s"],
+                "p50_ms": percentile(run["latencies"], 0.5) * 1000,
+                "p99_ms": percentile(run["latencies"], 0.99) * 1000,
+                "rss_before_mib": before, "rss_after_mib": after,
+            }
+            log(f"load: {name} {load_calls} calls at {load_concurrency}: {run['failures']} failed")
+    throughput: dict[str, Any] = {"reps": reps, "levels": {str(c): n for c, n in levels.items()},
+                                  "tools": {op: {k: v[0] for k, v in d.items()} for op, d in HTTP_OPS.items()}}
+    for op, by_server in runs.items():
+        throughput[op] = {}
+        for name, by_level in by_server.items():
+            throughput[op][name] = {}
+            for concurrency, rep_runs in by_level.items():
+                pooled = [x for r in rep_runs for x in r["latencies"]]
+                throughput[op][name][str(concurrency)] = {
+                    "calls_per_s": summary([r["calls_per_s"] for r in rep_runs]),
+                    "p50_ms": percentile(pooled, 0.5) * 1000,
+                    "p99_ms": percentile(pooled, 0.99) * 1000,
+                    "failures": sum(r["failures"] for r in rep_runs),
+                    "failure_samples": [s for r in rep_runs for s in r["failure_samples"]][:3],
+                }
+    return {"throughput": throughput, "load": load}
+
+
+# -- report -------------------------------------------------------------------------------------
+
+
+def environment(peer: dict[str, str]) -> dict[str, Any]:
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
+        "cpu": cpu, "ours": {p: version(p) for p in ("mcp", "httpx", "pydantic", "uvicorn", "starlette")},
+        "peer": peer, "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "loadavg_start": os.getloadavg()[0],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer calls (a smoke run; still >= 5 runs)")
+    parser.add_argument("--skip-generate", action="store_true", help="reuse bench/results-generate.json")
+    parser.add_argument("--no-doc", action="store_true", help="do not rewrite docs/BENCHMARKS.md")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    WORK.mkdir(parents=True, exist_ok=True)
+    quiet_stderr()
+    peer_py = ensure_peer_venv()
+    spec = trimmed_spec()
+    reps = 5
+    results: dict[str, Any] = {"environment": environment(peer_versions()), "fastmcp": FASTMCP_VERSION}
+    if args.skip_generate and (BENCH / "results-generate.json").exists():
+        results["generation"] = json.loads((BENCH / "results-generate.json").read_text())
+    else:
+        results["generation"] = bench_generation(args.quick)
+    with fake_process() as fake_url:
+        cold = bench_cold_start(peer_py, spec, fake_url, 7)
+        results["surface"] = bench_surface(cold)
+        cold.pop("_listing")
+        results["cold_start"] = cold
+        results["per_call"] = bench_per_call(peer_py, spec, fake_url, reps, 20 if not args.quick else 5,
+                                             200 if not args.quick else 40)
+        results["response_size"] = bench_response_size(peer_py, spec, fake_url)
+        levels = {1: 100, 8: 240, 32: 480} if not args.quick else {1: 20, 8: 48, 32: 96}
+        results.update(bench_http(peer_py, spec, fake_url, reps, levels,
+                                  2000 if not args.quick else 400, 32))
+    results["runtime_s"] = time.perf_counter() - started
+    results["environment"]["loadavg_end"] = os.getloadavg()[0]
+    from bench.report import render
+
+    RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    if not args.no_doc:
+        DOC.write_text(render(results), encoding="utf-8")
+    log(f"wrote {RESULTS.relative_to(ROOT)}" + ("" if args.no_doc else f" and {DOC.relative_to(ROOT)}")
+        + f" in {results['runtime_s']:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except Exception:
+        import traceback
+
+        traceback.print_exc(file=_CONSOLE)
+        sys.exit(1)
