@@ -210,3 +210,29 @@ def test_console_script_binds_loopback_by_default_and_admits_allowed_hosts(fake_
                             ).status_code == 200
             assert raw.post(url, content=body, headers={**JSON_RPC, "origin": "https://evil.example"}
                             ).status_code == 403
+
+
+@pytest.mark.parametrize(("mode", "version"), MODES)
+async def test_resources_over_http_use_the_callers_token(
+    endpoint: str, seeded: dict[str, Any], mode: str, version: str
+) -> None:
+    from mcp import MCPError
+
+    from github_issues_mcp import SERVER as spec
+
+    n = seeded["first"]
+    issue_uri = f"ghissues://repos/{OWNER}/{REPO}/issues/{n}"
+    async with mcp_client(endpoint, TOKEN_X, mode) as x:
+        listed = await x.list_resources()
+        assert [str(r.uri) for r in listed.resources] == [r.uri for r in spec.resources]
+        templates = await x.list_resource_templates()
+        assert [t.uri_template for t in templates.resource_templates] == [
+            t.uri_template for t in spec.templates]
+        summary = await x.read_resource("ghissues://server/summary")
+        assert spec.fingerprint in summary.contents[0].text  # type: ignore[union-attr]
+        issue = await x.read_resource(issue_uri)
+        assert json.loads(issue.contents[0].text)  # type: ignore[union-attr]
+    async with mcp_client(endpoint, None, mode) as anon:
+        with pytest.raises(MCPError) as info:
+            await anon.read_resource(issue_uri)
+    assert info.value.error.data["machine_code"] == "missing_credential"
