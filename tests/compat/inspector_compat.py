@@ -13,7 +13,7 @@ Installs @modelcontextprotocol/inspector@2.12.0 into .compat/ (git-ignored) with
 * per tool, one failing call     expect exit 5 (tool error, isError) with the expected error
                                  code, never 1 (protocol or output-schema error).
 
-Every run uses a fresh temp HOME for the Inspector. Prints a table (era, check, tool, expected,
+The Inspector runs with HOME set to a temp dir made for this invocation. Prints a table (era, check, tool, expected,
 exit code, outcome, ms) and exits 1 on any mismatch, 2 when node/npm are missing.
 """
 
