@@ -13,8 +13,9 @@ Installs @modelcontextprotocol/inspector@2.12.0 into .compat/ (git-ignored) with
 * per tool, one failing call     expect exit 5 (tool error, isError) with the expected error
                                  code, never 1 (protocol or output-schema error).
 
-The Inspector runs with HOME set to a temp dir made for this invocation. Prints a table (era, check, tool, expected,
-exit code, outcome, ms) and exits 1 on any mismatch, 2 when node/npm are missing.
+The Inspector runs with HOME set to a temp dir made for this invocation. Prints a table (era,
+check, tool, expected, exit code, outcome, ms) and exits 1 on any mismatch, 2 when node/npm are
+missing.
 """
 
 from __future__ import annotations
