@@ -336,7 +336,7 @@ class ApiApp:
                     f"(the fake speaks {API_VERSION})"
                 )
             fault = fake.faults.take(operation, incoming.method, incoming.path)
-            short_circuit = fault is not None and fault.kind != "slow_body" and not (
+            short_circuit = fault is not None and fault.kind not in ("slow_body", "slow_commit") and not (
                 fault.after_commit or fault.partial)
             if short_circuit and route is not None:
                 self.pipeline.check_request(incoming, route)  # a bad request is still a violation
@@ -350,6 +350,8 @@ class ApiApp:
                 with fake.lock:
                     reply = self.prepared_fault(incoming, route, fault, request_id)
                 return await send_reply(send, reply)
+        if fault is not None and fault.kind == "slow_commit":
+            await anyio.sleep(fault.delay if fault.delay is not None else 1.0)
         with fake.lock:
             if route is None:
                 fake.violations.append(

@@ -17,8 +17,9 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-Kind = Literal["status", "timeout", "reset", "malformed_json", "html", "slow_body"]
-KINDS: tuple[str, ...] = ("status", "timeout", "reset", "malformed_json", "html", "slow_body")
+Kind = Literal["status", "timeout", "reset", "malformed_json", "html", "slow_body", "slow_commit"]
+KINDS: tuple[str, ...] = ("status", "timeout", "reset", "malformed_json", "html", "slow_body",
+                          "slow_commit")
 
 SECONDARY_RATE_LIMIT = {
     "message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. "
@@ -78,6 +79,8 @@ class Fault:
       request first; `partial=True` performs it too, then sends the headers and half the body.
     * malformed_json: `status` (default 200) with a truncated JSON body; request not performed.
     * html: `status` (default 500) with GitHub's HTML error page; request not performed.
+    * slow_commit: wait `delay` seconds, THEN perform the request and answer normally (a write
+      that is still in flight at GitHub when a duplicate arrives).
     * slow_body: perform the request, then send the real body in `chunks` pieces, `delay`
       seconds apart.
     """

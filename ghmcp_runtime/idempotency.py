@@ -22,6 +22,9 @@ from ghmcp_runtime.versioning import canonical_json
 
 ClaimState = Literal["new", "pending", "done"]
 DEFAULT_TTL_S = 600.0
+# How long an attempt may run before another caller (or replica) may take the key over. Longer
+# than the upstream timeout, so a live attempt is never raced; a crashed one frees the key.
+DEFAULT_LEASE_S = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,11 +32,23 @@ class Claim:
     state: ClaimState  # new: this caller now owns the key (pending); pending: owned earlier; done
     fingerprint: str  # the fingerprint stored with the key (the caller's own when state is new)
     result: Any = None  # the stored result when state is done
+    running: bool = False  # pending and an attempt holds an unexpired lease (maybe elsewhere)
 
 
 class IdempotencyStore(Protocol):
-    async def claim(self, key: str, fingerprint: str, ttl_s: float) -> Claim:
-        """Atomically: create a pending entry if the key is absent or expired, else report it."""
+    async def claim(
+        self, key: str, fingerprint: str, ttl_s: float, lease_s: float = DEFAULT_LEASE_S
+    ) -> Claim:
+        """Atomically: create a pending entry (leased to this caller) if the key is absent or
+        expired, else report it."""
+        ...
+
+    async def take_over(self, key: str, lease_s: float = DEFAULT_LEASE_S) -> bool:
+        """Atomically lease a pending entry whose lease has run out (or was given up)."""
+        ...
+
+    async def mark_unknown(self, key: str) -> None:
+        """Give up this caller's lease: the outcome is unknown, the next attempt recovers."""
         ...
 
     async def complete(self, key: str, result: Any) -> None:
@@ -52,6 +67,7 @@ class _Entry:
     ttl_s: float
     expires: float
     result: Any = None
+    lease_until: float = 0.0
 
 
 class MemoryStore:
@@ -71,15 +87,31 @@ class MemoryStore:
         while len(self._entries) >= self._max:
             self._entries.popitem(last=False)
 
-    async def claim(self, key: str, fingerprint: str, ttl_s: float) -> Claim:
+    async def claim(
+        self, key: str, fingerprint: str, ttl_s: float, lease_s: float = DEFAULT_LEASE_S
+    ) -> Claim:
         now = self._clock()
         entry = self._entries.get(key)
         if entry is not None and entry.expires > now:
-            return Claim(entry.state, entry.fingerprint, copy.deepcopy(entry.result))
+            running = entry.state == "pending" and entry.lease_until > now
+            return Claim(entry.state, entry.fingerprint, copy.deepcopy(entry.result), running)
         self._entries.pop(key, None)
         self._evict(now)
-        self._entries[key] = _Entry(fingerprint, "pending", ttl_s, now + ttl_s)
+        self._entries[key] = _Entry(fingerprint, "pending", ttl_s, now + ttl_s, None, now + lease_s)
         return Claim("new", fingerprint)
+
+    async def take_over(self, key: str, lease_s: float = DEFAULT_LEASE_S) -> bool:
+        now = self._clock()
+        entry = self._entries.get(key)
+        if entry is None or entry.state != "pending" or entry.lease_until > now:
+            return False
+        entry.lease_until = now + lease_s
+        return True
+
+    async def mark_unknown(self, key: str) -> None:
+        entry = self._entries.get(key)
+        if entry is not None and entry.state == "pending":
+            entry.lease_until = 0.0
 
     async def complete(self, key: str, result: Any) -> None:
         entry = self._entries.get(key)
@@ -93,16 +125,27 @@ class MemoryStore:
 
 
 class IdempotencyRunner:
-    """Implements `Idempotency` (context.py) over an `IdempotencyStore`."""
+    """Implements `Idempotency` (context.py) over an `IdempotencyStore`.
+
+    A key is leased to one attempt at a time, across replicas when the store is shared: a
+    duplicate that arrives while the first attempt runs waits for its result instead of writing
+    again; an attempt whose outcome was lost gives its lease up, so the next one recovers first.
+    """
 
     def __init__(
-        self, store: IdempotencyStore, *, ttl_s: float = DEFAULT_TTL_S, wait_s: float = 30.0
+        self,
+        store: IdempotencyStore,
+        *,
+        ttl_s: float = DEFAULT_TTL_S,
+        wait_s: float = 30.0,
+        lease_s: float = DEFAULT_LEASE_S,
+        poll_s: float = 0.05,
     ) -> None:
         self._store = store
         self._ttl_s = ttl_s
         self._wait_s = wait_s
-        # keys this process is running right now: a concurrent duplicate waits for the first
-        self._inflight: dict[str, anyio.Event] = {}
+        self._lease_s = lease_s
+        self._poll_s = poll_s
 
     async def run(
         self,
@@ -116,8 +159,9 @@ class IdempotencyRunner:
         if key is None:
             return await run()
         store_key = hashlib.sha256(canonical_json([*scope, key])).hexdigest()
+        waited, delay = 0.0, self._poll_s
         while True:
-            claim = await self._store.claim(store_key, fingerprint, self._ttl_s)
+            claim = await self._store.claim(store_key, fingerprint, self._ttl_s, self._lease_s)
             if claim.fingerprint != fingerprint:
                 raise ToolError(
                     "invalid_field",
@@ -126,22 +170,22 @@ class IdempotencyRunner:
                 )
             if claim.state == "done":
                 return claim.result
-            event = self._inflight.get(store_key)
-            if claim.state == "new" or event is None:
-                break
-            with anyio.move_on_after(self._wait_s):
-                await event.wait()
-            if not event.is_set():  # the first attempt is stuck: stop waiting, recover or rerun
-                break
-
-        done = anyio.Event()
-        self._inflight[store_key] = done
-        try:
-            return await self._attempt(store_key, claim.state == "pending", run, recover)
-        finally:
-            if self._inflight.get(store_key) is done:
-                del self._inflight[store_key]
-            done.set()
+            if claim.state == "new":
+                return await self._attempt(store_key, False, run, recover)
+            if not claim.running and await self._store.take_over(store_key, self._lease_s):
+                return await self._attempt(store_key, True, run, recover)
+            if waited >= self._wait_s:
+                raise ToolError(
+                    "upstream_unavailable",
+                    "An earlier call with this idempotency key is still running; nothing new was "
+                    "written. Retry with the same key.",
+                    temporary=True,
+                    retry_after_ms=int(self._lease_s * 1000),
+                    details={"field": "idempotency_key", "reason": "an attempt with this key is in flight"},
+                )
+            await anyio.sleep(delay)
+            waited += delay
+            delay = min(delay * 2, 0.5)
 
     async def _attempt(
         self,
@@ -150,18 +194,21 @@ class IdempotencyRunner:
         run: Callable[[], Awaitable[Any]],
         recover: Callable[[], Awaitable[Any | None]] | None,
     ) -> Any:
-        if pending and recover is not None:
-            found = await recover()
-            if found is not None:  # the earlier attempt did happen
-                await self._store.complete(store_key, found)
-                return found
         try:
+            if pending and recover is not None:
+                found = await recover()
+                if found is not None:  # the earlier attempt did happen
+                    await self._store.complete(store_key, found)
+                    return found
             result = await run()
-        except OutcomeUnknown:
-            raise  # keep the key pending: the next attempt recovers
-        except ToolError:
-            await self._store.release(store_key)
+        except ToolError as err:
+            if isinstance(err, OutcomeUnknown) or err.temporary:
+                await self._store.mark_unknown(store_key)  # the write may have happened
+            else:
+                await self._store.release(store_key)
             raise
-        # any other exception also leaves the key pending: the write may have happened
+        except BaseException:
+            await self._store.mark_unknown(store_key)
+            raise
         await self._store.complete(store_key, result)
         return result

@@ -1,7 +1,7 @@
 """A Redis-backed `IdempotencyStore`, so idempotency keys hold across several HTTP replicas.
 
 One string per key, `<prefix><store key>`, holding JSON
-`{"s": "pending"|"done", "f": fingerprint, "c": claim id, "t": ttl_ms, "r": result}`:
+`{"s": "pending"|"done", "f": fingerprint, "c": claim id, "t": ttl_ms, "l": lease_until_ms, "r": result}`:
 
 * `claim` is `SET key value NX PX ttl` (atomic set-if-absent with a TTL); when the key exists the
   stored entry is read and reported (state, fingerprint, result).
@@ -9,6 +9,10 @@ One string per key, `<prefix><store key>`, holding JSON
   own TTL, 10 minutes by default), only while it is still the claim this store saw.
 * `release` deletes the entry only while it is still pending for the claim this store saw, so a
   late failure never erases a result (or a newer claim) written by another replica.
+* A pending entry is leased (`l`, Redis server time in ms) to the attempt that holds it:
+  `take_over` re-leases an entry whose lease ran out or was given up, `mark_unknown` gives this
+  store's lease up when the outcome of its write is unknown. Leases use the Redis clock, so
+  replicas need not agree on time.
 
 `complete` and `release` are compare-and-set Lua scripts. The store remembers, per key, the claim
 id it created or observed in its last `claim`; that is the claim the runner acts on (a store that
@@ -30,7 +34,7 @@ from collections import OrderedDict
 from typing import Any
 
 from ghmcp_runtime.errors import ToolError
-from ghmcp_runtime.idempotency import Claim, IdempotencyStore, MemoryStore
+from ghmcp_runtime.idempotency import DEFAULT_LEASE_S, Claim, IdempotencyStore, MemoryStore
 from ghmcp_runtime.logs import log_event
 
 DEFAULT_PREFIX = "ghmcp:idem:"
@@ -64,6 +68,45 @@ if e.c ~= ARGV[1] then return 0 end
 return redis.call('DEL', KEYS[1])
 """
 
+# KEYS[1] = entry; ARGV[1] = new claim id; ARGV[2] = lease in ms. Returns 1 when leased.
+_TAKE_OVER = """
+local raw = redis.call('GET', KEYS[1])
+if not raw then return 0 end
+local ok, e = pcall(cjson.decode, raw)
+if not ok or type(e) ~= 'table' or e.s ~= 'pending' then return 0 end
+local now = redis.call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+if (tonumber(e.l) or 0) > now_ms then return 0 end
+e.c = ARGV[1]
+e.l = now_ms + tonumber(ARGV[2])
+redis.call('SET', KEYS[1], cjson.encode(e), 'KEEPTTL')
+return 1
+"""
+
+# KEYS[1] = entry; ARGV[1] = claim id
+_MARK_UNKNOWN = """
+local raw = redis.call('GET', KEYS[1])
+if not raw then return 0 end
+local ok, e = pcall(cjson.decode, raw)
+if not ok or type(e) ~= 'table' or e.s ~= 'pending' or e.c ~= ARGV[1] then return 0 end
+e.l = 0
+redis.call('SET', KEYS[1], cjson.encode(e), 'KEEPTTL')
+return 1
+"""
+
+# KEYS[1] = entry; ARGV[1] = JSON entry without its lease; ARGV[2] = ttl ms; ARGV[3] = lease ms.
+# Returns {1} when created, else {0, stored entry, now_ms}.
+_CLAIM = """
+local now = redis.call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local raw = redis.call('GET', KEYS[1])
+if raw then return {0, raw, now_ms} end
+local e = cjson.decode(ARGV[1])
+e.l = now_ms + tonumber(ARGV[3])
+redis.call('SET', KEYS[1], cjson.encode(e), 'PX', tonumber(ARGV[2]))
+return {1}
+"""
+
 UNAVAILABLE = (
     "The server's idempotency store did not answer, so nothing was written; retry shortly with "
     "the same idempotency_key."
@@ -88,6 +131,9 @@ class RedisStore:
         self._prefix = prefix
         self._complete = self._redis.register_script(_COMPLETE)
         self._release = self._redis.register_script(_RELEASE)
+        self._take_over = self._redis.register_script(_TAKE_OVER)
+        self._mark_unknown = self._redis.register_script(_MARK_UNKNOWN)
+        self._claim = self._redis.register_script(_CLAIM)
         # store key -> id of the claim this process created or last observed for it
         self._claims: OrderedDict[str, str] = OrderedDict()
 
@@ -103,30 +149,52 @@ class RedisStore:
     async def aclose(self) -> None:
         await self._redis.aclose()
 
-    async def claim(self, key: str, fingerprint: str, ttl_s: float) -> Claim:
+    async def claim(
+        self, key: str, fingerprint: str, ttl_s: float, lease_s: float = DEFAULT_LEASE_S
+    ) -> Claim:
         name = self._prefix + key
         ttl_ms = max(1, int(ttl_s * 1000))
         try:
             for _ in range(_CLAIM_ATTEMPTS):
                 claim_id = secrets.token_hex(8)
                 entry = {"s": "pending", "f": fingerprint, "c": claim_id, "t": ttl_ms}
-                if await self._redis.set(name, _dumps(entry), nx=True, px=ttl_ms):
+                answer = await self._claim(keys=[name], args=[_dumps(entry), ttl_ms, int(lease_s * 1000)])
+                if int(answer[0]) == 1:
                     self._track(key, claim_id)
                     return Claim("new", fingerprint)
-                raw = await self._redis.get(name)
-                if raw is None:  # expired or released between SET and GET: claim again
-                    continue
-                stored = self._decode(raw)
+                stored = self._decode(answer[1])
                 if stored is None:  # unreadable entry (not ours): treat as absent
                     await self._redis.delete(name)
                     continue
                 self._track(key, str(stored.get("c", "")))
                 if stored.get("s") == "done":
                     return Claim("done", str(stored.get("f", "")), stored.get("r"))
-                return Claim("pending", str(stored.get("f", "")))
+                running = float(stored.get("l") or 0) > float(answer[2])
+                return Claim("pending", str(stored.get("f", "")), running=running)
         except self._errors as exc:
             raise self._unavailable(exc) from None
         raise self._unavailable(None)
+
+    async def take_over(self, key: str, lease_s: float = DEFAULT_LEASE_S) -> bool:
+        claim_id = secrets.token_hex(8)
+        try:
+            leased = await self._take_over(keys=[self._prefix + key], args=[claim_id, int(lease_s * 1000)])
+        except self._errors as exc:
+            raise self._unavailable(exc) from None
+        if int(leased) == 1:
+            self._track(key, claim_id)
+            return True
+        return False
+
+    async def mark_unknown(self, key: str) -> None:
+        claim_id = self._claims.pop(key, None)
+        if claim_id is None:
+            return
+        try:
+            await self._mark_unknown(keys=[self._prefix + key], args=[claim_id])
+        except self._errors as exc:  # the lease then simply runs out
+            log_event("idempotency_store_error", level=logging.WARNING, op="mark_unknown",
+                      error=type(exc).__name__)
 
     async def complete(self, key: str, result: Any) -> None:
         claim_id = self._claims.pop(key, None)

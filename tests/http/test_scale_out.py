@@ -135,3 +135,29 @@ async def test_lost_response_on_a_is_recovered_by_b_without_a_duplicate(
     with fake.lock:
         repo = fake.state.find_repo(OWNER, REPO)
         assert repo is not None and repo.issues[committed[0]].author == LOGIN_X
+
+
+async def test_duplicate_arriving_while_the_first_write_is_in_flight_waits_for_it(
+    replicas: tuple[str, str], fake: FakeGitHub
+) -> None:
+    """B receives the key while A's create is still running: B waits for A's result, no 2nd write."""
+    import anyio
+
+    a, b = replicas
+    title = "In flight across replicas"
+    args = {**BASE, "title": title, "idempotency_key": "in-flight-0001"}
+    fake.faults.add("issues/create", "slow_commit", delay=1.0)  # under the 1.5 s upstream timeout
+    results: dict[str, Any] = {}
+
+    async def call(name: str, url: str, after: float) -> None:
+        await anyio.sleep(after)
+        async with mcp_client(url, TOKEN_X) as client:
+            results[name] = await client.call_tool("github_create_issue", args)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(call, "a", a, 0.0)
+        group.start_soon(call, "b", b, 0.4)
+    assert not results["a"].is_error and not results["b"].is_error, results
+    assert without_request_id(results["a"].structured_content) == \
+        without_request_id(results["b"].structured_content)
+    assert len(numbers_titled(fake, title)) == 1 and creates(fake) == 1
