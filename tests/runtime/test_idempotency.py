@@ -189,3 +189,49 @@ async def test_memory_store_ttl_and_bound() -> None:
     for i in range(5):
         await go(r, w, key=f"other{i}")
     assert len(store) <= 3
+
+
+
+def store_key(key: str, *scope: Any) -> str:
+    import hashlib
+
+    from ghmcp_runtime.versioning import canonical_json
+
+    return hashlib.sha256(canonical_json([*scope, key])).hexdigest()
+
+
+async def test_a_running_attempt_is_never_raced_and_a_stuck_one_times_out_temporarily() -> None:
+    store = MemoryStore(clock=Clock())
+    assert (await store.claim(store_key("k"), "fp", 600, lease_s=60)).state == "new"
+    write = Writes()
+    with pytest.raises(ToolError) as info:
+        await IdempotencyRunner(store, wait_s=0.2, poll_s=0.05).run(
+            key="k", scope=(), fingerprint="fp", run=write, recover=None)
+    assert info.value.code == "upstream_unavailable" and info.value.temporary
+    assert write.calls == 0  # the other attempt still holds the lease
+
+
+async def test_an_expired_lease_is_taken_over_and_recovers_first() -> None:
+    clock = Clock()
+    store = MemoryStore(clock=clock)
+    assert (await store.claim(store_key("k"), "fp", 600, lease_s=60)).state == "new"
+    clock.now = 61.0  # that caller died without finishing
+    write = Writes()
+
+    async def recover() -> Any:
+        return {"number": 7}
+
+    result = await IdempotencyRunner(store).run(key="k", scope=(), fingerprint="fp", run=write,
+                                                recover=recover)
+    assert result == {"number": 7} and write.calls == 0
+    assert not await store.take_over(store_key("k"))  # done now: nothing to take over
+
+
+async def test_a_lost_outcome_gives_the_lease_up_at_once() -> None:
+    store = MemoryStore(clock=Clock())
+    lost = OutcomeUnknown("upstream_unavailable", "lost", temporary=True)
+    with pytest.raises(ToolError):
+        await IdempotencyRunner(store).run(key="k", scope=(), fingerprint="fp", run=Writes(lost),
+                                           recover=None)
+    claim = await store.claim(store_key("k"), "fp", 600)
+    assert claim.state == "pending" and not claim.running
