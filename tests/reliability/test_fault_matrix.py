@@ -1,0 +1,299 @@
+"""The fault matrix: every upstream condition × every tool, observed through the official client.
+
+For each cell a fresh fake GitHub is seeded, the condition is injected on the tool's primary
+endpoint for every request (a persistent fault), and the tool is called once in memory. Recorded:
+the code returned, `temporary`, `retry_after_ms`, how many requests reached the faulted endpoint
+(retries), and how many writes were applied there. The observations are rendered into
+docs/FAULTS.md; `test_committed_fault_table_is_current` fails when the committed file differs
+(regenerate with `FAULTS_WRITE=1 .venv/bin/python -m pytest tests/reliability/test_fault_matrix.py`).
+
+Asserted for every cell: a schema-valid result or error envelope (never a JSON-RPC error), no
+token in the output, no contract violation in the fake, a write endpoint is never sent a request
+twice and no write is ever applied twice.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from jsonschema import Draft202012Validator
+from mcp import Client
+
+from fakegithub import FakeGitHub
+from tests.reliability.reliability_support import (
+    FIXED_NOW,
+    OWNER,
+    REPO,
+    TOKEN,
+    TOOLS,
+    Recorder,
+    closed_port,
+    server_for,
+    small_seed,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+FAULTS_MD = ROOT / "docs" / "FAULTS.md"
+TIMEOUT_S = 0.5
+WRITE_METHODS = {"POST", "PATCH", "PUT", "DELETE"}
+
+
+@dataclass(frozen=True)
+class ToolCase:
+    tool: str
+    op: str  # the primary endpoint, where the fault is injected
+    args: Callable[[dict[str, Any]], dict[str, Any]]
+
+
+REPO_ARGS = {"owner": OWNER, "repo": REPO}
+CASES = [
+    ToolCase("github_get_issue", "issues/get", lambda s: {**REPO_ARGS, "issue_number": s["first"]}),
+    ToolCase("github_search_issues", "search/issues-and-pull-requests",
+             lambda s: {**REPO_ARGS, "query": "crash"}),
+    ToolCase("github_list_labels", "issues/list-labels-for-repo", lambda s: dict(REPO_ARGS)),
+    ToolCase("github_create_issue", "issues/create", lambda s: {**REPO_ARGS, "title": "Matrix issue"}),
+    ToolCase("github_update_issue", "issues/update",
+             lambda s: {**REPO_ARGS, "issue_number": s["first"], "title": "Renamed by the matrix"}),
+    ToolCase("github_add_comment", "issues/create-comment",
+             lambda s: {**REPO_ARGS, "issue_number": s["first"], "body": "Matrix comment"}),
+    ToolCase("github_create_label", "issues/create-label",
+             lambda s: {**REPO_ARGS, "name": "matrix-label", "color": "00ff00"}),
+    ToolCase("github_update_label", "issues/update-label",
+             lambda s: {**REPO_ARGS, "name": "triage", "description": "Updated by the matrix"}),
+    ToolCase("github_delete_label", "issues/delete-label", lambda s: {**REPO_ARGS, "name": "wontfix"}),
+]
+
+
+@dataclass(frozen=True)
+class Condition:
+    key: str
+    label: str
+    inject: Callable[[FakeGitHub, str], None]
+    applies: bool = False  # the faulted request is still performed (the write happens)
+    refused: bool = False  # no server at all: every request fails to connect
+
+
+def _status(status: int, body: Any = None, headers: dict[str, str] | None = None
+            ) -> Callable[[FakeGitHub, str], None]:
+    def inject(fake: FakeGitHub, op: str) -> None:
+        fake.faults.add(op, "status", status=status, body=body, headers=headers, times=None)
+    return inject
+
+
+def _kind(kind: str, **kw: Any) -> Callable[[FakeGitHub, str], None]:
+    def inject(fake: FakeGitHub, op: str) -> None:
+        fake.faults.add(op, kind, times=None, **kw)  # type: ignore[arg-type]
+    return inject
+
+
+def _both_404(fake: FakeGitHub, op: str) -> None:
+    fake.faults.add(op, "status", status=404, times=None)
+    fake.faults.add("repos/get", "status", status=404, times=None)
+
+
+RESET_AT = str(int(FIXED_NOW) + 60)
+DOCS = {"documentation_url": "https://docs.github.com/rest"}
+CONDITIONS = [
+    Condition("401", "401 Bad credentials", _status(401, {"message": "Bad credentials", "status": "401", **DOCS})),
+    Condition("403-scope", "403 missing scope (X-Accepted-OAuth-Scopes: repo, token has read:org)",
+              _status(403, {"message": "Resource not accessible by personal access token", "status": "403",
+                       **DOCS},
+                      {"x-accepted-oauth-scopes": "repo", "x-oauth-scopes": "read:org"})),
+    Condition("403-primary", "403 primary rate limit (remaining 0, reset in 60 s)",
+              _status(403, {"message": "API rate limit exceeded for user ID 1.", "status": "403", **DOCS},
+                      {"x-ratelimit-remaining": "0", "x-ratelimit-reset": RESET_AT})),
+    Condition("429-primary", "429 primary rate limit (remaining 0, reset in 60 s)",
+              _status(429, None, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": RESET_AT})),
+    Condition("403-secondary", "403 secondary rate limit (Retry-After: 30)",
+              lambda fake, op: fake.faults.secondary_rate_limit(op, retry_after=30, times=None)),
+    Condition("404", "404 on the endpoint, repository exists", _status(404)),
+    Condition("404-repo", "404 on the endpoint and on the repository", _both_404),
+    Condition("409", "409 Conflict", _status(409)),
+    Condition("410", "410 Gone", _status(410)),
+    Condition("422", "422 Validation Failed (field title, code invalid)",
+              _status(422, {"message": "Validation Failed", "status": "422", **DOCS, "errors": [
+                  {"resource": "Issue", "field": "title", "code": "invalid"}]})),
+    Condition("500", "500 (HTML error page)", _kind("html", status=500)),
+    Condition("502", "502 Bad Gateway", _status(502)),
+    Condition("503", "503 Service Unavailable", _status(503)),
+    Condition("timeout", f"timeout (no answer within the {TIMEOUT_S} s read timeout)",
+              _kind("timeout", delay=5.0)),
+    Condition("refused", "connection refused (nothing listening)", lambda fake, op: None, refused=True),
+    Condition("reset", "connection reset mid-body (request performed)", _kind("reset", partial=True),
+              applies=True),
+    Condition("malformed", "200 with malformed (truncated) JSON", _kind("malformed_json")),
+    Condition("slow-body", "slow body (4 chunks 50 ms apart, within the timeout)",
+              _kind("slow_body", delay=0.05, chunks=4), applies=True),
+    Condition("stalled-body", f"stalled body (chunks {TIMEOUT_S * 2} s apart, past the read timeout)",
+              _kind("slow_body", delay=TIMEOUT_S * 2, chunks=2), applies=True),
+]
+
+
+@dataclass(frozen=True)
+class Cell:
+    condition: str
+    tool: str
+    endpoint: str
+    code: str
+    temporary: bool | None
+    retry_after_ms: int | None
+    attempts: int
+    writes_applied: int
+    other_writes: int
+
+
+async def _run(case: ToolCase, cond: Condition) -> tuple[Cell, Any, FakeGitHub, Recorder]:
+    fake = FakeGitHub()
+    seeded = small_seed(fake)
+    op = fake.contract.operations[case.op]
+    cond.inject(fake, case.op)
+    if cond.refused:
+        recorder = Recorder(httpx.AsyncHTTPTransport())
+        server = server_for(recorder, base_url=f"http://127.0.0.1:{closed_port()}", timeout=TIMEOUT_S)
+    else:
+        recorder = Recorder(fake.asgi_transport())
+        server = server_for(recorder, timeout=TIMEOUT_S)
+    async with Client(server, cache=None) as client:
+        result = await client.call_tool(case.tool, case.args(seeded))
+
+    def route(method: str, path: str) -> str | None:
+        matched = fake.router.match(method, path)
+        return matched.operation.operation_id if matched else None
+
+    ops = [route(s.method, s.raw_path) for s in recorder.sent]
+    attempts = ops.count(case.op)
+    is_write = op.method in WRITE_METHODS
+    writes_applied = (attempts if cond.applies else 0) if is_write else 0
+    other_writes = sum(1 for s, o in zip(recorder.sent, ops, strict=True)
+                       if s.method in WRITE_METHODS and o != case.op)
+    data = result.structured_content or {}
+    cell = Cell(
+        condition=cond.key, tool=case.tool, endpoint=f"{op.method} {case.op}",
+        code=data.get("code", "ok") if result.is_error else "ok",
+        temporary=data.get("temporary") if result.is_error else None,
+        retry_after_ms=data.get("retry_after_ms") if result.is_error else None,
+        attempts=attempts, writes_applied=writes_applied, other_writes=other_writes,
+    )
+    return cell, result, fake, recorder
+
+
+@pytest.fixture(scope="module")
+def observed() -> list[tuple[Cell, Any, FakeGitHub, Recorder]]:
+    return [anyio.run(_run, case, cond) for cond in CONDITIONS for case in CASES]
+
+
+def test_every_cell_is_a_valid_answer_and_no_write_is_ever_duplicated(
+        observed: list[tuple[Cell, Any, FakeGitHub, Recorder]]) -> None:
+    for cell, result, fake, recorder in observed:
+        where = f"{cell.condition} × {cell.tool}"
+        tool = TOOLS[cell.tool]
+        data = result.structured_content
+        assert isinstance(data, dict), where
+        problems = [e.message for e in Draft202012Validator(tool.output_schema).iter_errors(data)]
+        assert not problems, (where, problems[:2])
+        assert result.is_error == ("code" in data), where
+        assert TOKEN not in json.dumps(result.model_dump(mode="json")), where
+        assert fake.violations == [], (where, fake.violations[:3])
+        if cell.endpoint.split()[0] in WRITE_METHODS:
+            assert cell.attempts <= 1, f"{where}: the write endpoint was sent {cell.attempts} requests"
+        assert cell.writes_applied <= 1, f"{where}: a write was applied {cell.writes_applied} times"
+        sent_writes = [(s.method, s.raw_path) for s in recorder.sent if s.method in WRITE_METHODS]
+        assert len(sent_writes) == len(set(sent_writes)), f"{where}: a write was repeated: {sent_writes}"
+        if result.is_error:
+            assert data["temporary"] or data["retry_after_ms"] is None, where
+            assert not data["temporary"] or data["retry_after_ms"] is not None, where
+
+
+def test_reads_are_retried_only_when_the_failure_is_temporary(
+        observed: list[tuple[Cell, Any, FakeGitHub, Recorder]]) -> None:
+    for cell, _result, _fake, _rec in observed:
+        if cell.endpoint.split()[0] in WRITE_METHODS:
+            continue
+        transient = cell.condition in ("500", "502", "503", "timeout", "refused", "reset", "malformed",
+                                       "stalled-body")
+        expected = 3 if transient else 1
+        assert cell.attempts == expected, f"{cell.condition} × {cell.tool}: {cell.attempts} attempts"
+
+
+def _yes(value: bool | None) -> str:
+    return "—" if value is None else ("yes" if value else "no")
+
+
+def render(cells: list[Cell]) -> str:
+    by_cond = {c.key: c for c in CONDITIONS}
+    lines = [
+        "# Fault matrix",
+        "",
+        "<!-- Generated by tests/reliability/test_fault_matrix.py from what the run observed; do not edit.",
+        "     Regenerate: FAULTS_WRITE=1 .venv/bin/python -m pytest tests/reliability/test_fault_matrix.py -->",
+        "",
+        "Every upstream condition × every tool, observed through the official MCP client (in memory)",
+        "against the fake GitHub. In each cell a freshly seeded fake answers **every** request to the",
+        "tool's primary endpoint with the condition (a persistent fault); the tool's other requests",
+        f"are served normally. Upstream read timeout {TIMEOUT_S} s; read retries: up to 3 attempts with",
+        "millisecond backoff (production: 0.25–2 s), waits from `Retry-After` honoured only when they fit",
+        "the retry budget; writes are never retried.",
+        "",
+        "Columns: **code** returned (`ok` = success), **temp.** = `temporary`, **retry after** =",
+        "`retry_after_ms`, **attempts** = requests that reached the faulted endpoint (more than 1 =",
+        "retried), **applied** = writes the fake performed at that endpoint, **dup.** = a write",
+        "applied twice (asserted never). The test also asserts, for every cell: a schema-valid result",
+        "or error envelope (no JSON-RPC error), no token in the output, no request the spec rejects,",
+        "and never the same write request sent twice. Attempts 0 means the tool failed at an",
+        "earlier request (with nothing listening, its first read fails), so nothing reached the",
+        "faulted endpoint.",
+        "",
+    ]
+    # compact grid first
+    tools = [c.tool for c in CASES]
+    lines.append("## At a glance (code; ↻ = retried)")
+    lines.append("")
+    lines.append("| condition | " + " | ".join(f"`{t.removeprefix('github_')}`" for t in tools) + " |")
+    lines.append("|---|" + "---|" * len(tools))
+    index = {(c.condition, c.tool): c for c in cells}
+    for cond in CONDITIONS:
+        row = []
+        for t in tools:
+            c = index[(cond.key, t)]
+            row.append(f"{c.code}{' ↻' if c.attempts > 1 else ''}")
+        lines.append(f"| {cond.label} | " + " | ".join(row) + " |")
+    lines.append("")
+    lines.append("## Cells")
+    lines.append("")
+    for cond in CONDITIONS:
+        lines.append(f"### {by_cond[cond.key].label}")
+        lines.append("")
+        lines.append("| tool | faulted endpoint | code | temp. | retry after | attempts | retried | applied | dup. |")
+        lines.append("|---|---|---|---|---:|---:|---|---:|---|")
+        for t in tools:
+            c = index[(cond.key, t)]
+            retry_after = "—" if c.retry_after_ms is None else f"{c.retry_after_ms:,} ms"
+            lines.append(
+                f"| `{c.tool}` | `{c.endpoint}` | `{c.code}` | {_yes(c.temporary)} | {retry_after} | "
+                f"{c.attempts} | {'yes' if c.attempts > 1 else 'no'} | "
+                f"{c.writes_applied if c.endpoint.split()[0] in WRITE_METHODS else '—'} | "
+                f"{'YES' if c.writes_applied > 1 else 'no'} |")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def test_committed_fault_table_is_current(observed: list[tuple[Cell, Any, FakeGitHub, Recorder]]) -> None:
+    text = render([cell for cell, *_ in observed])
+    if os.environ.get("FAULTS_WRITE") == "1":
+        FAULTS_MD.write_text(text, encoding="utf-8")
+    committed = FAULTS_MD.read_text(encoding="utf-8") if FAULTS_MD.exists() else ""
+    if committed != text:
+        diff = "".join(difflib.unified_diff(committed.splitlines(True), text.splitlines(True),
+                                            "docs/FAULTS.md (committed)", "docs/FAULTS.md (this run)"))
+        pytest.fail("docs/FAULTS.md differs from what this run observed; if the change is intended, "
+                    "regenerate it with FAULTS_WRITE=1 .venv/bin/python -m pytest "
+                    f"tests/reliability/test_fault_matrix.py\n{diff[:6000]}")
