@@ -10,9 +10,17 @@ HOSTILE = [
     "", " ", "\x00", "../", "%2e%2e/", "..", ".", "?x=1", "#frag", "a/b", "\r\nX-Injected: 1",
     "${jndi:x}", "{{7*7}}", '"; DROP TABLE issues; --', "\u202e\u0645\u0631\u062d\u0628\u0627",
     "😀" * 10, "ghp_" + "A" * 36, "x" * 1_000_000, "\ud7ff", "null", "[]", "{}",
+    # path and query smuggling, encoded and not
+    "..%2f", "%2e%2e%2f", "%2E%2E", "..\\", "/../../../etc/passwd", "a/../../b", "?x=", "&per_page=1",
+    "%3Fx%3D1", "%00", "a\x00b", "%0d%0aX-Injected:%201", "\r\n", "\n", "\t", "@evil.example",
+    # unicode: separators, BOM, combining marks, astral plane, right-to-left override
+    "\u2028\u2029", "\ufeff", "e\u0301", "\U0001d54f" * 50, "\U0010ffff", "\u202egnp.exe",
+    # GitHub search syntax and numbers as text
+    'label:"x" OR is:pr', "repo:other/repo", "99999999999999999999", "-1", "1e309", "NaN",
 ]
+HUGE_INTS = [2**31, 2**53 + 1, 2**63, -(2**63) - 1, 2**64, 10**100, -(10**100)]
 JUNK: st.SearchStrategy[Any] = st.recursive(
-    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70)
+    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | st.sampled_from(HUGE_INTS)
     | st.floats(allow_nan=False) | st.text(max_size=20) | st.sampled_from(HOSTILE),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
     max_leaves=8,
