@@ -41,8 +41,15 @@ update-spec: $(STAMP)
 compat: $(STAMP)
 	$(PY) tests/compat/inspector_compat.py
 
+# Side-by-side benchmarks (< 5 min): generation, cold start, tool surface, per-call overhead,
+# response size, HTTP throughput and load, each next to a peer measured in the same run; writes
+# docs/BENCHMARKS.md and bench/results.json. FastMCP 4.1.6 goes into bench/.peer-venv on first use.
 bench: $(STAMP)
-	$(PY) bench/generate.py
+	$(PY) bench/run.py
+
+# Long fuzz: 2 property tests x 9 tools x 560 examples = 10,080 calls (make test runs 40 per tool).
+fuzz: $(STAMP)
+	FUZZ_EXAMPLES=560 $(PY) -m pytest -q tests/functional/test_fuzz.py tests/reliability/test_fuzz_hostile.py
 
 clean-venv:
 	rm -rf $(VENV)
