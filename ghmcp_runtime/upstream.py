@@ -128,7 +128,13 @@ class GitHubUpstream:
 
     def url(self, template: str, path: Mapping[str, str | int]) -> str:
         def segment(m: re.Match[str]) -> str:
-            return quote(str(path[m.group(1)]), safe="")
+            value = quote(str(path[m.group(1)]), safe="")
+            if value in ("", ".", ".."):
+                # URL normalization (here or at GitHub) would drop the segment and address
+                # another resource: DELETE …/labels/.. is the issue itself. Never send it.
+                raise ToolError("invalid_field", "A name cannot be empty, '.' or '..'.",
+                                details={"reason": f"{m.group(1)} is empty or a dot segment"})
+            return value
 
         return self.base_url + _PARAM.sub(segment, template)
 

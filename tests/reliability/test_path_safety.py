@@ -71,10 +71,6 @@ def test_label_tools_refuse_dot_names_before_any_request(name: str) -> None:
         assert recorder.sent == [], tool
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG (ghmcp_runtime/upstream.py GitHubUpstream.url): dot segments are not encoded, httpx "
-    "removes them; remove_labels ['.'] sends DELETE /repos/{o}/{r}/issues/{n}/labels (GitHub: "
-    "remove ALL labels from the issue) and ['..'] sends DELETE /repos/{o}/{r}/issues/{n}"))
 @pytest.mark.parametrize("name", [".", ".."])
 def test_remove_labels_with_a_dot_name_stays_on_the_label_endpoint(name: str) -> None:
     fake = FakeGitHub()
@@ -88,11 +84,14 @@ def test_remove_labels_with_a_dot_name_stays_on_the_label_endpoint(name: str) ->
     assert fake.violations == []
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: GitHubUpstream.url leaves dot segments to httpx")
-def test_the_runtime_url_keeps_every_path_parameter_a_segment() -> None:
+def test_the_runtime_never_builds_a_url_with_a_dot_or_empty_segment() -> None:
+    from ghmcp_runtime.errors import ToolError
     from ghmcp_runtime.upstream import GitHubUpstream
 
     upstream = GitHubUpstream(base_url="https://api.github.com")
-    for value in (".", ".."):
-        url = upstream.url("/repos/{owner}/{repo}/labels/{name}", {"owner": "o", "repo": "r", "name": value})
-        assert httpx.URL(url).raw_path.decode().startswith("/repos/o/r/labels/"), url
+    for value in (".", "..", ""):
+        with pytest.raises(ToolError) as refused:
+            upstream.url("/repos/{owner}/{repo}/labels/{name}", {"owner": "o", "repo": "r", "name": value})
+        assert refused.value.code == "invalid_field"
+    url = upstream.url("/repos/{owner}/{repo}/labels/{name}", {"owner": "o", "repo": "r", "name": "a/.."})
+    assert httpx.URL(url).raw_path.decode() == "/repos/o/r/labels/a%2F.."
