@@ -159,9 +159,9 @@ class ResourceRuntime:
 
     def _error(self, err: ToolError, uri: str, request_id: str,
                extra: Mapping[str, Any] | None = None) -> MCPError:
-        details = err.details or {}
-        if "field" not in details and "fields" not in details:
-            err.details = {"field": "uri", **details, "reason": details.get("reason", err.message)}
+        # a read has one input, its URI: every field-level detail points there
+        details = {k: v for k, v in (err.details or {}).items() if k not in ("field", "fields")}
+        err.details = {**details, "field": "uri", "reason": details.get("reason", err.message)}
         envelope = err.envelope(request_id=request_id, fingerprint=self.spec.fingerprint)
         data = {**jsonrpc_data(envelope, resource_uri=uri), **(extra or {})}
         is_caller = err.code in CALLER_CODES or err.code.endswith("_not_found")

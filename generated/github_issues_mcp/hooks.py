@@ -771,3 +771,7 @@ async def delete_label(ctx: ToolContext, args: GithubDeleteLabelArgs) -> GithubD
     except ToolError as err:
         raise _label_missing(err, args) from None
     return {"deleted_label": _label_row(ctx, current)}
+
+
+async def read_label(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
+    return {"label": _label_row(ctx, await _get_label(ctx, params))}

@@ -11,7 +11,7 @@ from ghmcp_runtime.rules import Rule, with_rules
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+8f25326e66de"
+FINGERPRINT = "github-issues-mcp@0.1.0+c11695578e80"
 
 
 def _text(name: str) -> str:
@@ -790,6 +790,22 @@ TEMPLATES = (
         ttl_ms=60000,
         cache_scope="private",
         completions={
+            "owner": hooks.complete_owner,
+            "repo": hooks.complete_repo,
+        },
+    ),
+    TemplateResource(
+        uri_template="ghissues://repos/{owner}/{repo}/labels/{name}",
+        name="label",
+        title="Label",
+        description="One label (name, color, description). A missing label is a label_not_found error.",
+        mime_type="application/json",
+        tool="github_list_labels",
+        handler=hooks.read_label,
+        ttl_ms=60000,
+        cache_scope="private",
+        completions={
+            "name": hooks.complete_label,
             "owner": hooks.complete_owner,
             "repo": hooks.complete_repo,
         },

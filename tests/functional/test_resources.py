@@ -147,3 +147,18 @@ async def test_completion_offers_owners_repositories_and_labels(fake: FakeGitHub
     assert owners.completion.values == ["octo-org", "octocat"]
     assert repos.completion.values == [REPO]
     assert labels.completion.values == ["good first issue"]
+
+
+async def test_one_label_resource(fake: FakeGitHub, seeded: dict[str, Any]) -> None:
+    async with Client(in_memory_server(fake), cache=None) as client:
+        label = await read_json(client, f"{ROOT}/labels/good%20first%20issue")
+        with pytest.raises(MCPError) as missing:
+            await client.read_resource(f"{ROOT}/labels/no-such-label")
+        names = await client.complete(ResourceTemplateReference(uri="ghissues://repos/{owner}/{repo}/labels/{name}"),
+                                      argument={"name": "name", "value": "tri"},
+                                      context_arguments={"owner": OWNER, "repo": REPO})
+    assert label == {"label": {"name": "good first issue", "color": "ededed"}}
+    data = missing.value.error.data
+    assert data["machine_code"] == "label_not_found" and data["details"]["field"] == "uri"
+    assert "no-such-label" not in json.dumps(data["details"]) + data["human_message"]
+    assert names.completion.values == ["triage"]
