@@ -30,7 +30,7 @@ from generator.overrides import OverrideFile, ParamDef, ShapeField, ToolDef
 from generator.schemas import compact, is_union, object_branches, python_type, walk
 from generator.spec import SpecOperation, iter_operations, resolve_ref
 from generator.yamlsrc import Located
-from ghmcp_runtime.errors import ENVELOPE_SCHEMA, UNIVERSAL_CODES
+from ghmcp_runtime.errors import ENVELOPE_OUTPUT_SCHEMA, UNIVERSAL_CODES
 
 JSON = Any
 ALWAYS_CODES = (*UNIVERSAL_CODES, "internal_error")
@@ -357,7 +357,7 @@ class Builder:
             params=built_params,
             output=built_output,
             input_schema=input_schema,
-            output_schema={"type": "object", "oneOf": [success, ENVELOPE_SCHEMA]},
+            output_schema={"type": "object", "oneOf": [success, ENVELOPE_OUTPUT_SCHEMA]},
             success_schema=success,
             annotations=IRAnnotations(read_only=a.read_only, open_world=a.open_world,
                                       destructive=a.destructive, idempotent=a.idempotent, why=a.why),

@@ -141,3 +141,13 @@ ENVELOPE_SCHEMA: dict[str, Any] = {
         "fingerprint": {"type": "string"},
     },
 }
+
+
+# What each tool's outputSchema carries for the error branch: the required core only, left open
+# (details, repair, fingerprint … are allowed) so nine tools don't each repeat ~1 KB. The closed,
+# complete ENVELOPE_SCHEMA is published once, in the error-catalog resource.
+ENVELOPE_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ENVELOPE_SCHEMA["required"],
+    "properties": {name: ENVELOPE_SCHEMA["properties"][name] for name in ENVELOPE_SCHEMA["required"]},
+}

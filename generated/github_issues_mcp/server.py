@@ -11,7 +11,7 @@ from ghmcp_runtime.rules import Rule, with_rules
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+c11695578e80"
+FINGERPRINT = "github-issues-mcp@0.1.0+65759ca30b3e"
 
 
 def _text(name: str) -> str:

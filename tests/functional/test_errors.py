@@ -6,10 +6,12 @@ import json
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 from mcp import Client
 
 from fakegithub import FakeGitHub
 from ghmcp_runtime.cursors import HmacCursorCodec
+from ghmcp_runtime.errors import ENVELOPE_SCHEMA
 from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
 from tests.functional.conftest import OWNER, REPO, TOKEN, in_memory_server, payload
 
@@ -24,6 +26,8 @@ async def call(server: Any, name: str, args: dict[str, Any]) -> dict[str, Any]:
     data = payload(result)
     assert result.is_error == ("code" in data)
     if result.is_error:
+        problems = list(Draft202012Validator(ENVELOPE_SCHEMA).iter_errors(data))
+        assert not problems, problems[0].message  # the closed schema of the error catalog
         assert set(data) >= {"code", "message", "temporary", "retry_after_ms", "request_id",
                              "fingerprint"}
         assert data["temporary"] or data["retry_after_ms"] is None

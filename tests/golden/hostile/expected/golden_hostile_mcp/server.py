@@ -10,7 +10,7 @@ from ghmcp_runtime.rules import Rule, with_rules
 
 from . import hooks, operations
 
-FINGERPRINT = "golden-hostile@0.0.1+\"\"\"'''{{x}}\\\\+398088abbf9c"
+FINGERPRINT = "golden-hostile@0.0.1+\"\"\"'''{{x}}\\\\+277405d0dc0d"
 
 
 def _text(name: str) -> str:

@@ -9,7 +9,7 @@ from ghmcp_runtime import Annotations, ErrorCode, FieldRule, ServerSpec, Shape, 
 
 from . import hooks, operations
 
-FINGERPRINT = "golden-shapes@0.0.1+9a180fbcf459"
+FINGERPRINT = "golden-shapes@0.0.1+e9bac4c368ba"
 
 
 def _text(name: str) -> str:
