@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import os
 import platform
@@ -22,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import time
+import types
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from importlib.metadata import version
@@ -370,6 +372,86 @@ def bench_per_call(peer_py: Path, spec: Path, fake_url: str, reps: int, warmup: 
     return out
 
 
+async def _breakdown(fake_url: str, n: int) -> dict[str, Any]:
+    """Pieces of our per-call cost, each timed alone: the client's output validation, our argument
+    validation, the log lines, the projection of the issue and its comments."""
+    from jsonschema.exceptions import best_match
+    from jsonschema.validators import validator_for
+    from mcp import Client
+    from referencing import Registry
+
+    from ghmcp_runtime.app import Settings, build_server
+    from ghmcp_runtime.logs import log_event
+    from ghmcp_runtime.projection import ShapeProjector
+    from ghmcp_runtime.validation import ArgumentValidator
+    from github_issues_mcp import SERVER
+
+    tool = next(t for t in SERVER.tools if t.name == "github_get_issue")
+    server = build_server(SERVER, Settings(github_token=TOKEN, api_url=fake_url, cursor_secret=b"bench"))
+    async with Client(server, mode="legacy", cache=None) as client:
+        result = await client.call_tool("github_get_issue", GET_ISSUE_ARGS)
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+    structured = result.structured_content
+    schema = listed["github_get_issue"].output_schema
+    validator = validator_for(schema)(schema, registry=Registry())
+    args_validator = ArgumentValidator(tool.input_schema)
+    projector = ShapeProjector(SERVER.shapes)
+    async with httpx.AsyncClient(base_url=fake_url, headers=GH_HEADERS) as http:
+        raw_issue = (await http.get(f"/repos/{OWNER}/{REPO}/issues/{ISSUE}")).json()
+        raw_comments = (await http.get(f"/repos/{OWNER}/{REPO}/issues/{ISSUE}/comments")).json()
+
+    def timed(fn: Callable[[], Any]) -> float:
+        samples = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            fn()
+            samples.append(time.perf_counter() - t0)
+        return statistics.median(samples) * 1e6
+
+    def logs() -> None:
+        for event in ("upstream", "upstream", "tool_call"):
+            log_event(event, op="issues/get", method="GET", status=200, ms=1, attempt=1,
+                      request_id="req_000000000000", github_request_id="0000:0000")
+
+    def project() -> None:
+        projector.project("issue", raw_issue, "full", {"version": "x"})
+        for c in raw_comments:
+            projector.project("comment", c, "full", {})
+
+    async def one_request(label: str) -> float:
+        async with httpx.AsyncClient(base_url=fake_url, headers=GH_HEADERS) as http:
+            async def get() -> None:
+                (await http.get(f"/repos/{OWNER}/{REPO}/issues/{ISSUE}")).json()
+
+            return statistics.median(await _time_calls(get, 20, n)) * 1e6
+
+    # httpcore 1.0.x runs `import sniffio` on every lock it takes; the package is not installed,
+    # and a failed import is not cached, so each request scans sys.path. Measure both ways.
+    installed = importlib.util.find_spec("sniffio") is not None
+    missing = await one_request("as installed")
+    stub = types.ModuleType("sniffio")
+    stub.current_async_library = lambda: "asyncio"  # type: ignore[attr-defined]
+    had = sys.modules.get("sniffio")
+    sys.modules["sniffio"] = stub
+    try:
+        present = await one_request("with sniffio importable")
+    finally:
+        if had is None:
+            sys.modules.pop("sniffio", None)
+        else:
+            sys.modules["sniffio"] = had
+    return {
+        "n": n,
+        "httpx_request_as_installed_us": missing,
+        "httpx_request_with_sniffio_us": present,
+        "sniffio_installed": installed,
+        "client_output_validation_us": timed(lambda: best_match(validator.iter_errors(structured))),
+        "argument_validation_us": timed(lambda: args_validator.validate(GET_ISSUE_ARGS)),
+        "log_lines_us": timed(logs),
+        "projection_us": timed(project),
+    }
+
+
 # -- 5. response size -------------------------------------------------------------------------
 
 
@@ -549,21 +631,38 @@ def main(argv: list[str] | None = None) -> int:
     spec = trimmed_spec()
     reps = 5
     results: dict[str, Any] = {"environment": environment(peer_versions()), "fastmcp": FASTMCP_VERSION}
+    sections: dict[str, float] = {}
+    mark = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal mark
+        now = time.perf_counter()
+        sections[name] = round(now - mark, 1)
+        mark = now
+
+    lap("setup")
     if args.skip_generate and (BENCH / "results-generate.json").exists():
         results["generation"] = json.loads((BENCH / "results-generate.json").read_text())
     else:
         results["generation"] = bench_generation(args.quick)
+    lap("generation")
     with fake_process() as fake_url:
         cold = bench_cold_start(peer_py, spec, fake_url, 7)
         results["surface"] = bench_surface(cold)
         cold.pop("_listing")
         results["cold_start"] = cold
+        lap("cold_start")
         results["per_call"] = bench_per_call(peer_py, spec, fake_url, reps, 20 if not args.quick else 5,
                                              200 if not args.quick else 40)
+        results["breakdown"] = asyncio.run(_breakdown(fake_url, 200))
+        lap("per_call")
         results["response_size"] = bench_response_size(peer_py, spec, fake_url)
-        levels = {1: 100, 8: 240, 32: 480} if not args.quick else {1: 20, 8: 48, 32: 96}
+        lap("response_size")
+        levels = {1: 40, 8: 96, 32: 192} if not args.quick else {1: 20, 8: 48, 32: 96}
         results.update(bench_http(peer_py, spec, fake_url, reps, levels,
                                   2000 if not args.quick else 400, 32))
+        lap("http")
+    results["section_s"] = sections
     results["runtime_s"] = time.perf_counter() - started
     results["environment"]["loadavg_end"] = os.getloadavg()[0]
     from bench.report import render

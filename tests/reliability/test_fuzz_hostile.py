@@ -47,8 +47,8 @@ from tests.reliability.reliability_support import (
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "40"))
 # Labels with hostile names, so label paths (/labels/{name}, /issues/{n}/labels/{name}) carry
-# them for real. "." and ".." are left out: see test_path_safety.py (a known bug, xfail).
-HOSTILE_LABELS = ["a/b", "%2e%2e", "..%2f", "?x=1", "#frag", "ünïcødé 😀", "\u202eabc", "x y",
+# them for real ("." and "..": see test_path_safety.py).
+HOSTILE_LABELS = [".", "..", "a/b", "%2e%2e", "..%2f", "?x=1", "#frag", "ünïcødé 😀", "\u202eabc", "x y",
                   "label:\"q\"", "100%"]
 REPO_ARGS = {"owner": OWNER, "repo": REPO}
 HOSTILE_ISSUE = 4  # small_seed makes #1, #2 and pull request #3; the world fixture adds #4

@@ -1,12 +1,11 @@
 """Path parameters are single segments on the wire, whatever their value.
 
 `GitHubUpstream.url` percent-encodes every path parameter (`quote(..., safe="")`), so `/`, `?`,
-`#` and `%` cannot escape their segment. Dot segments are the exception: `quote` leaves `.` and
-`..` alone and httpx then normalizes them away (RFC 3986 remove_dot_segments), so the request
-goes to a *different* endpoint. The label tools refuse `.`/`..` names up front; a label that
-already exists under such a name still reaches `DELETE .../issues/{n}/labels/{name}` through
-`github_update_issue` `remove_labels` — the strict xfail below documents that bug until the
-runtime encodes or refuses dot segments.
+`#` and `%` cannot escape their segment. Dot segments were the exception: `quote` leaves `.` and
+`..` alone and httpx normalizes them away, so `github_update_issue` `remove_labels: ["."]` on a
+repository that has such a label sent `DELETE /repos/{o}/{r}/issues/{n}/labels` (on GitHub:
+remove every label) and `[".."]` sent `DELETE /repos/{o}/{r}/issues/{n}`. Found by this harness
+(then a strict xfail), fixed in dd34f29: the runtime refuses empty and dot segments.
 """
 
 from __future__ import annotations
