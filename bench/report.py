@@ -175,7 +175,8 @@ def _sniffio_note(b: dict[str, Any]) -> str:
     if b.get("sniffio_installed", True):
         return ""
     saved = b["httpx_request_as_installed_us"] - b["httpx_request_with_sniffio_us"]
-    return (f" Not in the overhead but in every upstream request: `httpx` 0.28's `httpcore` runs "
+    return (f" Every upstream request of ours (and the httpx direct baseline, so it cancels out of "
+            f"the overhead) pays a library cost: `httpx` 0.28's `httpcore` runs "
             f"`import sniffio` on each connection-pool lock, `sniffio` is not installed, and a failed "
             f"import is retried (a sys.path scan) every time: one loopback request takes "
             f"{b['httpx_request_as_installed_us'] / 1000:.2f} ms as installed vs "
@@ -190,22 +191,27 @@ def explain(row: Row, r: dict[str, Any]) -> str:
     key = row.key
     if key.startswith("surface_ghmcp"):
         t, g = ours["totals"], gh["totals"]
+        pd, gpd = ours["input_parameter_description_bytes"], gh["input_parameter_description_bytes"]
         return (
             f"**What limits it: the contract we publish.** Our {ours['tools']} tools take "
-            f"{_b(ours['array_bytes'])}: outputSchemas {_b(t['outputSchema'])} ({_pct(ours['share']['outputSchema'])}), "
-            f"inputSchemas {_b(t['inputSchema'])} ({_pct(ours['share']['inputSchema'])}), descriptions "
-            f"{_b(t['description'])} ({_pct(ours['share']['description'])}). github-mcp-server's "
-            f"{gh['tools']} tools ({_b(gh['array_bytes'])}) publish no outputSchema and no error contract, "
-            f"open inputSchemas ({gh['closed_input_schemas']} of {gh['tools']} closed; ours "
-            f"{ours['closed_input_schemas']} of {ours['tools']}) with no patterns or length limits, and "
-            f"{_b(g['description'])} of descriptions. Without the outputSchemas we are at "
-            f"{_b(ours['bytes_without_output_schemas'])} ({ours['bytes_without_output_schemas'] / gh['array_bytes']:.2f}\u00d7); "
-            "the rest is the per-parameter descriptions, the worked example and the error-code "
-            "sentence in every tool description, the `pattern`/`maxLength` limits that let us refuse "
-            "bad input before any request, and the `oneOf` success|error-envelope outputSchema that "
-            "each tool repeats in full. The target (no larger while carrying outputSchemas) is not met: "
-            "closing it means sharing the envelope and row schemas instead of inlining them in every "
-            "tool, and shorter parameter descriptions."
+            f"{_b(ours['array_bytes'])}: inputSchemas {_b(t['inputSchema'])} ({_pct(ours['share']['inputSchema'])}; "
+            f"{_b(pd)} of it parameter descriptions), outputSchemas {_b(t['outputSchema'])} "
+            f"({_pct(ours['share']['outputSchema'])}; {_b(ours['error_branch_bytes'])} of it the error-envelope "
+            f"branch repeated in each tool's `oneOf`), tool descriptions {_b(t['description'])} "
+            f"({_pct(ours['share']['description'])}). github-mcp-server's {gh['tools']} tools "
+            f"({_b(gh['array_bytes'])}) publish no outputSchema and no error contract, open "
+            f"inputSchemas ({gh['closed_input_schemas']} of {gh['tools']} closed; ours "
+            f"{ours['closed_input_schemas']} of {ours['tools']}) without patterns or length limits, "
+            f"{_b(gpd)} of parameter descriptions and {_b(g['description'])} of tool descriptions. "
+            f"Without our outputSchemas we are at {_b(ours['bytes_without_output_schemas'])} "
+            f"({ours['bytes_without_output_schemas'] / gh['array_bytes']:.2f}\u00d7); of that remaining "
+            f"gap, tool descriptions account for {_b(t['description'] - g['description'])} (each of ours "
+            "carries when to use it, a worked example and the error-code sentence), inputSchemas for "
+            f"{_b(t['inputSchema'] - g['inputSchema'])} (closed schemas with `pattern`/`maxLength` limits "
+            "that let the server refuse bad input before any request; parameter descriptions are about "
+            "the same size on both sides), the rest titles and annotations. The target (no larger while "
+            "carrying outputSchemas) is not met; the levers are shorter tool descriptions and one shared "
+            "error-envelope definition instead of a copy in every tool."
         )
     if key == "cold_floor":
         return (
@@ -411,6 +417,16 @@ def _details(r: dict[str, Any], w: Callable[[str], None]) -> None:
               f"{f['p50_ms']:.1f} / {f['p99_ms']:.1f} ms | "
               f"{o['calls_per_s']['median'] / f['calls_per_s']['median']:.2f} | {o['failures']} / {f['failures']} |")
     w("")
+    gi, ll = tp["get_issue"], tp["list_labels"]
+    gi_r = [gi["ours"][c]["calls_per_s"]["median"] / gi["fastmcp"][c]["calls_per_s"]["median"] for c in _levels(tp)]
+    ll_r = [ll["ours"][c]["calls_per_s"]["median"] / ll["fastmcp"][c]["calls_per_s"]["median"] for c in _levels(tp)]
+    w(f"Reading the ratios: on *list labels* (one upstream request on both sides) we run at "
+      f"{min(ll_r):.2f}\u2013{max(ll_r):.2f}\u00d7 FastMCP's rate, so the MCP/HTTP serving cost per call is "
+      f"about equal. On *get an issue* we are at {min(gi_r):.2f}\u2013{max(gi_r):.2f}\u00d7 because "
+      "`github_get_issue` does twice the upstream work (the issue and its first comments page, which "
+      "FastMCP's client would need a second `issueslist_comments` call for), and on this 2-CPU box the "
+      "fake GitHub, both servers and the load generator compete for the same CPUs."
+      + _sniffio_note(r.get("breakdown", {"sniffio_installed": True})) + "\n")
     ld = r["load"]
     w("## 7. Load\n")
     w("After the throughput runs, on the same server processes: one run of "

@@ -208,6 +208,26 @@ def _tool_parts(tool: dict[str, Any]) -> dict[str, int]:
     return parts
 
 
+def _descriptions_in(schema: Any) -> int:
+    """Bytes of every `description` string inside a JSON schema (parameter descriptions)."""
+    if isinstance(schema, dict):
+        own = nbytes(schema["description"]) if isinstance(schema.get("description"), str) else 0
+        return own + sum(_descriptions_in(v) for k, v in schema.items() if k != "description")
+    if isinstance(schema, list):
+        return sum(_descriptions_in(v) for v in schema)
+    return 0
+
+
+def _error_branches(tools: list[dict[str, Any]]) -> int:
+    """Bytes of outputSchema `oneOf` branches that describe the error envelope (have `code`)."""
+    total = 0
+    for t in tools:
+        for branch in t.get("outputSchema", {}).get("oneOf", []):
+            if isinstance(branch, dict) and "code" in branch.get("properties", {}):
+                total += nbytes(branch)
+    return total
+
+
 def _surface(tools: list[dict[str, Any]]) -> dict[str, Any]:
     per_tool = {t["name"]: _tool_parts(t) for t in tools}
     totals = {k: sum(p[k] for p in per_tool.values()) for k in ("description", "inputSchema",
@@ -221,6 +241,8 @@ def _surface(tools: list[dict[str, Any]]) -> dict[str, Any]:
         "with_output_schema": sum(1 for t in tools if "outputSchema" in t),
         "closed_input_schemas": sum(1 for t in tools if t.get("inputSchema", {}).get("additionalProperties") is False),
         "bytes_without_output_schemas": nbytes([{k: v for k, v in t.items() if k != "outputSchema"} for t in tools]),
+        "input_parameter_description_bytes": sum(_descriptions_in(t.get("inputSchema", {})) for t in tools),
+        "error_branch_bytes": _error_branches(tools),
     }
 
 
