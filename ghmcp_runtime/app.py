@@ -194,9 +194,11 @@ class _ToolRuntime:
                 details={"field": "name", "reason": "not a tool of this server"},
             )
         args = params.arguments if params.arguments is not None else {}
-        invalid = self.validators[tool.name].validate(args)
+        validator = self.validators[tool.name]
+        invalid = validator.validate(args)
         if invalid is not None:
             raise invalid
+        args = validator.normalize(args)
         tctx = self.context_for(tool, ctx.request, args, request_id)
         try:
             result = await tool.handler(tctx, args)

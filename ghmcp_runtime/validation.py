@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
-
-from jsonschema import Draft202012Validator, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from ghmcp_runtime.errors import ToolError
 from ghmcp_runtime.logs import redact
+
+if TYPE_CHECKING:  # jsonschema costs ~35 ms to import: loaded on the first call, not at start-up
+    from jsonschema import Draft202012Validator, ValidationError
 
 MAX_FIELD_CHARS = 64
 MAX_ENUM_LISTED = 30
@@ -49,10 +50,23 @@ def _types(value: Any) -> str:
 class ArgumentValidator:
     def __init__(self, input_schema: Mapping[str, Any]) -> None:
         self._schema: dict[str, Any] = plain(input_schema)
-        Draft202012Validator.check_schema(self._schema)
-        self._validator = Draft202012Validator(
-            self._schema, format_checker=Draft202012Validator.FORMAT_CHECKER
-        )
+        self._compiled: Draft202012Validator | None = None
+
+    @property
+    def _validator(self) -> Draft202012Validator:
+        if self._compiled is None:
+            from jsonschema import Draft202012Validator
+
+            Draft202012Validator.check_schema(self._schema)
+            self._compiled = Draft202012Validator(
+                self._schema, format_checker=Draft202012Validator.FORMAT_CHECKER
+            )
+        return self._compiled
+
+    def normalize(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Valid arguments with integral floats (JSON Schema counts 1.0 as an integer) made ints,
+        so `issue_number: 1.0` never reaches GitHub as `/issues/1.0`."""
+        return {k: _integers(v, self._schema.get("properties", {}).get(k, {})) for k, v in args.items()}
 
     def validate(self, args: Any) -> ToolError | None:
         if args is None:
@@ -80,6 +94,16 @@ class ArgumentValidator:
             schema = props.get(step, {})
         rank = _RANK.get(str(error.validator), len(_RANK))
         return tuple(key), rank, "/".join(str(s) for s in error.schema_path)
+
+
+def _integers(value: Any, schema: Mapping[str, Any]) -> Any:
+    kinds = schema.get("type")
+    kinds = kinds if isinstance(kinds, list) else [kinds]
+    if isinstance(value, float) and value.is_integer() and "integer" in kinds and "number" not in kinds:
+        return int(value)
+    if isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+        return [_integers(v, schema["items"]) for v in value]
+    return value
 
 
 def _invalid(field: str, reason: str) -> ToolError:

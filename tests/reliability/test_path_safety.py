@@ -96,11 +96,6 @@ def test_the_runtime_never_builds_a_url_with_a_dot_or_empty_segment() -> None:
     assert httpx.URL(url).raw_path.decode() == "/repos/o/r/labels/a%2F.."
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG (ghmcp_runtime validation/upstream): JSON Schema counts 1.0 as an integer, so "
-    "issue_number/milestone_number 1.0 pass validation and go upstream unconverted: "
-    "GET /repos/{o}/{r}/issues/1.0 and a body {\"milestone\": 1.0}; the caller gets "
-    "invalid_field 'GitHub rejected the request' with no field. Found by `make fuzz`."))
 @pytest.mark.parametrize(("tool", "extra"), [
     ("github_get_issue", {"issue_number": 1.0}),
     ("github_update_issue", {"issue_number": 1.0, "title": "Renamed"}),
