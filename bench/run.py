@@ -193,6 +193,33 @@ def bench_cold_start(peer_py: Path, spec: Path, fake_url: str, reps: int) -> dic
     }
 
 
+def _import_profile(code: str, reps: int = 3) -> dict[str, float]:
+    """Median self import time (ms) per top-level package, from `python -X importtime -c code`."""
+    runs: list[dict[str, float]] = []
+    for _ in range(reps):
+        proc = subprocess.run([PY, "-X", "importtime", "-c", code], capture_output=True, text=True,
+                              cwd=ROOT, env={**base_env(), "PYTHONPATH": str(ROOT / "generated")}, check=True)
+        per: dict[str, float] = {}
+        for line in proc.stderr.splitlines():
+            if not line.startswith("import time:") or "|" not in line or "self [us]" in line:
+                continue
+            self_us, _cum, name = (part.strip() for part in line.removeprefix("import time:").split("|"))
+            top = name.split(".")[0]
+            per[top] = per.get(top, 0.0) + int(self_us) / 1000
+        runs.append(per)
+    keys = set().union(*runs)
+    return {k: statistics.median(r.get(k, 0.0) for r in runs) for k in keys}
+
+
+def bench_imports() -> dict[str, Any]:
+    """What the generated server imports on top of what the SDK floor imports."""
+    ours = _import_profile("import github_issues_mcp.__main__")
+    floor = _import_profile("import anyio, mcp.server, mcp.server.stdio, mcp.types")
+    extra = {k: v for k, v in ours.items() if k not in floor and v > 0.5}  # packages only we import
+    return {"ours_ms": sum(ours.values()), "floor_ms": sum(floor.values()),
+            "extra_ms": dict(sorted(extra.items(), key=lambda kv: -kv[1])[:8])}
+
+
 # -- 3. tool-surface size ---------------------------------------------------------------------
 
 
@@ -672,6 +699,7 @@ def main(argv: list[str] | None = None) -> int:
         cold = bench_cold_start(peer_py, spec, fake_url, 7)
         results["surface"] = bench_surface(cold)
         cold.pop("_listing")
+        cold["imports"] = bench_imports()
         results["cold_start"] = cold
         lap("cold_start")
         results["per_call"] = bench_per_call(peer_py, spec, fake_url, reps, 20 if not args.quick else 5,

@@ -213,6 +213,10 @@ def test_every_cell_is_a_valid_answer_and_no_write_is_ever_duplicated(
             assert not data["temporary"] or data["retry_after_ms"] is not None, where
 
 
+def test_the_matrix_covers_every_tool() -> None:
+    assert {c.tool for c in CASES} == set(TOOLS), "add the new tool to CASES (its primary endpoint)"
+
+
 def test_reads_are_retried_only_when_the_failure_is_temporary(
         observed: list[tuple[Cell, Any, FakeGitHub, Recorder]]) -> None:
     for cell, _result, _fake, _rec in observed:

@@ -56,7 +56,7 @@ HOSTILE_ISSUE = 4  # small_seed makes #1, #2 and pull request #3; the world fixt
 
 def good_call(tool: str) -> dict[str, Any]:
     """A valid call of each tool; hostile values are planted into copies of it."""
-    return {
+    calls: dict[str, dict[str, Any]] = {
         "github_add_comment": {**REPO_ARGS, "issue_number": HOSTILE_ISSUE, "body": "A body"},
         "github_create_issue": {**REPO_ARGS, "title": "A title", "body": "A body", "labels": ["bug"]},
         "github_create_label": {**REPO_ARGS, "name": "fuzz-label", "color": "00ff00",
@@ -68,7 +68,8 @@ def good_call(tool: str) -> dict[str, Any]:
         "github_update_issue": {**REPO_ARGS, "issue_number": HOSTILE_ISSUE, "title": "A title",
                                 "add_labels": ["bug"], "remove_labels": ["a/b"]},
         "github_update_label": {**REPO_ARGS, "name": "triage", "description": "Described"},
-    }[tool]
+    }
+    return dict(calls.get(tool, REPO_ARGS))  # a tool added later: planted values on owner/repo
 
 
 DEEP: Any = []
