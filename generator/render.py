@@ -16,6 +16,7 @@ from generator.build import const_name
 from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
 from generator.ir import IRAnnotations, IRServer, IRTool
 from generator.spec import REPO_ROOT
+from ghmcp_runtime.model import Annotations
 
 TEMPLATES = REPO_ROOT / "templates"
 BLACK_MODE = black.Mode(target_versions={TargetVersion.PY311}, line_length=100)
@@ -25,11 +26,8 @@ FileMap = dict[str, str]
 def wire_tool(tool: IRTool) -> dict[str, Any]:
     """One tool exactly as `tools/list` publishes it."""
     a = tool.annotations
-    hints: dict[str, bool] = {"readOnlyHint": a.read_only, "openWorldHint": a.open_world}
-    if a.destructive is not None:
-        hints["destructiveHint"] = a.destructive
-    if a.idempotent is not None:
-        hints["idempotentHint"] = a.idempotent
+    hints = Annotations(read_only=a.read_only, open_world=a.open_world, destructive=a.destructive,
+                        idempotent=a.idempotent).wire()
     return {
         "name": tool.name,
         "title": tool.title,

@@ -99,12 +99,6 @@ def bearer_token(request: Any) -> str | None:
 
 
 def wire_tool(tool: ToolSpec) -> Tool:
-    a = tool.annotations
-    hints: dict[str, bool] = {"readOnlyHint": a.read_only, "openWorldHint": a.open_world}
-    if a.destructive is not None:
-        hints["destructiveHint"] = a.destructive
-    if a.idempotent is not None:
-        hints["idempotentHint"] = a.idempotent
     return Tool.model_validate(
         {
             "name": tool.name,
@@ -112,7 +106,7 @@ def wire_tool(tool: ToolSpec) -> Tool:
             "description": tool.description,
             "inputSchema": plain(tool.input_schema),
             "outputSchema": plain(tool.output_schema),
-            "annotations": hints,
+            "annotations": tool.annotations.wire(),
             **({"_meta": plain(tool.meta)} if tool.meta else {}),
         }
     )

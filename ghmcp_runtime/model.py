@@ -53,6 +53,15 @@ class Annotations:
     destructive: bool | None = None  # None (absent) for read-only tools
     idempotent: bool | None = None
 
+    def wire(self) -> dict[str, bool]:
+        """The MCP `annotations` object; absent hints stay absent (read-only tools)."""
+        hints = {"readOnlyHint": self.read_only, "openWorldHint": self.open_world}
+        if self.destructive is not None:
+            hints["destructiveHint"] = self.destructive
+        if self.idempotent is not None:
+            hints["idempotentHint"] = self.idempotent
+        return hints
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolSpec:
