@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 
 from fakegithub import FakeGitHub
-from tests.functional.conftest import OWNER, REPO, TOKEN, seed
+from tests.functional.conftest import OWNER, REPO, TOKEN, fake, seed
 from tests.http.http_support import redis_server
+
+__all__ = ["fake"]  # the functional suite's fake fixture (fresh fake, no spec violations at teardown)
 
 # user X is the functional tests' token (octocat); user Y is a second collaborator (hubot)
 TOKEN_X = TOKEN
@@ -32,13 +34,6 @@ def redis_url(redis_url_session: str) -> Iterator[str]:
     client.flushdb()
     client.close()
     yield redis_url_session
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeGitHub]:
-    github = FakeGitHub()
-    yield github
-    assert github.violations == [], github.violations
 
 
 @pytest.fixture
