@@ -60,7 +60,7 @@ GHMCP_TOOLS = ("issue_read", "issue_write", "search_issues", "list_issues", "add
 GET_ISSUE_ARGS = {"owner": OWNER, "repo": REPO, "issue_number": ISSUE}
 LIST_QUERY = {"state": "open", "sort": "updated", "direction": "desc", "per_page": 30, "page": 1}
 HTTP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json",
-                "mcp-protocol-version": "2025-11-25"}
+                "mcp-protocol-version": "2025-11-25", "authorization": f"Bearer {TOKEN}"}
 GH_HEADERS = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28",
               "Authorization": f"Bearer {TOKEN}"}
 RESULTS = BENCH / "results.json"
@@ -589,8 +589,8 @@ async def _drive(url: str, tool: str, args: dict[str, Any], total: int, concurre
 def bench_http(peer_py: Path, spec: Path, fake_url: str, reps: int, levels: dict[int, int],
                load_calls: int, load_concurrency: int) -> dict[str, Any]:
     commands = {
-        "ours": ([OUR_SCRIPT, "--transport", "http", "--port", "{port}"],
-                 base_env(GITHUB_API_URL=fake_url, GITHUB_TOKEN=TOKEN, GHMCP_CURSOR_SECRET="bench")),
+        "ours": ([OUR_SCRIPT, "--transport", "http", "--port", "{port}"],  # token per request
+                 base_env(GITHUB_API_URL=fake_url, GHMCP_SERVER_SECRET="bench")),
         "fastmcp": ([str(peer_py), str(BENCH / "peer_fastmcp.py"), "http", str(spec), fake_url, TOKEN,
                      "{port}"], base_env()),
     }

@@ -223,6 +223,9 @@ class _ToolRuntime:
                                   structured_content=payload)
         except ToolError as err:
             outcome = err.code
+            # a handled outcome needs no traceback; kept, it would hold every frame (and the
+            # arguments in them) in a reference cycle until the next full garbage collection
+            err.__traceback__ = None
             return self._error(err, request_id)
         except Exception:
             outcome = "internal_error"

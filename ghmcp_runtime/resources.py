@@ -167,6 +167,7 @@ class ResourceRuntime:
             body = await template.handler(tctx, args)
         except ToolError as err:
             outcome = err.code
+            err.__traceback__ = None  # as in app._ToolRuntime: no cycle holding the arguments
             raise self._error(err, uri, request_id) from None
         except Exception:
             outcome = "internal_error"

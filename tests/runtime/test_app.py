@@ -237,3 +237,35 @@ async def test_http_uses_the_callers_bearer_token_never_the_operators() -> None:
         finally:
             web.should_exit = True
     assert fake.auth == [f"Bearer {client_token}"] * 2
+
+
+class Tracked(list[Any]):
+    """A list a weak reference can follow, to see when the arguments are freed."""
+
+
+async def test_a_refused_call_frees_its_arguments_without_waiting_for_the_garbage_collector(
+) -> None:
+    # Measured over HTTP (bench/oversized.py): refused 1 MB arguments stayed alive in a reference
+    # cycle (ToolError -> traceback -> frame -> arguments) and RSS climbed by ~65 MiB.
+    import gc
+    import weakref
+
+    from ghmcp_runtime.app import _ToolRuntime
+    from ghmcp_runtime.caller import Caller
+    from ghmcp_runtime.cursors import HmacCursorCodec
+    from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
+
+    runtime = _ToolRuntime(SPEC, Settings(), GitHubUpstream(transport=httpx.MockTransport(
+        FakeGitHub())), HmacCursorCodec(None), IdempotencyRunner(MemoryStore()))
+    payload = Tracked([0] * 1000)
+    alive = weakref.ref(payload)
+    gc.disable()
+    try:
+        result = await runtime._call_logged(
+            runtime.tools["issues_get"], Caller(identity="anonymous", source="none"),
+            {**ARGS, "extra": payload}, "req_000000000000")
+        del payload
+        assert result.is_error and result.structured_content["code"] == "invalid_field"
+        assert alive() is None
+    finally:
+        gc.enable()
