@@ -26,18 +26,22 @@ class ServerSection(Strict):
     version: str
     tool_prefix: str = Field(pattern=r"^[a-z][a-z0-9]*_$")
     api_version: str
-    hooks: str = Field(description="hand-written hook module, relative to the override file")
+    hooks: str | None = Field(
+        default=None, description="hand-written hook module, relative to the override file; only for "
+        "tools, templates or completions a declaration cannot express")
     summary: str = Field(description="capability summary: rules first, then context")
-    tools_budget_bytes: int = Field(gt=0, description="budget for the whole tools/list")
-    description_budget_bytes: int = Field(gt=0, description="budget for one tool description")
+    tools_budget_bytes: int | None = Field(
+        default=None, gt=0, description="budget for the whole tools/list; default 2,000 B per tool")
+    description_budget_bytes: int = Field(default=1200, gt=0, description="budget for one tool description")
     tool_essentials: str | None = Field(
         default=None, description="one line appended to every tool description (clients may hide instructions)"
     )
 
 
 class Coverage(Strict):
-    categories: list[str]
-    excluded: dict[str, str] = Field(description="operationId -> one-line reason")
+    categories: list[str] = Field(
+        default_factory=list, description="spec categories whose every operation must be used or excluded")
+    excluded: dict[str, str] = Field(default_factory=dict, description="operationId -> one-line reason")
 
 
 class ErrorCodeDef(Strict):
@@ -49,16 +53,22 @@ class ErrorCodeDef(Strict):
 class ShapeField(Strict):
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     source: str | None = Field(default=None, alias="from", description="dotted path; [] maps a list")
-    detail: Literal["summary", "full"]
+    detail: Literal["summary", "full"] = "full"
     transform: Literal["preview"] | None = None
-    computed: dict[str, Any] | None = Field(default=None, description="JSON schema of a computed field")
+    computed: dict[str, Any] | Literal["version"] | None = Field(
+        default=None, description="`version` (the shape's declared content version), or the JSON "
+        "schema of a value a hook supplies")
     fields: list[ShapeField] | None = Field(default=None, description="project an object field by field")
     description: str | None = None
 
 
 class ShapeDef(Strict):
-    sources: list[str] = Field(min_length=1, description="component schemas the paths must exist in")
+    sources: list[str] = Field(
+        min_length=1, description="component schemas (e.g. label) or operation responses "
+        "(e.g. issues/get-label#response) the paths must exist in")
     fields: list[ShapeField] = Field(min_length=1)
+    version: dict[str, str] | None = Field(
+        default=None, description="content version: name -> dotted path of each field it covers")
 
 
 class ParamDef(Strict):
@@ -83,6 +93,8 @@ class ParamDef(Strict):
     maximum: int | None = None
     min_items: int | None = None
     max_items: int | None = None
+    transform: str | None = Field(
+        default=None, description="a registered transform applied before any call (e.g. hex_color)")
 
 
 class Annotations(Strict):
@@ -102,31 +114,117 @@ class OutputField(Strict):
     optional: bool = False
     nullable: bool = False
     description: str | None = Field(default=None, description="only where the name is not enough")
+    source: str | list[str] | None = Field(
+        default=None, alias="from", description="declared tools: a step id (shapes; a list = first "
+        "that produced a body, or every one for items_shape) or a reference template such as "
+        "{step.field}")
+    version_of: str | None = Field(
+        default=None, description="declared tools: the content version (by this shape's `version`) "
+        "of the body of the step named in `from`")
 
 
 class Rule(Strict):
-    kind: Literal["at_least_one", "all_or_none", "requires"]
+    kind: Literal["at_least_one", "all_or_none", "requires", "not_together"]
     fields: list[str] = Field(min_length=1)
     when: str | None = Field(default=None, description="for `requires`: the field that triggers it")
     reason: str
 
 
+class MatchDef(Strict):
+    status: int | None = Field(default=None, ge=400, le=599)
+    github_code: str | None = Field(default=None, description="errors[0].code of a 422, e.g. already_exists")
+    code: str | None = Field(default=None, description="the code the generic mapping chose, e.g. label_not_found")
+
+
+class RepairDef(Strict):
+    next_step: Identifier
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict, description="values: templates such as {owner}")
+    alternative: str | None = None
+
+
+class ErrorDef(Strict):
+    code: Identifier | None = None
+    message: str | None = None
+    field: str | None = None
+    reason: str | None = None
+    repair: RepairDef | None = None
+
+
+class OnErrorDef(ErrorDef):
+    when: MatchDef
+    skip: bool = Field(default=False, description="the step then produced nothing (no error)")
+
+
+class RejectDef(ErrorDef):
+    present: str = Field(description="dotted path in the response body; set (not null) -> refuse")
+
+
+class PaginateDef(Strict):
+    cursor: str = Field(description="the tool parameter carrying the cursor")
+    page_size: int = Field(default=30, ge=1, le=100)
+    style: Literal["link", "total_count"] = "link"
+    items: str | None = Field(default=None, description="where the rows are in the body (search: items)")
+    has_more: str = "has_more"
+    next_cursor: str = "next_cursor"
+
+
+class CompareDef(Strict):
+    against: Identifier = Field(description="the step that read the current state")
+    fields: dict[str, str] = Field(description="body field -> dotted path in that step's body")
+    normalize: dict[str, str] = Field(default_factory=dict, description="body field -> transform")
+    changed: str = Field(default="changed_fields", description="output field listing what changed")
+
+
+Condition = str | dict[str, Any]
+
+
+class GuardDef(Strict):
+    count: list[str] = Field(min_length=1, description="dotted paths in this step's body, summed")
+    refuse: ErrorDef
+    when: dict[str, Any] | None = None
+    unknown: ErrorDef | None = Field(default=None, description="this step failed: the count is unknown")
+    incomplete: str | None = None
+    unknown_field: str | None = None
+
+
+class StepDef(Strict):
+    id: Identifier | None = Field(default=None, description="default: the operation name in snake_case")
+    call: str = Field(description="operationId")
+    path: dict[str, Any] = Field(default_factory=dict)
+    query: dict[str, Any] = Field(default_factory=dict)
+    body: dict[str, Any] = Field(default_factory=dict)
+    when: Condition | None = Field(default=None, description="a parameter name (present) or {param: value}")
+    unless: str | None = Field(default=None, description="run only when this parameter is absent")
+    on_error: list[OnErrorDef] = Field(default_factory=list)
+    reject: list[RejectDef] = Field(default_factory=list)
+    paginate: PaginateDef | None = None
+    compare: CompareDef | None = None
+    guard: GuardDef | None = None
+
+
 class ToolDef(Strict):
     name: str
     title: str
-    handler: str
-    operations: list[str] = Field(min_length=1)
+    handler: str | None = Field(default=None, description="async hook; omit to run from `steps`")
+    steps: list[StepDef] | None = None
+    operations: list[str] = Field(default_factory=list, description="hooks: the operations they call")
     description: str
     example: dict[str, Any]
     annotations: Annotations
     params: list[ParamDef]
     rules: list[Rule] = Field(default_factory=list)
     output: list[OutputField]
-    errors: list[str]
+    errors: list[str] | None = Field(default=None, description="default: every code the tool can emit")
     field_map: dict[str, str] = Field(default_factory=dict)
     renamed_from: str | None = Field(
         default=None, description="the tool's previous name: declares the rename, published in the summary"
     )
+
+
+def tool_operations(tool: ToolDef) -> list[str]:
+    """Every operation a tool calls: its steps', then those its hook declares, without repeats."""
+    return list(dict.fromkeys([*(s.call for s in tool.steps or []), *tool.operations]))
 
 
 BreakingKind = Literal[
@@ -173,9 +271,10 @@ class OverrideFile(Strict):
     breaking_changes: list[BreakingChange] = Field(
         default_factory=list, description="breaking changes against the committed tools.json, accepted"
     )
-    coverage: Coverage
-    error_codes: dict[Identifier, ErrorCodeDef]
-    shapes: dict[Identifier, ShapeDef]
+    coverage: Coverage = Field(default_factory=Coverage)
+    error_codes: dict[Identifier, ErrorCodeDef] = Field(
+        default_factory=dict, description="extra codes, or new wording for the built-in ones")
+    shapes: dict[Identifier, ShapeDef] = Field(default_factory=dict)
     tools: list[ToolDef] = Field(min_length=1)
     resources: list[StaticResourceDef] = Field(default_factory=list)
     resource_templates: list[TemplateDef] = Field(default_factory=list)
