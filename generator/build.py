@@ -28,7 +28,14 @@ from generator.ir import (
     IRTool,
     JSONObject,
 )
-from generator.overrides import ErrorCodeDef, OverrideFile, ParamDef, ShapeField, ToolDef, tool_operations
+from generator.overrides import (
+    ErrorCodeDef,
+    OverrideFile,
+    ParamDef,
+    ShapeField,
+    ToolDef,
+    tool_operations,
+)
 from generator.schemas import compact, is_union, object_branches, python_type, walk
 from generator.spec import SpecOperation, iter_operations, resolve_ref
 from generator.yamlsrc import Located
@@ -44,7 +51,7 @@ NOT_FOUND_BY_PARAM = {
     "milestone_number": "milestone_not_found",
 }
 REPO_PARAMS = ("owner", "repo")
-DEFAULT_TOOL_BUDGET = 2000
+DEFAULT_TOOL_BUDGET = 3000
 REQUEST_ID = {"type": "string"}
 RATE_LIMIT_REMAINING = {"type": "integer"}
 
@@ -56,7 +63,7 @@ class Builder:
         located: Located,
         document: Mapping[str, JSON],
         hooks: HookFacts,
-        hooks_file: str,
+        hooks_file: str | None,
         hooks_source: str,
     ) -> None:
         self.o = overrides
@@ -349,7 +356,7 @@ class Builder:
         if tool.steps is not None and not tool.steps:
             self.error((*loc, "steps"), f"tool {tool.name} declares no steps", "add at least one step")
         params = [self.build_param(tool, p, (*loc, "params", k)) for k, p in enumerate(tool.params)]
-        names = [p.name for p in tool.params]
+        names = [str(p.name) for p in tool.params]  # resolve_shared guarantees names
         for k, name in enumerate(names):
             if name in names[:k]:
                 self.error((*loc, "params", k, "name"), f"duplicate parameter {name!r}")
@@ -378,8 +385,9 @@ class Builder:
         field_map = dict(tool.field_map)
         if tool.steps is not None:
             runtime_ops = {op.operation_id: runtime_operation(op) for op in ops}
+            versioned = frozenset(name for name, shape in shapes.items() if shape.version)
             built = DeclarationBuilder(tool, loc, built_params, self.ops, runtime_ops, self.doc,
-                                       set(self.catalog), self.error).build()
+                                       set(self.catalog), self.error, versioned).build()
             if built is None:
                 return None
             declaration, derived_map, raised = built
@@ -525,6 +533,7 @@ class Builder:
                 schema[key] = value
         if p.default is not None:
             schema["default"] = p.default
+        assert p.name is not None and p.description is not None  # resolve_shared guarantees both
         text = p.description.strip()
         if not p.required:
             if not p.omitted:

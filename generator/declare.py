@@ -16,7 +16,15 @@ from typing import Any
 
 from generator.diagnostics import closest
 from generator.ir import IRParam
-from generator.overrides import ErrorDef, OnErrorDef, OutputField, RepairDef, StepDef, ToolDef
+from generator.overrides import (
+    ErrorDef,
+    OnErrorDef,
+    OutputField,
+    RecoverDef,
+    RepairDef,
+    StepDef,
+    ToolDef,
+)
 from generator.schemas import object_branches
 from generator.spec import SpecOperation, resolve_ref
 from ghmcp_runtime.declared import (
@@ -25,10 +33,12 @@ from ghmcp_runtime.declared import (
     Declaration,
     ErrorSpec,
     Guard,
+    Idempotency,
     Match,
     OnError,
     Output,
     Paginate,
+    Recover,
     Reject,
     Repair,
     Step,
@@ -38,6 +48,13 @@ from ghmcp_runtime.refs import Ref, parse, references
 from ghmcp_runtime.transforms import TRANSFORMS
 
 Loc = tuple[str | int, ...]
+
+
+class _Invalid:
+    """A declaration part that was reported wrong (distinct from absent)."""
+
+
+INVALID = _Invalid()
 Report = Callable[[Loc, str, str], None]
 READ_METHODS = frozenset({"GET", "HEAD"})
 RECIPE_VALUES = frozenset({"count"})
@@ -103,6 +120,7 @@ class DeclarationBuilder:
     document: Any
     codes: set[str]  # every error code known to the catalog
     error: Report
+    versioned: frozenset[str] = frozenset()  # shapes that declare a content version
 
     def build(self) -> tuple[Declaration, dict[str, str], set[str]] | None:
         """The declaration, the GitHub body field -> parameter map, and the codes it can raise."""
@@ -126,8 +144,10 @@ class DeclarationBuilder:
                     field_map.setdefault(key, ref)
             raised |= _codes_of(raw)
         output = self.outputs(steps, names)
-        if output is None or len(steps) != len(self.tool.steps):
+        idempotency = self.idempotency(steps, names)
+        if output is None or len(steps) != len(self.tool.steps) or idempotency is INVALID:
             return None
+        assert not isinstance(idempotency, _Invalid)
         defaults = {p.name: p.schema["default"] for p in self.params if "default" in p.schema}
         transforms = {p.name: p.transform for p in self.params if p.transform}
         for p in self.params:
@@ -141,7 +161,42 @@ class DeclarationBuilder:
             self.error((*self.loc, "steps"), f"steps raise {code!r}, which is not an error code",
                        "declare it under error_codes (with description and repair)")
         return (Declaration(steps=tuple(steps), output=output, defaults=defaults,
-                            transforms=transforms, detail=detail), field_map, raised)
+                            transforms=transforms, detail=detail, idempotency=idempotency),
+                field_map, raised)
+
+    def idempotency(self, steps: list[Step], names: set[str]) -> Idempotency | _Invalid | None:
+        """The declared idempotency (None when absent, INVALID when it is wrong)."""
+        idem = self.tool.idempotency
+        if idem is None:
+            return None
+        loc = (*self.loc, "idempotency")
+        ok = True
+        for key, value in [("key", idem.key), *[("scope", p) for p in idem.scope]]:
+            if value not in names:
+                self.error((*loc, key), f"idempotency names unknown parameter {value!r}",
+                           f"parameters are: {', '.join(sorted(names))}")
+                ok = False
+        write = next((s for s in steps if s.id == idem.write), None)
+        if write is None or write.operation.method in READ_METHODS:
+            self.error((*loc, "write"), f"idempotency.write {idem.write!r} is not a write step",
+                       f"steps: {', '.join(s.id for s in steps)}")
+            ok = False
+        recover = None
+        if idem.recover is not None:
+            r = idem.recover
+            op = self.ops.get(r.call)
+            if op is None or r.call not in self.runtime_ops:
+                self.error((*loc, "recover", "call"), f"unknown operationId {r.call!r}", "")
+                return INVALID
+            path = self.bind_path(r, op, (*loc, "recover"), names)
+            query = self.bind(r, op, "query", r.query, (*loc, "recover"))
+            for tloc, template in (((*loc, "recover"), path), ((*loc, "recover", "query"), query),
+                                   ((*loc, "recover", "match"), dict(r.match))):
+                self.check_refs(template, tloc, names, set())
+            recover = Recover(operation=self.runtime_ops[r.call], path=path, query=query, match=dict(r.match))
+        if not ok:
+            return INVALID
+        return Idempotency(key=idem.key, write=idem.write, scope=tuple(idem.scope), recover=recover)
 
     # -- one step ---------------------------------------------------------------------------
 
@@ -204,7 +259,8 @@ class DeclarationBuilder:
                     on_error=tuple(on_error), reject=tuple(reject), paginate=paginate,
                     compare=compare, guard=guard)
 
-    def bind_path(self, raw: StepDef, op: SpecOperation, loc: Loc, names: set[str]) -> dict[str, Any]:
+    def bind_path(self, raw: StepDef | RecoverDef, op: SpecOperation, loc: Loc,
+                  names: set[str]) -> dict[str, Any]:
         wanted = path_names(op)
         out: dict[str, Any] = {}
         for key in raw.path:
@@ -232,8 +288,8 @@ class DeclarationBuilder:
                 return p.name
         return None
 
-    def bind(self, raw: StepDef, op: SpecOperation, where: str, explicit: Mapping[str, Any],
-             loc: Loc) -> dict[str, Any]:
+    def bind(self, raw: StepDef | RecoverDef, op: SpecOperation, where: str,
+             explicit: Mapping[str, Any], loc: Loc) -> dict[str, Any]:
         accepted = spec_fields(self.document, op, where)
         for key in explicit:
             if key not in accepted:
@@ -338,6 +394,10 @@ class DeclarationBuilder:
             return None
         shape = f.shape or f.items_shape
         if f.version_of is not None:
+            if f.version_of not in self.versioned:
+                self.error((*loc, "version_of"), f"shape {f.version_of!r} declares no version",
+                           f"shapes with a version: {', '.join(sorted(self.versioned)) or 'none'}")
+                return None
             if not isinstance(f.source, str) or f.source not in ids:
                 self.error((*loc, "from"), f"output {f.name!r}: version_of needs `from` naming a step",
                            f"steps: {', '.join(sorted(ids))}")

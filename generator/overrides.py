@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError
 
 from generator.diagnostics import Diagnostic, DiagnosticError, Level, closest
 from generator.patches import SpecPatch
@@ -31,7 +32,7 @@ class ServerSection(Strict):
         "tools, templates or completions a declaration cannot express")
     summary: str = Field(description="capability summary: rules first, then context")
     tools_budget_bytes: int | None = Field(
-        default=None, gt=0, description="budget for the whole tools/list; default 2,000 B per tool")
+        default=None, gt=0, description="budget for the whole tools/list; default 3,000 B per tool")
     description_budget_bytes: int = Field(default=1200, gt=0, description="budget for one tool description")
     tool_essentials: str | None = Field(
         default=None, description="one line appended to every tool description (clients may hide instructions)"
@@ -72,14 +73,17 @@ class ShapeDef(Strict):
 
 
 class ParamDef(Strict):
-    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    name: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_]*$",
+                             description="required unless `use` names a shared parameter")
+    use: str | None = Field(default=None, description="a parameter of the top-level `parameters`; "
+                            "keys given here override its keys (a bare name in `params` is short for this)")
     source: str | None = Field(
         default=None, alias="from", description="<operationId>#<path|query|body>.<name>"
     )
     type: Literal["string", "integer", "boolean", "array"] | None = None
     items: dict[str, Any] | None = None
     enum: list[Any] | None = None
-    description: str
+    description: str | None = Field(default=None, description="required (here or in the shared parameter)")
     required: bool = False
     omitted: str | None = Field(default=None, description="what leaving the parameter out means")
     default: Any = None
@@ -95,6 +99,11 @@ class ParamDef(Strict):
     max_items: int | None = None
     transform: str | None = Field(
         default=None, description="a registered transform applied before any call (e.g. hex_color)")
+
+
+def _shared_reference(value: Any) -> Any:
+    """`- owner` in a tool's params is short for `- {use: owner}`."""
+    return {"use": value} if isinstance(value, str) else value
 
 
 class Annotations(Strict):
@@ -203,16 +212,31 @@ class StepDef(Strict):
     guard: GuardDef | None = None
 
 
+class RecoverDef(Strict):
+    call: str = Field(description="a list operation whose rows include what the write created")
+    path: dict[str, Any] = Field(default_factory=dict)
+    query: dict[str, Any] = Field(default_factory=dict)
+    match: dict[str, Any] = Field(min_length=1, description="row field -> template its value must equal")
+
+
+class IdempotencyDef(Strict):
+    key: str = Field(description="the parameter carrying the client's idempotency key")
+    scope: list[str] = Field(default_factory=list, description="parameters the key is scoped to")
+    write: Identifier = Field(description="the step whose lost response may be recovered")
+    recover: RecoverDef | None = None
+
+
 class ToolDef(Strict):
     name: str
     title: str
     handler: str | None = Field(default=None, description="async hook; omit to run from `steps`")
     steps: list[StepDef] | None = None
+    idempotency: IdempotencyDef | None = None
     operations: list[str] = Field(default_factory=list, description="hooks: the operations they call")
     description: str
     example: dict[str, Any]
     annotations: Annotations
-    params: list[ParamDef]
+    params: list[Annotated[ParamDef, BeforeValidator(_shared_reference, json_schema_input_type=str | ParamDef)]]
     rules: list[Rule] = Field(default_factory=list)
     output: list[OutputField]
     errors: list[str] | None = Field(default=None, description="default: every code the tool can emit")
@@ -224,7 +248,8 @@ class ToolDef(Strict):
 
 def tool_operations(tool: ToolDef) -> list[str]:
     """Every operation a tool calls: its steps', then those its hook declares, without repeats."""
-    return list(dict.fromkeys([*(s.call for s in tool.steps or []), *tool.operations]))
+    recover = [tool.idempotency.recover.call] if tool.idempotency and tool.idempotency.recover else []
+    return list(dict.fromkeys([*(s.call for s in tool.steps or []), *recover, *tool.operations]))
 
 
 BreakingKind = Literal[
@@ -275,6 +300,8 @@ class OverrideFile(Strict):
     error_codes: dict[Identifier, ErrorCodeDef] = Field(
         default_factory=dict, description="extra codes, or new wording for the built-in ones")
     shapes: dict[Identifier, ShapeDef] = Field(default_factory=dict)
+    parameters: dict[Identifier, ParamDef] = Field(
+        default_factory=dict, description="shared parameters, used by name in tools' params")
     tools: list[ToolDef] = Field(min_length=1)
     resources: list[StaticResourceDef] = Field(default_factory=list)
     resource_templates: list[TemplateDef] = Field(default_factory=list)
@@ -312,10 +339,56 @@ def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
     return []
 
 
+SCHEMA_ID = "https://github-issues-mcp.invalid/overrides.schema.json"
+
+
+def schema_text() -> str:
+    """The override file's JSON Schema (docs/overrides.schema.json), generated from the models:
+    editors validate and complete override files with it."""
+    schema = OverrideFile.model_json_schema(by_alias=True)
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID,
+              "title": "Override file of the github-issues-mcp generator",
+              "description": "One MCP server: tools grouped over GitHub's OpenAPI operations. "
+                             "See docs/overrides.md.",
+              **{k: v for k, v in schema.items() if k != "title"}}
+    return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def resolve_shared(model: OverrideFile, located: Located) -> OverrideFile:
+    """Tools' params with every `use` replaced by the shared parameter (explicit keys win);
+    a parameter without a name or a description after that is reported."""
+    problems: list[Diagnostic] = []
+    tools = []
+    for i, tool in enumerate(model.tools):
+        params = []
+        for k, param in enumerate(tool.params):
+            loc = ("tools", i, "params", k)
+            if param.use is not None:
+                shared = model.parameters.get(param.use)
+                if shared is None:
+                    guess = closest(param.use, list(model.parameters))
+                    problems.append(Diagnostic(
+                        Level.ERROR, located.where(loc), f"unknown shared parameter {param.use!r}",
+                        f"did you mean {guess!r}?" if guess else "declare it under the top-level `parameters`"))
+                    continue
+                given = {key: getattr(param, key) for key in param.model_fields_set if key != "use"}
+                param = shared.model_copy(update={"name": shared.name or param.use, **given})
+            for key in ("name", "description"):
+                if getattr(param, key) is None:
+                    problems.append(Diagnostic(Level.ERROR, located.where(loc),
+                                               f"parameter {k} of {tool.name} has no {key}",
+                                               f"add `{key}:` (or `use:` a shared parameter)"))
+            params.append(param)
+        tools.append(tool.model_copy(update={"params": params}))
+    if problems:
+        raise DiagnosticError(problems)
+    return model.model_copy(update={"tools": tools})
+
+
 def parse_overrides(text: str, file: str) -> tuple[OverrideFile, Located]:
     located = load_yaml(text, file)
     try:
-        return OverrideFile.model_validate(located.data), located
+        model = OverrideFile.model_validate(located.data)
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
@@ -335,6 +408,7 @@ def parse_overrides(text: str, file: str) -> tuple[OverrideFile, Located]:
                 message = f"{dotted}: {err['msg']}"
             problems.append(Diagnostic(Level.ERROR, where, message, hint))
         raise DiagnosticError(sorted(problems, key=lambda d: d.where)) from None
+    return resolve_shared(model, located), located
 
 
 def read_overrides(path: Path, display: str) -> tuple[OverrideFile, Located]:

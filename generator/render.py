@@ -117,8 +117,8 @@ def _pyobj(value: Any) -> str:
                 continue
             args.append(f"{f.name}={_pyobj(current)}")
         return f"{type(value).__name__}({', '.join(args)})"
-    if isinstance(value, tuple):
-        return "(" + "".join(f"{_pyobj(v)}, " for v in value) + ")"
+    if isinstance(value, tuple):  # no magic trailing comma: black decides the layout
+        return "(" + ", ".join(_pyobj(v) for v in value) + ("," if len(value) == 1 else "") + ")"
     if isinstance(value, list):
         return "[" + ", ".join(_pyobj(v) for v in value) + "]"
     if isinstance(value, Mapping):

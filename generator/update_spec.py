@@ -12,8 +12,8 @@ import tempfile
 from pathlib import Path
 
 from generator.drift import drift_report
-from generator.pipeline import override_files
 from generator.overrides import read_overrides
+from generator.pipeline import override_files
 from generator.spec import REPO_ROOT, SPEC_DIR, index_operations, load_pinned_spec, read_pinned
 
 PACKAGE = "@octokit/openapi"

@@ -136,9 +136,31 @@ class Output:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Recover:
+    """Find what a write created when its response was lost: a row of `operation` whose fields
+    equal `match` (templates over the arguments)."""
+
+    operation: Operation
+    path: Mapping[str, Template] = field(default_factory=dict)
+    query: Mapping[str, Template] = field(default_factory=dict)
+    match: Mapping[str, Template] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Idempotency:
+    """Repeats of a key (per caller, tool and `scope` arguments) return the first result."""
+
+    key: str  # the parameter carrying the key
+    write: str  # the step whose lost response `recover` finds
+    scope: tuple[str, ...] = ()
+    recover: Recover | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Declaration:
     steps: tuple[Step, ...]
     output: tuple[Output, ...]
     defaults: Mapping[str, Any] = field(default_factory=dict)  # parameter defaults
     transforms: Mapping[str, str] = field(default_factory=dict)  # parameter -> transform
     detail: str | None = None  # the parameter choosing the row density, if any
+    idempotency: Idempotency | None = None

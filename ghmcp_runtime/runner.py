@@ -8,6 +8,7 @@ When several steps of one wave fail, the earliest declared failure is reported.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,12 +16,23 @@ from typing import Any
 import anyio
 
 from ghmcp_runtime.context import ToolContext, UpstreamResponse
-from ghmcp_runtime.declared import Compare, Condition, Declaration, ErrorSpec, Guard, OnError, Output, Step
+from ghmcp_runtime.declared import (
+    Compare,
+    Condition,
+    Declaration,
+    ErrorSpec,
+    Guard,
+    OnError,
+    Output,
+    Recover,
+    Step,
+)
 from ghmcp_runtime.errors import ToolError, UpstreamError
 from ghmcp_runtime.model import Handler
-from ghmcp_runtime.paging import has_next_link, next_cursor, open_page
+from ghmcp_runtime.paging import has_next_link, next_cursor, open_page, without
 from ghmcp_runtime.refs import MISSING, Scope, render, walk
 from ghmcp_runtime.transforms import TRANSFORMS, Refused
+from ghmcp_runtime.versioning import canonical_json
 
 MAX_CONCURRENT = 4
 CREDENTIAL_CODES = frozenset({"missing_credential", "invalid_credential", "insufficient_scope"})
@@ -119,6 +131,28 @@ class _Call:
         return Scope(self.args, self.results, extra)
 
     async def run(self) -> dict[str, Any]:
+        idem = self.decl.idempotency
+        key = self.given.get(idem.key) if idem is not None else None
+        if idem is None or key is None:
+            return await self.run_steps()
+        scope = (self.ctx.tool.name, *(str(self.args.get(p, "")).lower() for p in idem.scope))
+        fingerprint = hashlib.sha256(canonical_json(without(self.given, idem.key))).hexdigest()
+        result: dict[str, Any] = await self.ctx.idempotent(
+            str(key), scope=scope, fingerprint=fingerprint, run=self.run_steps,
+            recover=self.recover if idem.recover is not None else None)
+        return result
+
+    async def recover(self) -> dict[str, Any] | None:
+        """The outputs of a write whose response was lost, if its row can be found."""
+        idem = self.decl.idempotency
+        assert idem is not None and idem.recover is not None
+        found = await find_row(self.ctx, idem.recover, self.scope())
+        if found is None:
+            return None
+        self.results[idem.write] = found
+        return self.outputs()
+
+    async def run_steps(self) -> dict[str, Any]:
         pending = list(self.decl.steps)
         finished: set[str] = set()
         while pending:
@@ -298,6 +332,26 @@ class _Call:
         if isinstance(body, list):
             return body
         return [body] if isinstance(body, Mapping) else []
+
+
+RECOVER_PAGES = 10
+
+
+async def find_row(ctx: ToolContext, recover: Recover, scope: Scope) -> dict[str, Any] | None:
+    """The first row of `recover.operation` (100 per page, at most RECOVER_PAGES pages) whose
+    `match` fields equal the rendered templates exactly."""
+    path = render(dict(recover.path), scope)
+    wanted = render(dict(recover.match), scope)
+    for page in range(1, RECOVER_PAGES + 1):
+        query = {**render(dict(recover.query), scope), "per_page": 100, "page": page}
+        resp = await ctx.call(recover.operation, path=path, query=query)
+        rows = resp.data if isinstance(resp.data, list) else []
+        for row in rows:
+            if isinstance(row, Mapping) and all(row.get(k) == v for k, v in wanted.items()):
+                return dict(row)
+        if not has_next_link(resp):
+            return None
+    return None
 
 
 def _same(a: Any, b: Any) -> bool:

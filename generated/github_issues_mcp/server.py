@@ -47,14 +47,7 @@ SHAPES = {
         name="comment",
         fields=(
             FieldRule(name="comment_id", path=("id",), detail="summary"),
-            FieldRule(
-                name="author",
-                path=(
-                    "user",
-                    "login",
-                ),
-                detail="summary",
-            ),
+            FieldRule(name="author", path=("user", "login"), detail="summary"),
             FieldRule(name="created_at", path=("created_at",), detail="summary"),
             FieldRule(name="preview", path=("body",), detail="summary", transform="preview"),
             FieldRule(name="body", path=("body",), detail="full"),
@@ -68,38 +61,15 @@ SHAPES = {
             FieldRule(name="issue_number", path=("number",), detail="summary"),
             FieldRule(name="title", path=("title",), detail="summary"),
             FieldRule(name="state", path=("state",), detail="summary"),
-            FieldRule(
-                name="author",
-                path=(
-                    "user",
-                    "login",
-                ),
-                detail="summary",
-            ),
-            FieldRule(
-                name="labels",
-                path=(
-                    "labels",
-                    "[]",
-                    "name",
-                ),
-                detail="summary",
-            ),
+            FieldRule(name="author", path=("user", "login"), detail="summary"),
+            FieldRule(name="labels", path=("labels", "[]", "name"), detail="summary"),
             FieldRule(name="comment_count", path=("comments",), detail="summary"),
             FieldRule(name="updated_at", path=("updated_at",), detail="summary"),
             FieldRule(name="url", path=("html_url",), detail="summary"),
             FieldRule(name="preview", path=("body",), detail="summary", transform="preview"),
             FieldRule(name="body", path=("body",), detail="full"),
             FieldRule(name="state_reason", path=("state_reason",), detail="full"),
-            FieldRule(
-                name="assignees",
-                path=(
-                    "assignees",
-                    "[]",
-                    "login",
-                ),
-                detail="full",
-            ),
+            FieldRule(name="assignees", path=("assignees", "[]", "login"), detail="full"),
             FieldRule(
                 name="milestone",
                 path=("milestone",),
@@ -116,22 +86,11 @@ SHAPES = {
             FieldRule(name="version", path=(), detail="full", computed=True),
         ),
         version={
-            "assignees": (
-                "assignees",
-                "[]",
-                "login",
-            ),
+            "assignees": ("assignees", "[]", "login"),
             "body": ("body",),
-            "labels": (
-                "labels",
-                "[]",
-                "name",
-            ),
+            "labels": ("labels", "[]", "name"),
             "locked": ("locked",),
-            "milestone": (
-                "milestone",
-                "number",
-            ),
+            "milestone": ("milestone", "number"),
             "state": ("state",),
             "state_reason": ("state_reason",),
             "title": ("title",),
@@ -269,10 +228,7 @@ GITHUB_DELETE_LABEL = Declaration(
             id="delete_label",
             operation=operations.ISSUES_DELETE_LABEL,
             path={"owner": "{owner}", "repo": "{repo}", "name": "{current.name}"},
-            after=(
-                "current",
-                "usage",
-            ),
+            after=("current", "usage"),
             on_error=(
                 OnError(
                     when=Match(code="label_not_found"),
@@ -356,17 +312,7 @@ GITHUB_LIST_LABELS = Declaration(
             on_error=(OnError(when=Match(code="label_not_found"), skip=True),),
         ),
     ),
-    output=(
-        Output(
-            name="labels",
-            shape="label",
-            each=True,
-            sources=(
-                "page",
-                "one",
-            ),
-        ),
-    ),
+    output=(Output(name="labels", shape="label", each=True, sources=("page", "one")),),
 )
 
 # github_update_label: GET /repos/{owner}/{repo}/labels/{name}, PATCH /repos/{owner}/{repo}/labels/{name}
@@ -434,16 +380,7 @@ GITHUB_UPDATE_LABEL = Declaration(
             ),
         ),
     ),
-    output=(
-        Output(
-            name="label",
-            shape="label",
-            sources=(
-                "update",
-                "current",
-            ),
-        ),
-    ),
+    output=(Output(name="label", shape="label", sources=("update", "current")),),
     transforms={"color": "hex_color"},
 )
 
