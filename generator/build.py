@@ -198,8 +198,9 @@ class Builder:
             for j, op_id in enumerate(tool.operations):
                 if self.lookup_op(op_id, ("tools", i, "operations", j)) is not None:
                     used.setdefault(op_id, i)
-            for step in tool.steps or []:
-                used.setdefault(step.call, i)
+            for k, step in enumerate(tool.steps or []):
+                if self.lookup_op(step.call, ("tools", i, "steps", k, "call")) is not None:
+                    used.setdefault(step.call, i)
         for op_id in self.o.coverage.excluded:
             loc = ("coverage", "excluded", op_id)
             if self.lookup_op(op_id, loc) is not None and op_id in used:

@@ -204,10 +204,7 @@ class DeclarationBuilder:
              seen: dict[str, int]) -> Step | None:
         op = self.ops.get(raw.call)
         if op is None:
-            guess = closest(raw.call, list(self.ops))
-            self.error((*loc, "call"), f"unknown operationId {raw.call!r}",
-                       f"did you mean {guess!r}?" if guess else "operationIds look like issues/get")
-            return None
+            return None  # reported with the coverage check
         sid = raw.id or step_id(raw.call)
         if sid in seen:
             self.error((*loc, "id"), f"two steps are named {sid!r}", "give one of them another `id`")
