@@ -156,7 +156,11 @@ class Builder:
                 guess = closest(t.tool, list(names))
                 self.error((*loc, "tool"), f"template {t.name!r} names unknown tool {t.tool!r}",
                            f"did you mean {guess!r}?" if guess else "every resource must be reachable by a tool")
-            for key, fn in [("handler", t.handler), *[(f"completions.{v}", h) for v, h in t.completions.items()]]:
+            hooks = [("handler", t.handler)] if t.handler else []
+            if (t.handler is None) == (t.steps is None):
+                self.error(loc, f"template {t.name!r} needs exactly one of `handler` or `steps`",
+                           "declare the read with steps and output (preferred), or name a hook")
+            for key, fn in [*hooks, *[(f"completions.{v}", h) for v, h in t.completions.items()]]:
                 if fn not in self.hooks.async_functions:
                     self.error((*loc, *key.split(".")), f"hook {fn!r} is not an async function in {self.hooks_file}",
                                "define it with `async def` in the hook module")
@@ -165,13 +169,24 @@ class Builder:
                     self.error((*loc, "completions", var), f"{var!r} is not a variable of {t.uri_template}",
                                f"variables are: {', '.join(variables)}")
             ops = []
-            for j, op_id in enumerate(t.operations):
+            for j, op_id in enumerate([*(s.call for s in t.steps or []), *t.operations]):
                 op = self.lookup_op(op_id, (*loc, "operations", j))
                 if op is not None:
                     ops.append(self.build_operation(op))
+            tool = next((x for x in tools if x.name == t.tool), None)
+            declaration = None
+            if t.steps is not None and tool is not None:
+                params = [p for p in tool.params if p.name in variables]
+                body = ToolDef.model_construct(name=t.name, steps=t.steps, output=t.output, params=[],
+                                               idempotency=None)
+                runtime_ops = {op.operation_id: runtime_operation(op) for op in ops}
+                built = DeclarationBuilder(body, loc, params, self.ops, runtime_ops, self.doc,
+                                           set(self.catalog), self.error, self.versioned).build()
+                declaration = built[0] if built else None
             out.append(IRTemplate(uri_template=t.uri_template, name=t.name, title=t.title,
                                   description=t.description.strip(), mime_type=t.mime_type, tool=t.tool,
-                                  handler=t.handler, operations=tuple(ops), variables=variables,
+                                  handler=t.handler, declaration=declaration, operations=tuple(ops),
+                                  variables=variables,
                                   ttl_ms=t.ttl_ms, cache_scope=t.cache_scope,
                                   completions=tuple(sorted(t.completions.items()))))
         return tuple(out)
@@ -217,6 +232,11 @@ class Builder:
                     "add it to a tool's operations, or to coverage.excluded with a one-line reason",
                     "coverage",
                 )
+
+    @property
+    def versioned(self) -> frozenset[str]:
+        """Shapes that declare a content version."""
+        return frozenset(name for name, shape in self.o.shapes.items() if shape.version)
 
     def build_shapes(self) -> dict[str, IRShape]:
         shapes: dict[str, IRShape] = {}
@@ -386,9 +406,8 @@ class Builder:
         field_map = dict(tool.field_map)
         if tool.steps is not None:
             runtime_ops = {op.operation_id: runtime_operation(op) for op in ops}
-            versioned = frozenset(name for name, shape in shapes.items() if shape.version)
             built = DeclarationBuilder(tool, loc, built_params, self.ops, runtime_ops, self.doc,
-                                       set(self.catalog), self.error, versioned).build()
+                                       set(self.catalog), self.error, self.versioned).build()
             if built is None:
                 return None
             declaration, derived_map, raised = built

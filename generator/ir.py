@@ -137,7 +137,8 @@ class IRTemplate:
     description: str
     mime_type: str
     tool: str
-    handler: str
+    handler: str | None
+    declaration: Declaration | None
     operations: tuple[IROperation, ...]
     variables: tuple[str, ...]
     ttl_ms: int

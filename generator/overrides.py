@@ -289,8 +289,12 @@ class TemplateDef(Strict):
     title: str
     description: str
     mime_type: str = "application/json"
-    tool: str = Field(description="the tool that reaches the same content")
-    handler: str = Field(description="async hook (ctx, variables) -> JSON body")
+    tool: str = Field(description="the tool that reaches the same content (its parameters type the "
+                      "URI variables, its errors are the read's)")
+    handler: str | None = Field(default=None, description="async hook (ctx, variables) -> JSON body; "
+                                "omit to read with `steps`")
+    steps: list[StepDef] | None = Field(default=None, description="as for tools; the body is `output`")
+    output: list[OutputField] = Field(default_factory=list, description="declared reads: the body's fields")
     operations: list[str] = Field(default_factory=list, description="extra operations its hooks call")
     ttl_ms: int = Field(ge=0)
     cache_scope: Literal["public", "private"]

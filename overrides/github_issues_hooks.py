@@ -31,7 +31,6 @@ from .types import (
     GithubUpdateIssueArgs,
     GithubUpdateIssueResult,
     IssueRow,
-    LabelRow,
 )
 
 ISSUE_PAGE = 30
@@ -440,15 +439,6 @@ async def read_issue_index(ctx: ToolContext, params: dict[str, Any]) -> dict[str
     return body
 
 
-async def read_issue(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
-    raw = await _get_raw_issue(ctx, params)
-    return {
-        "issue": _issue_row(ctx, raw, "full"),
-        "version": ctx.version("issue", raw),
-        "comments": f"{_root(params)}/issues/{params['issue_number']}/comments",
-    }
-
-
 async def read_comments(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
     page = _resource_page(params)
     await _get_raw_issue(ctx, params)  # a missing issue (or a pull request) must not read as empty
@@ -502,29 +492,3 @@ async def complete_label(ctx: ToolContext, prefix: str, chosen: dict[str, str]) 
     if not chosen.get("owner") or not chosen.get("repo"):
         return []
     return sorted((await _label_catalog(ctx, chosen)).values())
-
-
-# -- labels (the label resources) ----------------------------------------------------------------
-# Label names are free-form: they never appear in messages, details or repair arguments.
-
-
-def _label_row(ctx: ToolContext, raw: Mapping[str, Any]) -> LabelRow:
-    # the projector follows the generated LabelRow shape
-    return cast(LabelRow, ctx.project("label", raw, "summary"))
-
-
-def _label_missing(err: ToolError, args: Mapping[str, Any]) -> ToolError:
-    """label_not_found names the field and offers the lookup (without echoing the name)."""
-    if err.code == "label_not_found":
-        err.details = {"field": "name", "reason": "no label of the repository has this name"}
-        err.repair = repair("list_labels", "github_list_labels", _repo(args),
-                            "pass name to github_list_labels to read one label")
-    return err
-
-
-async def read_label(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
-    try:
-        resp = await ctx.call(ops.ISSUES_GET_LABEL, path={**_repo(params), "name": params["name"]})
-    except ToolError as err:
-        raise _label_missing(err, params) from None
-    return {"label": _label_row(ctx, resp.data)}

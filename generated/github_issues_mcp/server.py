@@ -135,6 +135,67 @@ def _tool(
     )
 
 
+# resource ghissues://repos/{owner}/{repo}/issues/{issue_number}
+ISSUE_RESOURCE = Declaration(
+    steps=(
+        Step(
+            id="issue",
+            operation=operations.ISSUES_GET,
+            path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
+            reject=(
+                Reject(
+                    present="pull_request",
+                    error=ErrorSpec(
+                        code="issue_not_found",
+                        message="That number is a pull request; this server only handles issues.",
+                        field="issue_number",
+                        reason="the number belongs to a pull request",
+                        repair=Repair(
+                            next_step="find_issue",
+                            tool="github_search_issues",
+                            arguments={"owner": "{owner}", "repo": "{repo}", "state": "all"},
+                        ),
+                    ),
+                ),
+            ),
+        ),
+    ),
+    output=(
+        Output(name="issue", shape="issue", sources=("issue",)),
+        Output(name="version", sources=("issue",), version_of="issue"),
+        Output(
+            name="comments", value="ghissues://repos/{owner}/{repo}/issues/{issue_number}/comments"
+        ),
+    ),
+)
+
+# resource ghissues://repos/{owner}/{repo}/labels/{name}
+LABEL_RESOURCE = Declaration(
+    steps=(
+        Step(
+            id="label",
+            operation=operations.ISSUES_GET_LABEL,
+            path={"owner": "{owner}", "repo": "{repo}", "name": "{name}"},
+            on_error=(
+                OnError(
+                    when=Match(code="label_not_found"),
+                    error=ErrorSpec(
+                        field="name",
+                        reason="no label of the repository has this name",
+                        repair=Repair(
+                            next_step="list_labels",
+                            tool="github_list_labels",
+                            arguments={"owner": "{owner}", "repo": "{repo}"},
+                            alternative="pass name to github_list_labels to read one label",
+                        ),
+                    ),
+                ),
+            ),
+        ),
+    ),
+    output=(Output(name="label", shape="label", sources=("label",)),),
+)
+
 # github_create_label: POST /repos/{owner}/{repo}/labels
 GITHUB_CREATE_LABEL = Declaration(
     steps=(
@@ -850,7 +911,7 @@ TEMPLATES = (
         description="One issue with every field and its version, plus the URI of its comment thread.",
         mime_type="application/json",
         tool="github_get_issue",
-        handler=hooks.read_issue,
+        handler=declared(ISSUE_RESOURCE),
         ttl_ms=15000,
         cache_scope="private",
         completions={
@@ -895,7 +956,7 @@ TEMPLATES = (
         description="One label (name, color, description). A missing label is a label_not_found error.",
         mime_type="application/json",
         tool="github_list_labels",
-        handler=hooks.read_label,
+        handler=declared(LABEL_RESOURCE),
         ttl_ms=60000,
         cache_scope="private",
         completions={
