@@ -332,7 +332,7 @@ async def _ours_in_process(fake_url: str, warmup: int, calls: int) -> dict[str, 
     app._ToolRuntime.call_tool = timed  # type: ignore[method-assign]  # before build_server binds it
     try:
         server = build_server(SERVER, Settings(github_token=TOKEN, api_url=fake_url,
-                                               cursor_secret=b"bench"))
+                                               server_secret=b"bench"))
         for mode in ("auto", "legacy"):
             handler.clear()
             async with Client(server, mode=mode, cache=None) as client:
@@ -436,7 +436,7 @@ async def _breakdown(fake_url: str, n: int) -> dict[str, Any]:
     from github_issues_mcp import SERVER
 
     tool = next(t for t in SERVER.tools if t.name == "github_get_issue")
-    server = build_server(SERVER, Settings(github_token=TOKEN, api_url=fake_url, cursor_secret=b"bench"))
+    server = build_server(SERVER, Settings(github_token=TOKEN, api_url=fake_url, server_secret=b"bench"))
     async with Client(server, mode="legacy", cache=None) as client:
         result = await client.call_tool("github_get_issue", GET_ISSUE_ARGS)
         listed = {t.name: t for t in (await client.list_tools()).tools}

