@@ -11,7 +11,7 @@ from ghmcp_runtime.rules import Rule, with_rules
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+65759ca30b3e"
+FINGERPRINT = "github-issues-mcp@0.1.0+849ce5ab637b"
 
 
 def _text(name: str) -> str:
@@ -315,6 +315,7 @@ TOOLS = (
         (
             operations.ISSUES_CREATE_COMMENT,
             operations.ISSUES_LIST_COMMENTS,
+            operations.USERS_GET_AUTHENTICATED,
         ),
         Annotations(read_only=False, open_world=True, destructive=False, idempotent=False),
         (
@@ -326,6 +327,7 @@ TOOLS = (
             "issue_locked",
             "issue_not_found",
             "missing_credential",
+            "outcome_unknown",
             "rate_limited",
             "repo_not_found",
             "upstream_unavailable",
@@ -340,6 +342,7 @@ TOOLS = (
             operations.ISSUES_CREATE,
             operations.ISSUES_LIST_LABELS_FOR_REPO,
             operations.ISSUES_LIST_FOR_REPO,
+            operations.USERS_GET_AUTHENTICATED,
         ),
         Annotations(read_only=False, open_world=True, destructive=False, idempotent=False),
         (
@@ -351,6 +354,7 @@ TOOLS = (
             "label_not_found",
             "milestone_not_found",
             "missing_credential",
+            "outcome_unknown",
             "rate_limited",
             "repo_not_found",
             "upstream_unavailable",
@@ -689,6 +693,12 @@ ERROR_CODES = (
         temporary=False,
         description="No GitHub token was supplied.",
         repair="Configure GITHUB_TOKEN (stdio) or send an Authorization bearer token (HTTP).",
+    ),
+    ErrorCode(
+        code="outcome_unknown",
+        temporary=False,
+        description="An earlier call with this idempotency_key may have written, and GitHub's records cannot tell (several items by this account match exactly, or too many changed since); nothing new was written.",
+        repair="Look with the tool in repair; if the item is missing, call again with a new idempotency_key.",
     ),
     ErrorCode(
         code="rate_limited",
