@@ -264,3 +264,37 @@ async def test_settings_select_the_redis_store_for_build_server(redis_url: str, 
     assert len(keys) == 1 and json.loads(await raw.get(keys[0]))["s"] == "done"
     assert len(fake.calls("issues/create")) == 1
     assert fake.violations == []
+
+
+async def test_an_attempt_longer_than_the_lease_keeps_it_across_replicas(
+    stores: list[RedisStore],
+) -> None:
+    """Regression: the lease was never renewed, so the other replica took the key over after it
+    ran out and wrote a second time while the first attempt was still running."""
+    a, b = (IdempotencyRunner(s, lease_s=0.3, wait_s=5.0) for s in stores[:2])
+    release = anyio.Event()
+    writes: list[str] = []
+
+    async def slow_write() -> Any:
+        writes.append("A")
+        await release.wait()
+        return {"number": 1}
+
+    async def duplicate_write() -> Any:
+        writes.append("B")
+        return {"number": 2}
+
+    kw: dict[str, Any] = {"key": "long-0001", "scope": ("u_x", "create"), "fingerprint": "fp",
+                          "recover": None}
+    results: dict[str, Any] = {}
+
+    async def call(name: str, runner: IdempotencyRunner, run: Any) -> None:
+        results[name] = await runner.run(run=run, **kw)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(call, "A", a, slow_write)
+        await anyio.sleep(0.9)  # three leases
+        tg.start_soon(call, "B", b, duplicate_write)
+        await anyio.sleep(0.3)
+        release.set()
+    assert writes == ["A"] and results == {"A": {"number": 1}, "B": {"number": 1}}
