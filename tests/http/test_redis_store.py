@@ -17,7 +17,7 @@ from ghmcp_runtime.errors import OutcomeUnknown, ToolError
 from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
 from ghmcp_runtime.redis_store import DEFAULT_PREFIX, RedisStore, open_store
 from tests.http.http_support import free_port
-from tests.runtime.runtime_support import stale_attempt_scenario
+from tests.runtime.runtime_support import long_attempt_scenario, stale_attempt_scenario
 
 pytestmark = pytest.mark.anyio
 
@@ -271,30 +271,4 @@ async def test_an_attempt_longer_than_the_lease_keeps_it_across_replicas(
 ) -> None:
     """Regression: the lease was never renewed, so the other replica took the key over after it
     ran out and wrote a second time while the first attempt was still running."""
-    a, b = (IdempotencyRunner(s, lease_s=0.3, wait_s=5.0) for s in stores[:2])
-    release = anyio.Event()
-    writes: list[str] = []
-
-    async def slow_write() -> Any:
-        writes.append("A")
-        await release.wait()
-        return {"number": 1}
-
-    async def duplicate_write() -> Any:
-        writes.append("B")
-        return {"number": 2}
-
-    kw: dict[str, Any] = {"key": "long-0001", "scope": ("u_x", "create"), "fingerprint": "fp",
-                          "recover": None}
-    results: dict[str, Any] = {}
-
-    async def call(name: str, runner: IdempotencyRunner, run: Any) -> None:
-        results[name] = await runner.run(run=run, **kw)
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(call, "A", a, slow_write)
-        await anyio.sleep(0.9)  # three leases
-        tg.start_soon(call, "B", b, duplicate_write)
-        await anyio.sleep(0.3)
-        release.set()
-    assert writes == ["A"] and results == {"A": {"number": 1}, "B": {"number": 1}}
+    await long_attempt_scenario(stores[0], stores[1])

@@ -391,7 +391,7 @@ def render(cells: list[Cell], lease_cells: list[LeaseCell]) -> str:
     lines += [
         "## Keyed writes: attempts longer than the idempotency lease",
         "",
-        f"`github_create_issue` and `github_add_comment` with an `idempotency_key`, the lease scaled down to",
+        "`github_create_issue` and `github_add_comment` with an `idempotency_key`, the lease scaled down to",
         f"{LEASE_S} s (production: 60 s) and renewed every third of it while an attempt runs. Calls with",
         "the same key start at the times given, in leases after the first call. **answers** = the code",
         "of each call in that order, **applied** = objects GitHub holds with that content (asserted 1),",

@@ -168,3 +168,35 @@ async def stale_attempt_scenario(store: Any, stale_outcome: Any, lease_s: float 
     assert writes == ["B"], (writes, answers)
     assert answers["C"] in ("upstream_unavailable", {"by": "B"}), answers
     assert answers["B"] == answers["D"] == {"by": "B"}, answers
+
+
+async def long_attempt_scenario(first_store: Any, second_store: Any, lease_s: float = 0.3) -> None:
+    """A's write runs three leases long; B (the same store, or another replica's) gets the key
+    after A's first lease would have run out: B waits for A's result and writes nothing."""
+    import anyio
+
+    kw: dict[str, Any] = {"key": "long-0001", "scope": ("u_x", "create"), "fingerprint": "fp",
+                          "recover": None}
+    release = anyio.Event()
+    writes: list[str] = []
+    results: dict[str, Any] = {}
+
+    async def slow_write() -> Any:
+        writes.append("A")
+        await release.wait()
+        return {"number": 1}
+
+    async def duplicate_write() -> Any:
+        writes.append("B")
+        return {"number": 2}
+
+    async def call(name: str, store: Any, run: Any) -> None:
+        results[name] = await IdempotencyRunner(store, lease_s=lease_s, wait_s=5.0).run(run=run, **kw)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(call, "A", first_store, slow_write)
+        await anyio.sleep(lease_s * 3)
+        group.start_soon(call, "B", second_store, duplicate_write)
+        await anyio.sleep(lease_s)
+        release.set()
+    assert writes == ["A"] and results == {"A": {"number": 1}, "B": {"number": 1}}

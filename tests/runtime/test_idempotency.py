@@ -7,7 +7,7 @@ import pytest
 
 from ghmcp_runtime.errors import OutcomeUnknown, ToolError
 from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
-from tests.runtime.runtime_support import stale_attempt_scenario
+from tests.runtime.runtime_support import long_attempt_scenario, stale_attempt_scenario
 
 pytestmark = pytest.mark.anyio
 
@@ -241,27 +241,8 @@ async def test_a_lost_outcome_gives_the_lease_up_at_once() -> None:
 async def test_an_attempt_longer_than_the_lease_keeps_it() -> None:
     """Regression: the lease was never renewed, so a duplicate arriving after it ran out took the
     key over and wrote a second time while the first attempt was still running."""
-    r = IdempotencyRunner(MemoryStore(), lease_s=0.3, wait_s=5.0)
-    release = anyio.Event()
-    writes: list[int] = []
-
-    async def slow_write() -> Any:
-        writes.append(1)
-        await release.wait()
-        return {"number": 1}
-
-    results: list[Any] = []
-
-    async def one() -> None:
-        results.append(await go(r, slow_write))
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(one)
-        await anyio.sleep(0.9)  # three leases long
-        tg.start_soon(one)  # the duplicate must wait, not take over
-        await anyio.sleep(0.3)
-        release.set()
-    assert writes == [1] and results == [{"number": 1}] * 2
+    store = MemoryStore()
+    await long_attempt_scenario(store, store)
 
 
 @pytest.mark.parametrize("stale_outcome", [

@@ -10,7 +10,13 @@ import pytest
 
 from ghmcp_runtime.errors import OutcomeUnknown
 from ghmcp_runtime.model import Operation
-from ghmcp_runtime.recovery import CLOCK_SKEW_S, Listing, RecoveryUnresolved, find_created, same_text
+from ghmcp_runtime.recovery import (
+    CLOCK_SKEW_S,
+    Listing,
+    RecoveryUnresolved,
+    find_created,
+    same_text,
+)
 from tests.runtime.runtime_support import Recorder, gh, make_ctx, upstream
 
 pytestmark = pytest.mark.anyio
