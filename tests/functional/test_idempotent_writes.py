@@ -20,8 +20,8 @@ SAID = "Assigned to hubot for the Safari fix."
 LEGACY = "<!-- ghmcp-idempotency:0123456789abcdef01234567 -->"
 
 
-def server(fake: FakeGitHub, timeout: float = 5.0) -> Any:
-    return in_memory_server(fake, timeout=timeout, idempotency=IdempotencyRunner(MemoryStore()))
+def server(fake: FakeGitHub) -> Any:
+    return in_memory_server(fake, idempotency=IdempotencyRunner(MemoryStore()))
 
 
 async def call(srv: Any, name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -34,8 +34,8 @@ def comment_bodies(fake: FakeGitHub, number: int, author: str = "octocat") -> li
 
 
 def lose_the_answer(fake: FakeGitHub, op: str, *, committed: bool = True) -> None:
-    """The next write to `op` is applied (or not) and its answer never arrives."""
-    fake.faults.add(op, "timeout", after_commit=committed, delay=2.0)
+    """The next write to `op` is applied (or not) and its connection drops before the answer."""
+    fake.faults.add(op, "reset", after_commit=committed)
 
 
 @pytest.mark.parametrize("body", [SAID, "  spaced\r\nCRLF kept  \n", "<!-- a comment of the user's own -->"])
@@ -68,7 +68,7 @@ async def test_comment_recovery_reads_every_page_of_a_busy_thread(fake: FakeGitH
         fake.add_comment(OWNER, REPO, number, f"bot comment {i}", author="hubot")
     for i in range(30):  # the caller's own recent comments, other words
         fake.add_comment(OWNER, REPO, number, f"{SAID} ({i})", author="octocat")
-    srv = server(fake, timeout=0.5)
+    srv = server(fake)
     args = {**REPO_ARGS, "issue_number": number, "body": SAID, "idempotency_key": "busy-0001"}
     lose_the_answer(fake, "issues/create-comment")
     lost = await call(srv, "github_add_comment", args)
@@ -85,7 +85,7 @@ async def test_issue_recovery_finds_the_issue_among_the_callers_newest(fake: Fak
                                                                        seeded: dict[str, Any]) -> None:
     for i in range(150):
         fake.add_issue(OWNER, REPO, f"Safari crash #{i}", body=SAID, author="octocat")
-    srv = server(fake, timeout=0.5)
+    srv = server(fake)
     args = {**REPO_ARGS, "title": "Safari crash", "body": SAID, "idempotency_key": "newest-0001"}
     lose_the_answer(fake, "issues/create")
     assert (await call(srv, "github_create_issue", args))["code"] == "upstream_unavailable"
@@ -117,7 +117,7 @@ async def test_same_words_by_someone_else_or_before_the_call_are_not_the_write(
     fake.add_comment(OWNER, REPO, number, SAID, author="hubot")
     long_ago = datetime.now(UTC) - timedelta(hours=1)
     fake.add_comment(OWNER, REPO, number, SAID, author="octocat", created_at=long_ago)
-    srv = server(fake, timeout=0.5)
+    srv = server(fake)
     args = {**REPO_ARGS, "issue_number": number, "body": SAID, "idempotency_key": "not-mine-0001"}
     lose_the_answer(fake, "issues/create-comment", committed=False)
     assert (await call(srv, "github_add_comment", args))["code"] == "upstream_unavailable"
@@ -132,7 +132,7 @@ async def test_two_identical_candidates_leave_the_outcome_unknown_and_write_noth
     fake: FakeGitHub, seeded: dict[str, Any]
 ) -> None:
     number = seeded["first"]
-    srv = server(fake, timeout=0.5)
+    srv = server(fake)
     args = {**REPO_ARGS, "issue_number": number, "body": SAID, "idempotency_key": "twice-0001"}
     lose_the_answer(fake, "issues/create-comment")
     assert (await call(srv, "github_add_comment", args))["code"] == "upstream_unavailable"
@@ -154,7 +154,7 @@ async def test_lost_answers_advise_the_same_key_only_to_keyed_calls(fake: FakeGi
                                                                     seeded: dict[str, Any]) -> None:
     """Regression: every lost write answered "retry with the same idempotency key", also from
     tools that have no key."""
-    srv = server(fake, timeout=0.5)
+    srv = server(fake)
     lose_the_answer(fake, "issues/update")
     update = await call(srv, "github_update_issue",
                         {**REPO_ARGS, "issue_number": seeded["first"], "title": "Renamed"})
