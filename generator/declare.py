@@ -44,6 +44,7 @@ from ghmcp_runtime.declared import (
     Step,
 )
 from ghmcp_runtime.model import Operation
+from ghmcp_runtime.recovery import FIND_CREATED_CODES
 from ghmcp_runtime.refs import Ref, parse, references
 from ghmcp_runtime.transforms import TRANSFORMS
 
@@ -143,6 +144,8 @@ class DeclarationBuilder:
                 elif ref is not None:
                     field_map.setdefault(key, ref)
             raised |= _codes_of(raw)
+        if self.tool.idempotency is not None and self.tool.idempotency.recover is not None:
+            raised |= FIND_CREATED_CODES | {"upstream_unavailable"}
         output = self.outputs(steps, names)
         idempotency = self.idempotency(steps, names)
         if output is None or len(steps) != len(self.tool.steps) or idempotency is INVALID:
@@ -190,10 +193,23 @@ class DeclarationBuilder:
                 return INVALID
             path = self.bind_path(r, op, (*loc, "recover"), names)
             query = self.bind(r, op, "query", r.query, (*loc, "recover"))
-            for tloc, template in (((*loc, "recover"), path), ((*loc, "recover", "query"), query),
-                                   ((*loc, "recover", "match"), dict(r.match))):
+            accepted = spec_fields(self.document, op, "query")
+            for key in ("author_param", "since_param"):
+                value = getattr(r, key)
+                if value is not None and value not in accepted:
+                    self.error((*loc, "recover", key), f"{r.call} has no query parameter {value!r}",
+                               f"query parameters: {', '.join(sorted(accepted)) or 'none'}"
+                               + ("; use since_param: null" if key == "since_param" else ""))
+            templates = [((*loc, "recover"), path), ((*loc, "recover", "query"), query),
+                         ((*loc, "recover", "match"), dict(r.match))]
+            if r.repair is not None:
+                templates.append(((*loc, "recover", "repair"), dict(r.repair.arguments)))
+            for tloc, template in templates:
                 self.check_refs(template, tloc, names, set())
-            recover = Recover(operation=self.runtime_ops[r.call], path=path, query=query, match=dict(r.match))
+            recover = Recover(operation=self.runtime_ops[r.call], path=path, query=query,
+                              match=dict(r.match), newest_first=r.newest_first,
+                              author_param=r.author_param, author_field=r.author_field,
+                              since_param=r.since_param, repair=_repair(r.repair))
         if not ok:
             return INVALID
         return Idempotency(key=idem.key, write=idem.write, scope=tuple(idem.scope), recover=recover)
