@@ -39,8 +39,8 @@ from generator.overrides import (
 from generator.schemas import compact, is_union, object_branches, python_type, walk
 from generator.spec import SpecOperation, iter_operations, resolve_ref
 from generator.yamlsrc import Located
-from ghmcp_runtime.errors import ENVELOPE_OUTPUT_SCHEMA, UNIVERSAL_CODES
 from ghmcp_runtime.declared import Repair
+from ghmcp_runtime.errors import ENVELOPE_OUTPUT_SCHEMA, UNIVERSAL_CODES
 from ghmcp_runtime.model import Operation
 
 JSON = Any
