@@ -11,7 +11,7 @@ from ghmcp_runtime.rules import Rule, with_rules
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+65759ca30b3e"
+FINGERPRINT = "github-issues-mcp@0.1.0+2f72c55dd6a7"
 
 
 def _text(name: str) -> str:
@@ -339,6 +339,7 @@ TOOLS = (
         (
             operations.ISSUES_CREATE,
             operations.ISSUES_LIST_LABELS_FOR_REPO,
+            operations.ISSUES_GET_LABEL,
             operations.ISSUES_LIST_FOR_REPO,
         ),
         Annotations(read_only=False, open_world=True, destructive=False, idempotent=False),
@@ -531,6 +532,7 @@ TOOLS = (
             operations.ISSUES_LOCK,
             operations.ISSUES_UNLOCK,
             operations.ISSUES_LIST_LABELS_FOR_REPO,
+            operations.ISSUES_GET_LABEL,
         ),
         Annotations(read_only=False, open_world=True, destructive=True, idempotent=True),
         (
