@@ -26,8 +26,8 @@ read and unmatched names are missing.
 from __future__ import annotations
 
 import string
-from functools import partial
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from ghmcp_runtime.concurrent import gather

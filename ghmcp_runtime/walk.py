@@ -27,26 +27,29 @@ async def walk(fetch: Fetch, keep: Callable[[Any], bool], *, offset: int, want: 
                sizes: tuple[int, int], max_reads: int, scan_limit: int) -> Walked:
     """Read from `offset` until `want` kept rows, `max_reads` reads, or the scan limit.
 
-    `sizes` = (per_page of the first read, per_page of the following ones); a page size is used
-    only where its page ends within `scan_limit`, otherwise the other one (it must divide it)."""
+    `sizes` = (per_page of the first read, per_page of the following ones); the first size is
+    used only where its page ends within `scan_limit` (GitHub search refuses pages past its
+    limit). Items at or past `scan_limit` are never looked at."""
     rows: list[Any] = []
     for read in range(max_reads):
         if offset >= scan_limit:
             return Walked(rows, offset, True)
-        size = sizes[0] if read == 0 else sizes[1]
-        if (offset // size + 1) * size > scan_limit:
-            size = sizes[1]
+        size = sizes[0] if read == 0 and (offset // sizes[0] + 1) * sizes[0] <= scan_limit else sizes[1]
         page = offset // size + 1
+        base = (page - 1) * size
         items, more = await fetch(page, size)
-        first = offset - (page - 1) * size
-        for i, item in enumerate(items[first:], start=first):
-            if keep(item):
-                rows.append(item)
+        end = min(len(items), scan_limit - base)
+        for i in range(offset - base, end):
+            if keep(items[i]):
+                rows.append(items[i])
                 if len(rows) == want:
-                    after = (page - 1) * size + i + 1
-                    ends = i + 1 >= len(items) and not more
-                    return Walked(rows, None if ends else after, False)
-        if not more or len(items) <= first:
+                    after = base + i + 1
+                    if after >= base + len(items) and not more:
+                        return Walked(rows, None, False)
+                    return Walked(rows, after, after >= scan_limit)
+        if end < len(items):
+            return Walked(rows, base + end, True)
+        if not more or len(items) <= offset - base:
             return Walked(rows, None, False)
-        offset = (page - 1) * size + len(items)
+        offset = base + len(items)
     return Walked(rows, offset, offset >= scan_limit)

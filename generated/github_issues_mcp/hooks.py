@@ -507,6 +507,12 @@ async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs) -> GithubU
                           {**_repo(args), "issue_number": args["issue_number"]},
                           "re-apply your change with the new version"),
         )
+    stuck = [f"remove_labels[{i}]" for i, n in enumerate(names["remove_labels"])
+             if n in (".", "..") and n in _label_names(current)]
+    if stuck:  # DELETE …/labels/. would address another resource; refuse before any write
+        raise ToolError("invalid_field", "A label named . or .. cannot be removed from an issue "
+                        "through GitHub's API; nothing was changed.",
+                        details={"field": "remove_labels", "reason": f"unaddressable: {', '.join(stuck)}"})
     views = {**ISSUE_VIEWS, "add_labels": lambda i: frozenset(_label_names(i)) & set(add),
              "remove_labels": lambda i: frozenset(_label_names(i)) & set(remove)}
     targets = {**_targets(args, UPDATE_FIELDS), **({"add_labels": frozenset(add)} if add else {}),
