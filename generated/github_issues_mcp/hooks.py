@@ -12,15 +12,16 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 from urllib.parse import quote, urlencode
 
 from ghmcp_runtime import ToolContext, ToolError, repair
-from ghmcp_runtime.catalog import fold, has_next, list_names, require_names, same_name
+from ghmcp_runtime.catalog import has_next, list_names, require_names, same_name
 from ghmcp_runtime.context import UpstreamResponse
 from ghmcp_runtime.errors import UpstreamError
+from ghmcp_runtime.issue_views import ISSUE_VIEWS, issue_targets, label_names, label_views
 from ghmcp_runtime.versioning import issue_version
 from ghmcp_runtime.walk import walk
 from ghmcp_runtime.writes import Resource, Step, run_steps, unmet
@@ -160,7 +161,7 @@ def _list_query(args: GithubSearchIssuesArgs, labels: Sequence[str]) -> dict[str
 
 
 def _carries(raw: Mapping[str, Any], names: Sequence[str]) -> bool:
-    held = _label_names(raw)
+    held = label_names(raw)
     return all(any(same_name(name, h) for h in held) for name in names)
 
 
@@ -280,35 +281,6 @@ async def _existing_labels(ctx: ToolContext, args: Mapping[str, Any],
     )
 
 
-def _label_names(raw: Mapping[str, Any]) -> list[str]:
-    return [str(lb["name"]) if isinstance(lb, Mapping) else str(lb) for lb in raw.get("labels") or []]
-
-
-def _logins(items: Sequence[Any]) -> frozenset[str]:
-    return frozenset(fold(str(i["login"]) if isinstance(i, Mapping) else str(i)) for i in items)
-
-
-# A parameter's value as an issue shows it, for judging what GitHub really did (writes.py).
-ISSUE_VIEWS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
-    "title": lambda i: i.get("title"),
-    "body": lambda i: i.get("body") or "",
-    "state": lambda i: i.get("state"),
-    "state_reason": lambda i: i.get("state_reason"),
-    "assignee_logins": lambda i: _logins(i.get("assignees") or []),
-    "milestone_number": lambda i: (i.get("milestone") or {}).get("number"),
-    "labels": lambda i: frozenset(_label_names(i)),
-    "locked": lambda i: bool(i.get("locked")),
-    "lock_reason": lambda i: i.get("active_lock_reason"),
-}
-
-
-def _targets(args: Mapping[str, Any], fields: Sequence[str]) -> dict[str, Any]:
-    out = {f: args[f] for f in fields if f in args}
-    if "assignee_logins" in out:
-        out["assignee_logins"] = _logins(out["assignee_logins"])
-    return out
-
-
 def _as_milestone_error(err: ToolError, args: Mapping[str, Any]) -> ToolError:
     if err.code == "invalid_field" and (err.details or {}).get("field") == "milestone_number":
         return ToolError(
@@ -338,8 +310,7 @@ async def create_issue(ctx: ToolContext, args: GithubCreateIssueArgs) -> GithubC
     if "milestone_number" in args:
         payload["milestone"] = args["milestone_number"]
 
-    asked = {**_targets(args, ("assignee_logins", "milestone_number")),
-             **({"labels": frozenset(labels)} if labels else {})}
+    asked = issue_targets({**args, "labels": labels}, ("assignee_logins", "milestone_number", "labels"))
 
     def created(raw: Mapping[str, Any]) -> GithubCreateIssueResult:
         result: GithubCreateIssueResult = {
@@ -424,20 +395,15 @@ PATCHED = {"title": "title", "body": "body", "state": "state", "state_reason": "
            "assignees": "assignee_logins", "milestone": "milestone_number"}
 
 
-def _patch(args: GithubUpdateIssueArgs, current: Mapping[str, Any]) -> dict[str, Any]:
+def _patch(args: GithubUpdateIssueArgs, current: Mapping[str, Any], targets: Mapping[str, Any]) -> dict[str, Any]:
     """The issues/update body: only fields whose value differs from what the issue shows."""
     given: Mapping[str, Any] = args
-    patch = {f: given[f] for f in ("title", "body") if f in given and ISSUE_VIEWS[f](current) != given[f]}
-    state = given.get("state", current["state"])
-    if state != current["state"]:
-        patch["state"] = state
-        patch["state_reason"] = given.get("state_reason", "completed" if state == "closed" else "reopened")
-    elif "state_reason" in given and given["state_reason"] != current.get("state_reason"):
-        patch.update(state=state, state_reason=given["state_reason"])  # GitHub reads it with state only
-    if "assignee_logins" in given and _logins(given["assignee_logins"]) != ISSUE_VIEWS["assignee_logins"](current):
-        patch["assignees"] = given["assignee_logins"]
-    if "milestone_number" in given and given["milestone_number"] != ISSUE_VIEWS["milestone_number"](current):
-        patch["milestone"] = given["milestone_number"]
+    patch = {field: given[p] for field, p in PATCHED.items()
+             if p in targets and ISSUE_VIEWS[p](current) != targets[p]}
+    if "state" in patch:  # closing or reopening: GitHub's reasons unless one was given
+        patch["state_reason"] = given.get("state_reason", "completed" if patch["state"] == "closed" else "reopened")
+    elif "state_reason" in patch:
+        patch["state"] = current["state"]  # GitHub reads state_reason only together with state
     return patch
 
 
@@ -456,15 +422,15 @@ def _removal(ctx: ToolContext, path: Mapping[str, Any], name: str) -> Step:
 
 
 def _update_steps(ctx: ToolContext, args: GithubUpdateIssueArgs, current: Mapping[str, Any],
-                  add: Sequence[str], remove: Sequence[str]) -> list[Step]:
+                  targets: Mapping[str, Any], add: Sequence[str], remove: Sequence[str]) -> list[Step]:
     """One write per step, in order: update, add labels, remove each label, lock or unlock."""
     path = {**_repo(args), "issue_number": args["issue_number"]}
     steps: list[Step] = []
-    if patch := _patch(args, current):
+    if patch := _patch(args, current, targets):
         steps.append(Step(tuple(PATCHED[k] for k in patch),
                           lambda: ctx.call(ops.ISSUES_UPDATE, path=path, body=patch),
                           lambda issue, resp: dict(resp.data) if resp is not None else issue))
-    on_issue = set(_label_names(current))
+    on_issue = set(label_names(current))
     if adding := [n for n in add if n not in on_issue]:
         steps.append(Step(("add_labels",),
                           lambda: ctx.call(ops.ISSUES_ADD_LABELS, path=path, body={"labels": adding}),
@@ -508,19 +474,16 @@ async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs) -> GithubU
                           "re-apply your change with the new version"),
         )
     stuck = [f"remove_labels[{i}]" for i, n in enumerate(names["remove_labels"])
-             if n in (".", "..") and n in _label_names(current)]
+             if n in (".", "..") and n in label_names(current)]
     if stuck:  # DELETE …/labels/. would address another resource; refuse before any write
         raise ToolError("invalid_field", "A label named . or .. cannot be removed from an issue "
                         "through GitHub's API; nothing was changed.",
                         details={"field": "remove_labels", "reason": f"unaddressable: {', '.join(stuck)}"})
-    views = {**ISSUE_VIEWS, "add_labels": lambda i: frozenset(_label_names(i)) & set(add),
-             "remove_labels": lambda i: frozenset(_label_names(i)) & set(remove)}
-    targets = {**_targets(args, UPDATE_FIELDS), **({"add_labels": frozenset(add)} if add else {}),
-               **({"remove_labels": frozenset()} if remove else {})}
-    targets = {f: targets[f] for f in UPDATE_FIELDS if f in targets}
+    targets = issue_targets({**args, **{f: names[f] for f in names if f in args}}, UPDATE_FIELDS)
     try:
-        done = await run_steps(_update_steps(ctx, args, current, add, remove), dict(current),
-                               views=views, targets=targets, reread=lambda: _get_raw_issue(ctx, args))
+        done = await run_steps(_update_steps(ctx, args, current, targets, add, remove), dict(current),
+                               views={**ISSUE_VIEWS, **label_views(add, remove)}, targets=targets,
+                               reread=lambda: _get_raw_issue(ctx, args))
     except ToolError as err:
         raise _as_milestone_error(err, args) from None
     result: GithubUpdateIssueResult = {
