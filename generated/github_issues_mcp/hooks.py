@@ -182,7 +182,7 @@ async def search_issues(ctx: ToolContext, args: GithubSearchIssuesArgs) -> Githu
                 "q": _search_query(args, there), "sort": args.get("sort", "updated"),
                 "order": args.get("order", "desc"), "per_page": per_page, "page": page})
             seen.setdefault("total", int(resp.data["total_count"]))
-            seen["incomplete"] = seen.get("incomplete", False) or bool(resp.data["incomplete_results"])
+            seen["incomplete"] = seen.get("incomplete", False) or bool(resp.data.get("incomplete_results"))
             return list(resp.data["items"]), has_next(resp)
         resp = await ctx.call(ops.ISSUES_LIST_FOR_REPO, path=_repo(args),
                               query={**_list_query(args, there), "per_page": per_page, "page": page})
