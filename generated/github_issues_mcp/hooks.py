@@ -418,7 +418,8 @@ def _removal(ctx: ToolContext, path: Mapping[str, Any], name: str) -> Step:
         return {**issue, "labels": [lb for lb in issue["labels"] if lb["name"] != name]}
 
     return Step(("remove_labels",), lambda: ctx.call(ops.ISSUES_REMOVE_LABEL, path={**path, "name": name}),
-                gone, done_if=lambda err: err.code == "label_not_found")  # already off the issue
+                gone, done_if=lambda err: isinstance(err, UpstreamError) and err.status == 404
+                and err.code == "label_not_found")  # already off the issue
 
 
 def _update_steps(ctx: ToolContext, args: GithubUpdateIssueArgs, current: Mapping[str, Any],

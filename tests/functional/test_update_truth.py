@@ -280,3 +280,20 @@ async def test_the_label_filter_and_the_label_checks_fold_case_alike(
     assert not is_error, data
     assert shown(fake, number)["labels"] == ["STRASSE", "Été"]
     assert len(fake.state.find_repo(OWNER, REPO).labels) == labels_before  # type: ignore[union-attr]
+
+
+async def test_a_label_removed_by_someone_else_meanwhile_counts_as_removed(
+        fake: FakeGitHub, seeded: dict[str, Any]) -> None:
+    fake.add_token(OTHER, "someone", collaborator_on=f"{OWNER}/{REPO}")
+    number = fake.add_issue(OWNER, REPO, "race", labels=["bug", "triage"])
+
+    async def remove_first(request: httpx.Request) -> None:
+        if request.method == "DELETE":
+            async with fake.client(OTHER) as other:
+                await other.delete(f"/repos/{OWNER}/{REPO}/issues/{number}/labels/bug")
+
+    async with Client(server_over(Hook(fake, before=remove_first)), cache=None) as client:
+        is_error, data = await call(client, "github_update_issue", args(number, remove_labels=["bug"]))
+    assert not is_error, data
+    assert data["changed_fields"] == ["remove_labels"] and shown(fake, number)["labels"] == ["triage"]
+    assert data["version"] == await version_now(fake, number)
