@@ -31,9 +31,10 @@ from functools import partial
 from typing import Any
 
 from ghmcp_runtime.concurrent import gather
-from ghmcp_runtime.context import ToolContext, UpstreamResponse
+from ghmcp_runtime.context import ToolContext
 from ghmcp_runtime.errors import ToolError
 from ghmcp_runtime.model import Operation
+from ghmcp_runtime.paging import has_next_link
 
 PAGE_SIZE = 100
 MAX_PAGES = 100  # without a lookup: at most 10,000 entries are read
@@ -48,10 +49,6 @@ def fold(name: str) -> str:
 
 def same_name(a: str, b: str) -> bool:
     return fold(a) == fold(b)
-
-
-def has_next(resp: UpstreamResponse) -> bool:
-    return 'rel="next"' in resp.headers.get("link", "")
 
 
 class _Index:
@@ -71,7 +68,7 @@ class _Index:
 async def _page(ctx: ToolContext, catalog: Operation, path: Mapping[str, str | int],
                 page: int) -> tuple[list[str], bool]:
     resp = await ctx.call(catalog, path=path, query={"per_page": PAGE_SIZE, "page": page})
-    return [str(item["name"]) for item in resp.data], has_next(resp)
+    return [str(item["name"]) for item in resp.data], has_next_link(resp)
 
 
 async def list_names(ctx: ToolContext, catalog: Operation, path: Mapping[str, str | int],

@@ -104,7 +104,10 @@ class GitHubUpstream:
         self.base_url = base_url.rstrip("/")
         self._origin = urlsplit(self.base_url)[:2]
         self._headers = {
-            "Accept": "application/vnd.github+json",
+            # GitHub's media type first; plain JSON as well, which GitHub serves identically and
+            # which mocks built from the OpenAPI description (whose responses say
+            # application/json) can negotiate instead of answering 406
+            "Accept": "application/vnd.github+json, application/json;q=0.9",
             "User-Agent": USER_AGENT,
             "X-GitHub-Api-Version": api_version,
         }

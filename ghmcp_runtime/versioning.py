@@ -20,9 +20,7 @@ def _names(items: Any, key: str) -> list[str]:
 
 
 def issue_version(raw_issue: Mapping[str, Any]) -> str:
-    """"v2-" + 20 hex of sha256 over the user-editable state of a GitHub issue.
-
-    v2 added the lock reason (v1 gave an issue locked as spam and as off-topic one version)."""
+    """"v1-" + 20 hex of sha256 over the user-editable state of a GitHub issue."""
     milestone = raw_issue.get("milestone")
     state = {
         "title": raw_issue.get("title"),
@@ -33,6 +31,5 @@ def issue_version(raw_issue: Mapping[str, Any]) -> str:
         "assignees": _names(raw_issue.get("assignees"), "login"),
         "milestone": milestone.get("number") if isinstance(milestone, Mapping) else None,
         "locked": bool(raw_issue.get("locked", False)),
-        "lock_reason": raw_issue.get("active_lock_reason"),
     }
-    return "v2-" + hashlib.sha256(canonical_json(state)).hexdigest()[:20]
+    return "v1-" + hashlib.sha256(canonical_json(state)).hexdigest()[:20]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -18,11 +17,13 @@ from typing import Any, cast
 from urllib.parse import quote, urlencode
 
 from ghmcp_runtime import ToolContext, ToolError, repair
-from ghmcp_runtime.catalog import has_next, list_names, require_names, same_name
+from ghmcp_runtime.catalog import list_names, require_names, same_name
 from ghmcp_runtime.context import UpstreamResponse
 from ghmcp_runtime.errors import UpstreamError
 from ghmcp_runtime.issue_views import ISSUE_VIEWS, issue_targets, label_names, label_views
-from ghmcp_runtime.versioning import issue_version
+from ghmcp_runtime.paging import cursor_binding, open_state
+from ghmcp_runtime.paging import has_next_link as _has_next
+from ghmcp_runtime.paging import without as _without
 from ghmcp_runtime.walk import walk
 from ghmcp_runtime.writes import Resource, Step, run_steps, unmet
 
@@ -33,22 +34,11 @@ from .types import (
     GithubAddCommentResult,
     GithubCreateIssueArgs,
     GithubCreateIssueResult,
-    GithubCreateLabelArgs,
-    GithubCreateLabelResult,
-    GithubDeleteLabelArgs,
-    GithubDeleteLabelResult,
-    GithubGetIssueArgs,
-    GithubGetIssueResult,
-    GithubListLabelsArgs,
-    GithubListLabelsResult,
     GithubSearchIssuesArgs,
     GithubSearchIssuesResult,
     GithubUpdateIssueArgs,
     GithubUpdateIssueResult,
-    GithubUpdateLabelArgs,
-    GithubUpdateLabelResult,
     IssueRow,
-    LabelRow,
 )
 
 ISSUE_PAGE = 30
@@ -66,10 +56,6 @@ def _repo(args: Mapping[str, Any]) -> dict[str, Any]:
     return {"owner": args["owner"], "repo": args["repo"]}
 
 
-def _without(args: Mapping[str, Any], *names: str) -> dict[str, Any]:
-    return {k: v for k, v in args.items() if k not in names}
-
-
 def _fingerprint(args: Mapping[str, Any]) -> str:
     canonical = json.dumps(_without(args, "idempotency_key"), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
@@ -85,31 +71,9 @@ def _window_start() -> str:
     return started.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _cursor_state(ctx: ToolContext, args: Mapping[str, Any], field: str,
-                  bound: Mapping[str, Any]) -> dict[str, Any]:
-    token = args.get(field)
-    if token is None:
-        return {"page": 1, "offset": 0}
-    restart = _without(args, field)
-    try:
-        state = ctx.open_cursor(token, bound_to=bound, field=field, restart_arguments=restart)
-    except ToolError as err:
-        if err.repair is not None and not set(restart) <= set(ctx.tool.echo_safe):
-            # a restart repair would have to echo free-form values (query, labels, logins)
-            err.repair = None
-            err.message += f" Repeat your previous call without {field}."
-        raise
-    state.setdefault("offset", (int(state.get("page", 1)) - 1) * ISSUE_PAGE)  # pre-offset cursors
-    return state
-
-
-def _page_of(ctx: ToolContext, args: Mapping[str, Any], field: str, bound: Mapping[str, Any]) -> int:
-    return int(_cursor_state(ctx, args, field, bound)["page"])
-
-
 def _issue_row(ctx: ToolContext, raw: Mapping[str, Any], detail: Detail) -> IssueRow:
     # the projector follows the generated IssueRow shape
-    return cast(IssueRow, ctx.project("issue", raw, detail, {"version": issue_version(raw)}))
+    return cast(IssueRow, ctx.project("issue", raw, detail))
 
 
 # -- search -------------------------------------------------------------------------------------
@@ -167,9 +131,9 @@ def _carries(raw: Mapping[str, Any], names: Sequence[str]) -> bool:
 
 async def search_issues(ctx: ToolContext, args: GithubSearchIssuesArgs) -> GithubSearchIssuesResult:
     detail: Detail = args.get("detail", "summary")
-    bound = _without(args, "cursor", "detail")
-    state = _cursor_state(ctx, args, "cursor", bound)
-    delivered = int(state.get("delivered", state["offset"]))
+    state = open_state(ctx, args, "cursor")
+    offset = int(state.get("offset", (int(state.get("page", 1)) - 1) * ISSUE_PAGE))  # or a page cursor
+    delivered = int(state.get("delivered", offset))
     mode = "search" if "query" in args else "list"
     labels = args.get("labels", [])
     here = [n for n in labels if any(c in n for c in UNFILTERABLE[mode])]
@@ -183,13 +147,13 @@ async def search_issues(ctx: ToolContext, args: GithubSearchIssuesArgs) -> Githu
                 "order": args.get("order", "desc"), "per_page": per_page, "page": page})
             seen.setdefault("total", int(resp.data["total_count"]))
             seen["incomplete"] = seen.get("incomplete", False) or bool(resp.data.get("incomplete_results"))
-            return list(resp.data["items"]), has_next(resp)
+            return list(resp.data["items"]), _has_next(resp)
         resp = await ctx.call(ops.ISSUES_LIST_FOR_REPO, path=_repo(args),
                               query={**_list_query(args, there), "per_page": per_page, "page": page})
-        return list(resp.data), has_next(resp)
+        return list(resp.data), _has_next(resp)
 
     walked = await walk(fetch, lambda raw: "pull_request" not in raw and _carries(raw, here),
-                        offset=int(state["offset"]), want=min(ISSUE_PAGE, WALK_CAP - delivered),
+                        offset=offset, want=min(ISSUE_PAGE, WALK_CAP - delivered),
                         sizes=(ISSUE_PAGE, WALK_PAGE), max_reads=WALK_READS, scan_limit=SCAN_LIMIT)
     total = delivered + len(walked.rows)
     more = walked.next_offset is not None
@@ -201,7 +165,7 @@ async def search_issues(ctx: ToolContext, args: GithubSearchIssuesArgs) -> Githu
     }
     if more and not capped:
         result["next_cursor"] = ctx.mint_cursor({"offset": walked.next_offset, "delivered": total},
-                                                bound_to=bound)
+                                                bound_to=cursor_binding(args, "cursor"))
     if "total" in seen and not here:
         result["estimated_total"] = seen["total"]
     if capped:
@@ -227,44 +191,6 @@ async def _get_raw_issue(ctx: ToolContext, args: Mapping[str, Any]) -> dict[str,
             repair=repair("find_issue", "github_search_issues", {**_repo(args), "state": "all"}),
         )
     return raw
-
-
-async def get_issue(ctx: ToolContext, args: GithubGetIssueArgs) -> GithubGetIssueResult:
-    detail: Detail = args.get("detail", "full")
-    bound = _without(args, "comments_cursor", "detail")
-    page = _page_of(ctx, args, "comments_cursor", bound)
-    raw = await _get_raw_issue(ctx, args)
-    resp = await ctx.call(
-        ops.ISSUES_LIST_COMMENTS,
-        path={**_repo(args), "issue_number": args["issue_number"]},
-        query={"per_page": COMMENT_PAGE, "page": page},
-    )
-    comments: list[Any] = [ctx.project("comment", c, detail) for c in resp.data]
-    more = has_next(resp)
-    result: GithubGetIssueResult = {
-        "issue": _issue_row(ctx, raw, detail),
-        "version": issue_version(raw),
-        "comments": comments,
-        "comments_has_more": more,
-    }
-    if more:
-        result["comments_next_cursor"] = ctx.mint_cursor({"page": page + 1}, bound_to=bound)
-    return result
-
-
-async def list_labels(ctx: ToolContext, args: GithubListLabelsArgs) -> GithubListLabelsResult:
-    if "name" in args:
-        return await _one_label(ctx, args)
-    bound = _without(args, "cursor")
-    page = _page_of(ctx, args, "cursor", bound)
-    resp = await ctx.call(
-        ops.ISSUES_LIST_LABELS_FOR_REPO, path=_repo(args), query={"per_page": LABEL_PAGE, "page": page}
-    )
-    labels: list[Any] = [ctx.project("label", raw, "summary") for raw in resp.data]
-    result: GithubListLabelsResult = {"labels": labels, "has_more": has_next(resp)}
-    if result["has_more"]:
-        result["next_cursor"] = ctx.mint_cursor({"page": page + 1}, bound_to=bound)
-    return result
 
 
 # -- labels -------------------------------------------------------------------------------------
@@ -317,7 +243,7 @@ async def create_issue(ctx: ToolContext, args: GithubCreateIssueArgs) -> GithubC
             "issue_number": raw["number"],
             "url": raw["html_url"],
             "state": raw["state"],
-            "version": issue_version(raw),
+            "version": ctx.version("issue", raw),
             "created_at": raw["created_at"],
         }
         if ignored := unmet(raw, ISSUE_VIEWS, asked):  # e.g. dropped for a token without push access
@@ -465,7 +391,7 @@ async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs) -> GithubU
                         "nothing was changed.", details={"fields": ["add_labels", "remove_labels"],
                                                          "reason": "the same label is added and removed"})
     current = await _get_raw_issue(ctx, args)
-    if "expected_version" in args and args["expected_version"] != issue_version(current):
+    if "expected_version" in args and args["expected_version"] != ctx.version("issue", current):
         raise ToolError(
             "conflict",
             "The issue changed since that version was read; nothing was written.",
@@ -490,7 +416,7 @@ async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs) -> GithubU
     result: GithubUpdateIssueResult = {
         "issue_number": done.after["number"],
         "state": done.after["state"],
-        "version": issue_version(done.after),
+        "version": ctx.version("issue", done.after),
         "changed_fields": done.changed,
         "url": done.after["html_url"],
     }
@@ -538,19 +464,10 @@ async def read_issue_index(ctx: ToolContext, params: dict[str, Any]) -> dict[str
             row.pop("preview", None)  # an index carries triage metadata, never bodies
             rows.append(row)
     body: dict[str, Any] = {"issues": rows, "page": page}
-    if has_next(resp):
+    if _has_next(resp):
         variables = {"state": state, **({"labels": ",".join(labels)} if labels else {}), "page": page + 1}
         body["next"] = f"{_root(params)}/issues?{urlencode(variables)}"
     return body
-
-
-async def read_issue(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
-    raw = await _get_raw_issue(ctx, params)
-    return {
-        "issue": _issue_row(ctx, raw, "full"),
-        "version": issue_version(raw),
-        "comments": f"{_root(params)}/issues/{params['issue_number']}/comments",
-    }
 
 
 async def read_comments(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
@@ -563,7 +480,7 @@ async def read_comments(ctx: ToolContext, params: dict[str, Any]) -> dict[str, A
     )
     body: dict[str, Any] = {"comments": [ctx.project("comment", c, "full") for c in resp.data],
                             "page": page}
-    if has_next(resp):
+    if _has_next(resp):
         body["next"] = f"{_root(params)}/issues/{params['issue_number']}/comments?page={page + 1}"
     return body
 
@@ -575,7 +492,7 @@ async def read_labels(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any
                           query={"per_page": limit, "page": page})
     body: dict[str, Any] = {"labels": [ctx.project("label", raw, "summary") for raw in resp.data],
                             "page": page}
-    if has_next(resp):
+    if _has_next(resp):
         body["next"] = f"{_root(params)}/labels?{urlencode({'page': page + 1, 'limit': limit})}"
         body["truncated"] = {"reason": "more labels exist than this page holds",
                              "enumerate_with": "github_list_labels"}
@@ -588,7 +505,7 @@ async def _my_repositories(ctx: ToolContext) -> list[tuple[str, str]]:
         resp = await ctx.call(ops.REPOS_LIST_FOR_AUTHENTICATED_USER, path={},
                               query={"per_page": 100, "page": page, "sort": "full_name"})
         found += [(str(r["owner"]["login"]), str(r["name"])) for r in resp.data]
-        if not has_next(resp):
+        if not _has_next(resp):
             break
     return found
 
@@ -606,201 +523,3 @@ async def complete_label(ctx: ToolContext, prefix: str, chosen: dict[str, str]) 
     if not chosen.get("owner") or not chosen.get("repo"):
         return []
     return sorted(await list_names(ctx, ops.ISSUES_LIST_LABELS_FOR_REPO, _repo(chosen), pages=10))
-
-
-# -- label lifecycle --------------------------------------------------------------------------------
-# Label names are free-form: they never appear in messages, details or repair arguments.
-
-COLOR = re.compile(r"#?([0-9A-Fa-f]{6})")
-COLOR_FORMS = "six hex digits, rrggbb or #rrggbb, in any case (e.g. d73a4a or #D73A4A)"
-NOT_COUNTED = (
-    "Nothing was deleted: delete_mode safe could not count the issues and pull requests "
-    "carrying the label."
-)
-REVIEW_THEN_FORCE = (
-    "To see the issues carrying the label, add its name to labels in these arguments (this server "
-    "does not list pull requests: review those on GitHub). To delete it anyway, call "
-    'github_delete_label again with delete_mode "force": the label is then stripped from every '
-    "issue and pull request, with no undo."
-)
-
-
-def _color(args: Mapping[str, Any]) -> str | None:
-    """The color as GitHub wants it (six lower-case hex digits, no #); None when not given.
-
-    Anything else is refused before any upstream call; a shorthand is never expanded."""
-    if "color" not in args:
-        return None
-    match = COLOR.fullmatch(str(args["color"]))
-    if match is None:
-        reason = f"must be {COLOR_FORMS}; three-digit shorthand, color names and other lengths are refused"
-        raise ToolError("invalid_field", f"Invalid argument `color`: {reason}.",
-                        details={"field": "color", "reason": reason})
-    return match.group(1).lower()
-
-
-def _label_row(ctx: ToolContext, raw: Mapping[str, Any]) -> LabelRow:
-    # the projector follows the generated LabelRow shape
-    return cast(LabelRow, ctx.project("label", raw, "summary"))
-
-
-def _label_missing(err: ToolError, args: Mapping[str, Any]) -> ToolError:
-    """label_not_found names the field and offers the lookup (without echoing the name)."""
-    if err.code == "label_not_found":
-        err.details = {"field": "name", "reason": "no label of the repository has this name"}
-        err.repair = repair("list_labels", "github_list_labels", _repo(args),
-                            "pass name to github_list_labels to read one label")
-    return err
-
-
-def _label_exists(err: ToolError, args: Mapping[str, Any], field: str) -> ToolError:
-    """GitHub's 422 already_exists as label_exists on `field` (nothing was changed)."""
-    if not (isinstance(err, UpstreamError) and err.github_code == "already_exists"):
-        return _label_missing(err, args)
-    return ToolError(
-        "label_exists",
-        "A label with that name already exists in the repository (names ignore letter case); "
-        "nothing was changed. If this call repeats one whose answer was lost, that first call "
-        "may have created it.",
-        details={"field": field, "reason": "another label already has this name"},
-        repair=repair("read_existing_label", "github_list_labels", _repo(args),
-                      "pass the name to github_list_labels to compare the existing label, and "
-                      "change it with github_update_label; or pick another name"),
-    )
-
-
-def _label_path(args: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """Path parameters for /labels/{name}. "." and ".." would be dot segments that URL
-    normalization removes, sending the call to another endpoint (DELETE /repos/{owner}/{repo})."""
-    if name in (".", ".."):
-        raise ToolError("invalid_field", "Invalid argument `name`: a label cannot be addressed by "
-                        "this name.", details={"field": "name", "reason": "must not be . or .."})
-    return {**_repo(args), "name": name}
-
-
-async def _get_label(ctx: ToolContext, args: Mapping[str, Any]) -> dict[str, Any]:
-    try:
-        resp = await ctx.call(ops.ISSUES_GET_LABEL, path=_label_path(args, args["name"]))
-    except ToolError as err:
-        raise _label_missing(err, args) from None
-    raw: dict[str, Any] = resp.data
-    return raw
-
-
-async def _one_label(ctx: ToolContext, args: GithubListLabelsArgs) -> GithubListLabelsResult:
-    if "cursor" in args:
-        raise ToolError(
-            "invalid_field",
-            "Pass name or cursor, not both: name reads one label, cursor pages the whole list.",
-            details={"fields": ["name", "cursor"], "reason": "name and cursor cannot be combined"},
-        )
-    try:
-        raw = await _get_label(ctx, args)
-    except ToolError as err:
-        if err.code == "label_not_found":
-            return {"labels": [], "has_more": False}
-        raise
-    return {"labels": [_label_row(ctx, raw)], "has_more": False}
-
-
-async def create_label(ctx: ToolContext, args: GithubCreateLabelArgs) -> GithubCreateLabelResult:
-    body: dict[str, Any] = {"name": args["name"]}
-    color = _color(args)
-    if color is not None:
-        body["color"] = color
-    if "description" in args:
-        body["description"] = args["description"]
-    try:
-        resp = await ctx.call(ops.ISSUES_CREATE_LABEL, path=_repo(args), body=body)
-    except ToolError as err:
-        raise _label_exists(err, args, "name") from None
-    return {"label": _label_row(ctx, resp.data)}
-
-
-async def update_label(ctx: ToolContext, args: GithubUpdateLabelArgs) -> GithubUpdateLabelResult:
-    color = _color(args)
-    current = await _get_label(ctx, args)
-    patch: dict[str, Any] = {}
-    changed: list[str] = []
-    if "new_name" in args and args["new_name"] != current["name"]:
-        patch["new_name"] = args["new_name"]
-        changed.append("new_name")
-    if color is not None and color != str(current["color"]).lower():
-        patch["color"] = color
-        changed.append("color")
-    if "description" in args and args["description"] != (current.get("description") or ""):
-        patch["description"] = args["description"]
-        changed.append("description")
-    if not patch:
-        return {"label": _label_row(ctx, current), "changed_fields": []}
-    try:
-        resp = await ctx.call(ops.ISSUES_UPDATE_LABEL, path=_label_path(args, str(current["name"])),
-                              body=patch)
-    except ToolError as err:
-        raise _label_exists(err, args, "new_name") from None
-    return {"label": _label_row(ctx, resp.data), "changed_fields": changed}
-
-
-def _usage_unknown(args: Mapping[str, Any], reason: str, field: str | None = None) -> ToolError:
-    details: dict[str, Any] = {"reason": reason}
-    if field is not None:
-        details["field"] = field
-    return ToolError(
-        "label_usage_unknown",
-        f"{NOT_COUNTED} {reason[0].upper()}{reason[1:]}.",
-        details=details,
-        repair=repair("review_labelled_items", "github_search_issues", {**_repo(args), "state": "all"},
-                      REVIEW_THEN_FORCE),
-    )
-
-
-async def _refuse_if_in_use(ctx: ToolContext, args: Mapping[str, Any], name: str) -> None:
-    """Count issues and pull requests carrying the label; raise unless the count is known to be 0."""
-    if any(char in name for char in '"\\,'):
-        # inside label:"..." a quote ends the value, a backslash may escape it, a comma separates
-        # alternatives: the query would not count exactly this label
-        raise _usage_unknown(args, "the label name contains a double quote, a backslash or a comma, "
-                             "which GitHub search cannot match exactly", "name")
-    query = f'repo:{args["owner"]}/{args["repo"]} label:"{name}"'
-    try:
-        resp = await ctx.call(ops.SEARCH_ISSUES_AND_PULL_REQUESTS, path={},
-                              query={"q": query, "per_page": 1})
-    except ToolError as err:
-        if err.temporary or err.code in ("missing_credential", "invalid_credential", "insufficient_scope"):
-            err.message = f"{NOT_COUNTED} {err.message}"
-            raise
-        raise _usage_unknown(args, "GitHub search refused the counting query") from None
-    count = int(resp.data["total_count"])
-    if count == 0 and resp.data.get("incomplete_results"):
-        raise ToolError(
-            "upstream_unavailable",
-            f"{NOT_COUNTED} GitHub search stopped before it had looked at every item; retry shortly.",
-            temporary=True,
-            details={"reason": "GitHub search answered with incomplete_results"},
-        )
-    if count > 0:
-        raise ToolError(
-            "label_in_use",
-            f"At least {count} issue(s) or pull request(s) carry this label, so delete_mode safe "
-            "deleted nothing. The count comes from GitHub search: it can miss items the token "
-            "cannot see and items labelled moments ago.",
-            details={"field": "name", "reason": "the label is still on issues or pull requests",
-                     "count": count},
-            repair=repair("review_labelled_items", "github_search_issues",
-                          {**_repo(args), "state": "all"}, REVIEW_THEN_FORCE),
-        )
-
-
-async def delete_label(ctx: ToolContext, args: GithubDeleteLabelArgs) -> GithubDeleteLabelResult:
-    current = await _get_label(ctx, args)
-    if args.get("delete_mode", "safe") == "safe":
-        await _refuse_if_in_use(ctx, args, str(current["name"]))
-    try:
-        await ctx.call(ops.ISSUES_DELETE_LABEL, path=_label_path(args, str(current["name"])))
-    except ToolError as err:
-        raise _label_missing(err, args) from None
-    return {"deleted_label": _label_row(ctx, current)}
-
-
-async def read_label(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
-    return {"label": _label_row(ctx, await _get_label(ctx, params))}

@@ -297,3 +297,17 @@ async def test_a_label_removed_by_someone_else_meanwhile_counts_as_removed(
     assert not is_error, data
     assert data["changed_fields"] == ["remove_labels"] and shown(fake, number)["labels"] == ["triage"]
     assert data["version"] == await version_now(fake, number)
+
+
+# -- 8: the version covers the lock reason -----------------------------------------------------------
+
+
+async def test_two_lock_reasons_are_two_versions(fake: FakeGitHub, seeded: dict[str, Any]) -> None:
+    # r_version_lock.py: locked as spam and locked as off-topic shared one version
+    spam = fake.add_issue(OWNER, REPO, "heated", locked=True, lock_reason="spam")
+    off_topic = fake.add_issue(OWNER, REPO, "heated", locked=True, lock_reason="off-topic")
+    async with Client(in_memory_server(fake), cache=None) as client:
+        _, a = await call(client, "github_get_issue", args(spam))
+        _, b = await call(client, "github_get_issue", args(off_topic))
+    assert a["issue"]["lock_reason"] != b["issue"]["lock_reason"]
+    assert a["version"] != b["version"]
