@@ -28,7 +28,7 @@ from ghmcp_runtime.runner import declared
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+849ce5ab637b"
+FINGERPRINT = "github-issues-mcp@0.1.0+fc540bce6853"
 
 
 def _text(name: str) -> str:
@@ -91,6 +91,7 @@ SHAPES = {
             "assignees": ("assignees", "[]", "login"),
             "body": ("body",),
             "labels": ("labels", "[]", "name"),
+            "lock_reason": ("active_lock_reason",),
             "locked": ("locked",),
             "milestone": ("milestone", "number"),
             "state": ("state",),
@@ -515,6 +516,7 @@ TOOLS = (
         operations=(
             operations.ISSUES_CREATE,
             operations.ISSUES_LIST_LABELS_FOR_REPO,
+            operations.ISSUES_GET_LABEL,
             operations.ISSUES_LIST_FOR_REPO,
             operations.USERS_GET_AUTHENTICATED,
         ),
@@ -717,6 +719,7 @@ TOOLS = (
             operations.ISSUES_LOCK,
             operations.ISSUES_UNLOCK,
             operations.ISSUES_LIST_LABELS_FOR_REPO,
+            operations.ISSUES_GET_LABEL,
         ),
         annotations=Annotations(
             read_only=False, open_world=True, destructive=True, idempotent=True
