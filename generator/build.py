@@ -217,6 +217,9 @@ class Builder:
             for k, step in enumerate(tool.steps or []):
                 if self.lookup_op(step.call, ("tools", i, "steps", k, "call")) is not None:
                     used.setdefault(step.call, i)
+            for op_id in tool_operations(tool):
+                if op_id in self.ops:
+                    used.setdefault(op_id, i)
         for op_id in self.o.coverage.excluded:
             loc = ("coverage", "excluded", op_id)
             if self.lookup_op(op_id, loc) is not None and op_id in used:

@@ -150,6 +150,7 @@ class MatchDef(Strict):
     status: int | None = Field(default=None, ge=400, le=599)
     github_code: str | None = Field(default=None, description="errors[0].code of a 422, e.g. already_exists")
     code: str | None = Field(default=None, description="the code the generic mapping chose, e.g. label_not_found")
+    field: str | None = Field(default=None, description="the parameter the failure names (details.field)")
 
 
 class RepairDef(Strict):
@@ -204,6 +205,20 @@ class GuardDef(Strict):
     unknown_field: str | None = None
 
 
+class NamesExistDef(Strict):
+    params: list[str] = Field(min_length=1, description="array parameters whose names must be in the catalog")
+    code: Identifier = Field(description="the error code when some are missing, e.g. label_not_found")
+    kind: str = Field(default="label", description="what a name names, for the message")
+    lookup: str | None = Field(default=None, description="operation reading one entry by {name}")
+    repair: RepairDef | None = None
+
+
+class VerifyDef(Strict):
+    fields: dict[str, str] = Field(description="body field -> dotted path in the write's answer")
+    normalize: dict[str, str] = Field(default_factory=dict, description="body field -> transform")
+    ignored: str = Field(default="ignored_fields", description="output listing what GitHub did not apply")
+
+
 class StepDef(Strict):
     id: Identifier | None = Field(default=None, description="default: the operation name in snake_case")
     call: str = Field(description="operationId")
@@ -217,6 +232,9 @@ class StepDef(Strict):
     paginate: PaginateDef | None = None
     compare: CompareDef | None = None
     guard: GuardDef | None = None
+    names_exist: NamesExistDef | None = Field(
+        default=None, description="this step's operation is the catalog the names must exist in")
+    verify: VerifyDef | None = Field(default=None, description="report body fields the answer does not show")
 
 
 class RecoverDef(Strict):
@@ -264,7 +282,8 @@ def tool_operations(tool: ToolDef) -> list[str]:
     recover = []
     if tool.idempotency and tool.idempotency.recover:  # the lookup also reads the caller's login
         recover = [tool.idempotency.recover.call, "users/get-authenticated"]
-    return list(dict.fromkeys([*(s.call for s in tool.steps or []), *recover, *tool.operations]))
+    lookups = [s.names_exist.lookup for s in tool.steps or [] if s.names_exist and s.names_exist.lookup]
+    return list(dict.fromkeys([*(s.call for s in tool.steps or []), *lookups, *recover, *tool.operations]))
 
 
 BreakingKind = Literal[

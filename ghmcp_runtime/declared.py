@@ -36,6 +36,7 @@ class Match:
     status: int | None = None  # GitHub's HTTP status
     github_code: str | None = None  # errors[0].code of a 422 (e.g. already_exists)
     code: str | None = None  # the code the runtime's generic mapping chose (e.g. label_not_found)
+    field: str | None = None  # the parameter the failure names (details.field), e.g. a 422's field
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -108,6 +109,29 @@ class Guard:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class NamesExist:
+    """Names that must exist: the step's operation lists the catalog (ghmcp_runtime.catalog);
+    its result is, per parameter, the exact catalog names in the order given."""
+
+    params: tuple[str, ...]
+    code: str  # refused with this code, naming every missing index, before anything is written
+    kind: str = "label"  # the thing named, for the message
+    lookup: Operation | None = None  # reads one entry by {name}: names past the first page
+    repair: Repair | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Verify:
+    """After a write: body fields GitHub accepted but its answer does not show (e.g. assignees
+    a token without push access cannot set) are reported, never claimed as done."""
+
+    fields: Mapping[str, tuple[str, ...]]  # body field -> path in the response ("[]" maps a list)
+    normalize: Mapping[str, str] = field(default_factory=dict)  # body field -> transform, both sides
+    names: Mapping[str, str] = field(default_factory=dict)  # body field -> parameter reported
+    ignored: str = "ignored_fields"  # output listing them (absent when none)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Step:
     id: str
     operation: Operation
@@ -121,6 +145,8 @@ class Step:
     paginate: Paginate | None = None
     compare: Compare | None = None
     guard: Guard | None = None
+    names_exist: NamesExist | None = None
+    verify: Verify | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 
+from ghmcp_runtime.catalog import require_names
 from ghmcp_runtime.context import ToolContext, UpstreamResponse
 from ghmcp_runtime.declared import (
     Compare,
@@ -23,13 +24,16 @@ from ghmcp_runtime.declared import (
     Declaration,
     ErrorSpec,
     Guard,
+    NamesExist,
     OnError,
     Output,
     Step,
+    Verify,
 )
 from ghmcp_runtime.errors import ToolError, UpstreamError
 from ghmcp_runtime.model import Handler
 from ghmcp_runtime.paging import has_next_link, next_cursor, open_page, without
+from ghmcp_runtime.projection import walk as walk_path
 from ghmcp_runtime.recovery import Listing, find_created
 from ghmcp_runtime.refs import MISSING, Scope, render, walk
 from ghmcp_runtime.transforms import TRANSFORMS, Refused
@@ -72,9 +76,11 @@ def _matches(rule: OnError, err: ToolError) -> bool:
     when = rule.when
     status = err.status if isinstance(err, UpstreamError) else None
     github_code = err.github_code if isinstance(err, UpstreamError) else None
+    field = (err.details or {}).get("field")
     return ((when.status is None or when.status == status)
             and (when.github_code is None or when.github_code == github_code)
-            and (when.code is None or when.code == err.code))
+            and (when.code is None or when.code == err.code)
+            and (when.field is None or when.field == field))
 
 
 def _repair(spec: ErrorSpec, scope: Scope) -> dict[str, Any] | None:
@@ -126,6 +132,7 @@ class _Call:
     results: dict[str, Any] = field(default_factory=dict)
     pages: dict[str, _Page] = field(default_factory=dict)
     changed: dict[str, list[str]] = field(default_factory=dict)
+    ignored: dict[str, list[str]] = field(default_factory=dict)
     limit: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(MAX_CONCURRENT))
 
     def scope(self, **extra: Any) -> Scope:
@@ -158,6 +165,9 @@ class _Call:
         if found is None:
             return None
         self.results[idem.write] = found
+        write = next(s for s in self.decl.steps if s.id == idem.write)
+        if write.verify is not None:
+            self.check_applied(write.verify, render(dict(write.body), self.scope()), found)
         return self.outputs()
 
     async def run_steps(self) -> dict[str, Any]:
@@ -206,6 +216,9 @@ class _Call:
             body = self.only_changed(step.compare, body)
             if not body:
                 return
+        if step.names_exist is not None:
+            await self.require_names(step, step.names_exist, path)
+            return
         if step.paginate is not None:
             page = open_page(self.ctx, self.given, step.paginate.cursor)
             query = {**query, "per_page": step.paginate.page_size, "page": page}
@@ -229,6 +242,29 @@ class _Call:
         self.results[step.id] = data
         if guard is not None:
             self.check_guard(guard, data)
+        if step.verify is not None:
+            self.check_applied(step.verify, body, data)
+
+    async def require_names(self, step: Step, spec: NamesExist, path: dict[str, Any]) -> None:
+        names = {p: list(self.args[p]) for p in spec.params if self.args.get(p)}
+        if not names:
+            return
+        async with self.limit:
+            exact = await require_names(
+                self.ctx, catalog=step.operation, lookup=spec.lookup, path=path, names=names,
+                repair=_repair(ErrorSpec(repair=spec.repair), self.scope()), code=spec.code,
+                kind=spec.kind)
+        self.results[step.id] = exact
+
+    def check_applied(self, verify: Verify, sent: Mapping[str, Any], data: Any) -> None:
+        ignored = self.ignored.setdefault(verify.ignored, [])
+        for key, path in verify.fields.items():
+            if key not in sent:
+                continue
+            norm = TRANSFORMS.get(verify.normalize.get(key, ""), lambda v: v)
+            shown = walk_path(data, path)
+            if _comparable(sent[key], norm) != _comparable(shown, norm):
+                ignored.append(verify.names.get(key, key))
 
     def only_changed(self, compare: Compare, body: dict[str, Any]) -> dict[str, Any]:
         current = self.results.get(compare.against)
@@ -304,6 +340,9 @@ class _Call:
             value = self.output(spec, detail)
             if value is not MISSING:
                 out[spec.name] = value
+        for name, fields in self.ignored.items():
+            if fields:
+                out[name] = list(fields)
         for step in self.decl.steps:
             if step.compare is not None:
                 out[step.compare.changed] = list(self.changed.get(step.compare.changed, []))
@@ -340,6 +379,13 @@ class _Call:
         if isinstance(body, list):
             return body
         return [body] if isinstance(body, Mapping) else []
+
+
+def _comparable(value: Any, norm: Any) -> Any:
+    """A value as `verify` compares it: lists as sets (GitHub keeps its own order), normalized."""
+    if isinstance(value, list | tuple):
+        return frozenset(norm(v) for v in value)
+    return norm(None if value is MISSING else value)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from typing import Any, cast
 from urllib.parse import quote, urlencode
 
@@ -23,15 +22,12 @@ from ghmcp_runtime.issue_views import ISSUE_VIEWS, issue_targets, label_names, l
 from ghmcp_runtime.paging import cursor_binding, open_state
 from ghmcp_runtime.paging import has_next_link as _has_next
 from ghmcp_runtime.paging import without as _without
-from ghmcp_runtime.recovery import Listing, find_created
 from ghmcp_runtime.walk import walk
-from ghmcp_runtime.writes import Resource, Step, run_steps, unmet
+from ghmcp_runtime.writes import Resource, Step, run_steps
 
 from . import operations as ops
 from .types import (
     Detail,
-    GithubCreateIssueArgs,
-    GithubCreateIssueResult,
     GithubSearchIssuesArgs,
     GithubSearchIssuesResult,
     GithubUpdateIssueArgs,
@@ -205,67 +201,6 @@ def _as_milestone_error(err: ToolError, args: Mapping[str, Any]) -> ToolError:
                           "milestone numbers appear on issues read with detail: full"),
         )
     return err
-
-
-# -- create ---------------------------------------------------------------------------------------
-# What is sent reaches GitHub byte for byte; a lost answer is found again by author, exact content
-# and time (ghmcp_runtime.recovery), never by a marker added to the user's text.
-
-
-def _created_issue(ctx: ToolContext, raw: Mapping[str, Any],
-                   asked: Mapping[str, Any]) -> GithubCreateIssueResult:
-    result: GithubCreateIssueResult = {
-        "issue_number": raw["number"],
-        "url": raw["html_url"],
-        "state": raw["state"],
-        "version": ctx.version("issue", raw),
-        "created_at": raw["created_at"],
-    }
-    if ignored := unmet(raw, ISSUE_VIEWS, asked):  # e.g. dropped for a token without push access
-        result["ignored_fields"] = ignored
-    return result
-
-
-async def create_issue(ctx: ToolContext, args: GithubCreateIssueArgs) -> GithubCreateIssueResult:
-    payload: dict[str, Any] = {"title": args["title"]}
-    if "body" in args:
-        payload["body"] = args["body"]
-    if "assignee_logins" in args:
-        payload["assignees"] = args["assignee_logins"]
-    if "milestone_number" in args:
-        payload["milestone"] = args["milestone_number"]
-
-    asked = issue_targets(args, ("assignee_logins", "milestone_number"))
-
-    async def run() -> GithubCreateIssueResult:
-        # inside the idempotent step: a replayed key answers before labels are looked at again
-        if args.get("labels"):
-            payload["labels"] = (await _existing_labels(ctx, args, {"labels": args["labels"]}))["labels"]
-            asked["labels"] = frozenset(payload["labels"])
-        try:
-            resp = await ctx.call(ops.ISSUES_CREATE, path=_repo(args), body=payload)
-        except ToolError as err:
-            raise _as_milestone_error(err, args) from None
-        return _created_issue(ctx, resp.data, asked)
-
-    async def recover(first_start: datetime) -> GithubCreateIssueResult | None:
-        mine = Listing(ops.ISSUES_LIST_FOR_REPO, _repo(args), newest_first=True, author_param="creator",
-                       query={"state": "all", "sort": "created", "direction": "desc"})
-        raw = await find_created(
-            ctx, mine, match={"title": args["title"], "body": args.get("body")}, since=first_start,
-            repair=repair("find_issue", "github_search_issues",
-                          {**_repo(args), "state": "all", "sort": "created", "order": "desc"},
-                          "if the issue is not there, call github_create_issue with a new idempotency_key"),
-        )
-        return _created_issue(ctx, raw, asked) if raw is not None else None
-
-    return await ctx.idempotent(
-        args.get("idempotency_key"),
-        scope=("github_create_issue", args["owner"].lower(), args["repo"].lower()),
-        fingerprint=_fingerprint(args),
-        run=run,
-        recover=recover,
-    )
 
 
 # -- update ---------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from ghmcp_runtime.declared import (
     Guard,
     Idempotency,
     Match,
+    NamesExist,
     OnError,
     Output,
     Paginate,
@@ -21,6 +22,7 @@ from ghmcp_runtime.declared import (
     Reject,
     Repair,
     Step,
+    Verify,
 )
 from ghmcp_runtime.model import StaticResource, TemplateResource
 from ghmcp_runtime.rules import Rule, with_rules
@@ -227,6 +229,99 @@ GITHUB_ADD_COMMENT = Declaration(
                 tool="github_get_issue",
                 arguments={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
                 alternative="if the comment is not there, call github_add_comment with a new idempotency_key",
+            ),
+        ),
+    ),
+)
+
+# github_create_issue: GET /repos/{owner}/{repo}/labels, POST /repos/{owner}/{repo}/issues, GET /repos/{owner}/{repo}/labels/{name}, GET /repos/{owner}/{repo}/issues, GET /user
+GITHUB_CREATE_ISSUE = Declaration(
+    steps=(
+        Step(
+            id="known",
+            operation=operations.ISSUES_LIST_LABELS_FOR_REPO,
+            path={"owner": "{owner}", "repo": "{repo}"},
+            names_exist=NamesExist(
+                params=("labels",),
+                code="label_not_found",
+                lookup=operations.ISSUES_GET_LABEL,
+                repair=Repair(
+                    next_step="list_labels",
+                    tool="github_list_labels",
+                    arguments={"owner": "{owner}", "repo": "{repo}"},
+                    alternative="create the label in GitHub first if it should exist",
+                ),
+            ),
+        ),
+        Step(
+            id="create",
+            operation=operations.ISSUES_CREATE,
+            path={"owner": "{owner}", "repo": "{repo}"},
+            body={
+                "labels": "{known.labels}",
+                "title": "{title}",
+                "body": "{body}",
+                "assignees": "{assignee_logins}",
+                "milestone": "{milestone_number}",
+            },
+            after=("known",),
+            on_error=(
+                OnError(
+                    when=Match(status=422, field="milestone_number"),
+                    error=ErrorSpec(
+                        code="milestone_not_found",
+                        message="The milestone number does not exist in the repository; nothing was changed.",
+                        field="milestone_number",
+                        reason="GitHub rejected the milestone number",
+                        repair=Repair(
+                            next_step="read_issue",
+                            tool="github_search_issues",
+                            arguments={"owner": "{owner}", "repo": "{repo}", "state": "all"},
+                            alternative="milestone numbers appear on issues read with detail: full",
+                        ),
+                    ),
+                ),
+            ),
+            verify=Verify(
+                fields={
+                    "assignees": ("assignees", "[]", "login"),
+                    "milestone": ("milestone", "number"),
+                    "labels": ("labels", "[]", "name"),
+                },
+                normalize={"assignees": "lower"},
+                names={"assignees": "assignee_logins", "milestone": "milestone_number"},
+            ),
+        ),
+    ),
+    output=(
+        Output(name="issue_number", value="{create.number}"),
+        Output(name="url", value="{create.html_url}"),
+        Output(name="state", value="{create.state}"),
+        Output(name="version", sources=("create",), version_of="issue"),
+        Output(name="created_at", value="{create.created_at}"),
+    ),
+    idempotency=Idempotency(
+        key="idempotency_key",
+        write="create",
+        scope=("owner", "repo"),
+        recover=Recover(
+            operation=operations.ISSUES_LIST_FOR_REPO,
+            path={"owner": "{owner}", "repo": "{repo}"},
+            query={"state": "all", "sort": "created", "direction": "desc"},
+            match={"title": "{title}", "body": "{body}"},
+            newest_first=True,
+            author_param="creator",
+            repair=Repair(
+                next_step="find_issue",
+                tool="github_search_issues",
+                arguments={
+                    "owner": "{owner}",
+                    "repo": "{repo}",
+                    "state": "all",
+                    "sort": "created",
+                    "order": "desc",
+                },
+                alternative="if the issue is not there, call github_create_issue with a new idempotency_key",
             ),
         ),
     ),
@@ -512,10 +607,10 @@ TOOLS = (
     ),
     _tool(
         name="github_create_issue",
-        handler=hooks.create_issue,
+        handler=declared(GITHUB_CREATE_ISSUE),
         operations=(
-            operations.ISSUES_CREATE,
             operations.ISSUES_LIST_LABELS_FOR_REPO,
+            operations.ISSUES_CREATE,
             operations.ISSUES_GET_LABEL,
             operations.ISSUES_LIST_FOR_REPO,
             operations.USERS_GET_AUTHENTICATED,
@@ -540,7 +635,6 @@ TOOLS = (
         field_map={
             "assignees": "assignee_logins",
             "body": "body",
-            "labels": "labels",
             "milestone": "milestone_number",
             "title": "title",
         },
