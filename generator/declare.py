@@ -61,7 +61,7 @@ class _Invalid:
 INVALID = _Invalid()
 Report = Callable[[Loc, str, str], None]
 READ_METHODS = frozenset({"GET", "HEAD"})
-RECIPE_VALUES = frozenset({"count"})
+RECIPE_VALUES = frozenset({"count", "next_page", "page_size"})
 
 
 def step_id(operation_id: str) -> str:
@@ -335,11 +335,20 @@ class DeclarationBuilder:
         p = raw.paginate
         if p is None:
             return None
-        if p.cursor not in names:
-            self.error((*loc, "paginate", "cursor"), f"paginate names unknown parameter {p.cursor!r}",
+        ploc = (*loc, "paginate")
+        if (p.cursor is None) == (p.page_param is None):
+            self.error(ploc, "paginate needs exactly one of `cursor` (tools) or `page_param` (resources)",
+                       "tools page with an HMAC cursor parameter; resources with a URI variable")
+        elif p.cursor is not None and p.cursor not in names:
+            self.error((*ploc, "cursor"), f"paginate names unknown parameter {p.cursor!r}",
                        "declare a string parameter for the cursor (max_length 2048)")
+        elif p.page_param is not None and p.next_uri is None:
+            self.error(ploc, "paginate with page_param needs `next_uri`", "the URI of the next page")
+        for key, template in (("next_uri", p.next_uri), ("next_query", dict(p.next_query))):
+            self.check_refs(template, (*ploc, key), names, set(), allow_count=True)
         return Paginate(cursor=p.cursor, page_size=p.page_size, style=p.style, items=p.items,
-                        has_more=p.has_more, next_cursor=p.next_cursor)
+                        has_more=p.has_more, next_cursor=p.next_cursor, page_param=p.page_param,
+                        size_param=p.size_param, next_uri=p.next_uri, next_query=dict(p.next_query))
 
     def compare(self, raw: StepDef, loc: Loc, known: set[str], body: dict[str, Any]) -> Compare | None:
         c = raw.compare
@@ -439,7 +448,9 @@ class DeclarationBuilder:
 
     def outputs(self, steps: list[Step], names: set[str]) -> tuple[Output, ...] | None:
         ids = {s.id for s in steps}
-        implicit = {n for s in steps if s.paginate for n in (s.paginate.has_more, s.paginate.next_cursor)}
+        implicit = {n for s in steps if s.paginate for n in (s.paginate.has_more, s.paginate.next_cursor)
+                    if s.paginate.cursor}
+        implicit |= {n for s in steps if s.paginate and s.paginate.page_param for n in ("page", "next")}
         implicit |= {s.compare.changed for s in steps if s.compare}
         implicit |= {s.verify.ignored for s in steps if s.verify}
         out: list[Output] = []
@@ -482,12 +493,17 @@ class DeclarationBuilder:
                     self.error((*loc, "from"), f"output {f.name!r} reads {s!r}, not a step",
                                f"steps: {', '.join(sorted(ids))}")
                     return None
-            return Output(name=f.name, shape=shape, each=f.items_shape is not None, sources=tuple(sources))
-        if not isinstance(f.source, str):
+            paged = {s.id for s in steps if s.paginate}
+            if f.when_more is not None and f.when_more not in paged:
+                self.error((*loc, "when_more"), f"when_more names {f.when_more!r}, not a paged step",
+                           f"paged steps: {', '.join(sorted(paged)) or 'none'}")
+            return Output(name=f.name, shape=shape, each=f.items_shape is not None, sources=tuple(sources),
+                          exclude=f.exclude, omit=tuple(f.omit), when_more=f.when_more, detail=f.detail)
+        if isinstance(f.source, list):
             self.error((*loc, "from"), f"output {f.name!r} takes one template", "e.g. {step.field}")
             return None
         self.check_refs(f.source, (*loc, "from"), names, ids)
-        return Output(name=f.name, value=f.source)
+        return Output(name=f.name, value=f.source, when_more=f.when_more)
 
 
 def split_path(dotted: str) -> tuple[str, ...]:

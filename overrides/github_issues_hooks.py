@@ -1,19 +1,15 @@
-"""Behaviour of the issue tools: multi-step calls, pagination, idempotency, concurrency checks.
-
-Hand-written; the generator copies this file into the generated package as `hooks.py`, so it is
-typed against the generated `types` and `operations` and checked with them.
+"""What github-issues-mcp's declarations cannot say: search query composition and the multi-step
+issue update (applied_fields, ignored_fields). Every other tool, resource and completion is
+declared in github_issues.yaml. Copied into the package as `hooks.py`, typed against its `types`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
-from urllib.parse import quote, urlencode
 
 from ghmcp_runtime import ToolContext, ToolError, repair
-from ghmcp_runtime.catalog import list_names, require_names, same_name
+from ghmcp_runtime.catalog import require_names, same_name
 from ghmcp_runtime.context import UpstreamResponse
 from ghmcp_runtime.errors import UpstreamError
 from ghmcp_runtime.issue_views import ISSUE_VIEWS, issue_targets, label_names, label_views
@@ -34,8 +30,6 @@ from .types import (
 )
 
 ISSUE_PAGE = 30
-COMMENT_PAGE = 30
-LABEL_PAGE = 100
 WALK_CAP = 300  # rows per query
 WALK_PAGE = 100  # upstream page size once a first page of 30 fell short
 WALK_READS = 3  # upstream reads per page of rows
@@ -44,13 +38,6 @@ SCAN_LIMIT = 1000  # upstream items per query
 
 def _repo(args: Mapping[str, Any]) -> dict[str, Any]:
     return {"owner": args["owner"], "repo": args["repo"]}
-
-
-def _fingerprint(args: Mapping[str, Any]) -> str:
-    canonical = json.dumps(_without(args, "idempotency_key"), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
 
 
 def _issue_row(ctx: ToolContext, raw: Mapping[str, Any], detail: Detail) -> IssueRow:
@@ -161,9 +148,7 @@ async def search_issues(ctx: ToolContext, args: GithubSearchIssuesArgs) -> Githu
 
 
 async def _get_raw_issue(ctx: ToolContext, args: Mapping[str, Any]) -> dict[str, Any]:
-    resp = await ctx.call(
-        ops.ISSUES_GET, path={**_repo(args), "issue_number": args["issue_number"]}
-    )
+    resp = await ctx.call(ops.ISSUES_GET, path={**_repo(args), "issue_number": args["issue_number"]})
     raw: dict[str, Any] = resp.data
     if "pull_request" in raw:
         raise ToolError(
@@ -312,103 +297,3 @@ async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs) -> GithubU
     if done.ignored:
         result["ignored_fields"] = done.ignored
     return result
-
-
-# -- resources and completions ----------------------------------------------------------------------
-
-RESOURCE_ROOT = "ghissues://repos/{owner}/{repo}"
-MAX_RESOURCE_LIMIT = 100
-
-
-def _resource_page(params: Mapping[str, Any], name: str = "page", default: int = 1,
-                   upper: int | None = None) -> int:
-    raw = params.get(name)
-    if raw is None:
-        return default
-    if not str(raw).isdigit() or int(raw) < 1 or (upper is not None and int(raw) > upper):
-        bound = f" and at most {upper}" if upper is not None else ""
-        raise ToolError("invalid_field", f"The {name} query variable must be a whole number from 1{bound}.",
-                        details={"field": "uri", "reason": f"{name} is not a valid number"})
-    return int(raw)
-
-
-def _root(params: Mapping[str, Any]) -> str:
-    return RESOURCE_ROOT.format(owner=quote(str(params["owner"]), safe=""),
-                                repo=quote(str(params["repo"]), safe=""))
-
-
-async def read_issue_index(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
-    page = _resource_page(params)
-    state = str(params.get("state", "open"))
-    labels: list[str] = params.get("labels", [])
-    query: dict[str, Any] = {"state": state, "sort": "updated", "direction": "desc",
-                             "per_page": ISSUE_PAGE, "page": page}
-    if labels:
-        query["labels"] = ",".join(labels)
-    resp = await ctx.call(ops.ISSUES_LIST_FOR_REPO, path=_repo(params), query=query)
-    rows = []
-    for raw in resp.data:
-        if "pull_request" not in raw:
-            row = dict(ctx.project("issue", raw, "summary"))
-            row.pop("preview", None)  # an index carries triage metadata, never bodies
-            rows.append(row)
-    body: dict[str, Any] = {"issues": rows, "page": page}
-    if _has_next(resp):
-        variables = {"state": state, **({"labels": ",".join(labels)} if labels else {}), "page": page + 1}
-        body["next"] = f"{_root(params)}/issues?{urlencode(variables)}"
-    return body
-
-
-async def read_comments(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
-    page = _resource_page(params)
-    await _get_raw_issue(ctx, params)  # a missing issue (or a pull request) must not read as empty
-    resp = await ctx.call(
-        ops.ISSUES_LIST_COMMENTS,
-        path={**_repo(params), "issue_number": params["issue_number"]},
-        query={"per_page": COMMENT_PAGE, "page": page},
-    )
-    body: dict[str, Any] = {"comments": [ctx.project("comment", c, "full") for c in resp.data],
-                            "page": page}
-    if _has_next(resp):
-        body["next"] = f"{_root(params)}/issues/{params['issue_number']}/comments?page={page + 1}"
-    return body
-
-
-async def read_labels(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
-    page = _resource_page(params)
-    limit = _resource_page(params, "limit", MAX_RESOURCE_LIMIT, upper=MAX_RESOURCE_LIMIT)
-    resp = await ctx.call(ops.ISSUES_LIST_LABELS_FOR_REPO, path=_repo(params),
-                          query={"per_page": limit, "page": page})
-    body: dict[str, Any] = {"labels": [ctx.project("label", raw, "summary") for raw in resp.data],
-                            "page": page}
-    if _has_next(resp):
-        body["next"] = f"{_root(params)}/labels?{urlencode({'page': page + 1, 'limit': limit})}"
-        body["truncated"] = {"reason": "more labels exist than this page holds",
-                             "enumerate_with": "github_list_labels"}
-    return body
-
-
-async def _my_repositories(ctx: ToolContext) -> list[tuple[str, str]]:
-    found: list[tuple[str, str]] = []
-    for page in range(1, 4):
-        resp = await ctx.call(ops.REPOS_LIST_FOR_AUTHENTICATED_USER, path={},
-                              query={"per_page": 100, "page": page, "sort": "full_name"})
-        found += [(str(r["owner"]["login"]), str(r["name"])) for r in resp.data]
-        if not _has_next(resp):
-            break
-    return found
-
-
-async def complete_owner(ctx: ToolContext, prefix: str, chosen: dict[str, str]) -> list[str]:
-    return sorted({owner for owner, _ in await _my_repositories(ctx)})
-
-
-async def complete_repo(ctx: ToolContext, prefix: str, chosen: dict[str, str]) -> list[str]:
-    owner = chosen.get("owner", "").lower()
-    return sorted({repo for o, repo in await _my_repositories(ctx) if not owner or o.lower() == owner})
-
-
-async def complete_label(ctx: ToolContext, prefix: str, chosen: dict[str, str]) -> list[str]:
-    if not chosen.get("owner") or not chosen.get("repo"):
-        return []
-    return sorted(await list_names(ctx, ops.ISSUES_LIST_LABELS_FOR_REPO, _repo(chosen), pages=10))

@@ -8,6 +8,7 @@ from typing import Any
 from ghmcp_runtime import Annotations, ErrorCode, FieldRule, ServerSpec, Shape, ToolSpec
 from ghmcp_runtime.declared import (
     Compare,
+    Completion,
     Condition,
     Declaration,
     ErrorSpec,
@@ -26,7 +27,7 @@ from ghmcp_runtime.declared import (
 )
 from ghmcp_runtime.model import StaticResource, TemplateResource
 from ghmcp_runtime.rules import Rule, with_rules
-from ghmcp_runtime.runner import declared
+from ghmcp_runtime.runner import completer, declared
 
 from . import hooks, operations
 
@@ -140,6 +141,44 @@ def _tool(
     )
 
 
+# resource ghissues://repos/{owner}/{repo}/issues{?state,labels,page}
+ISSUE_INDEX_RESOURCE = Declaration(
+    steps=(
+        Step(
+            id="page",
+            operation=operations.ISSUES_LIST_FOR_REPO,
+            path={"owner": "{owner}", "repo": "{repo}"},
+            query={
+                "sort": "updated",
+                "direction": "desc",
+                "labels": "{labels|comma_join}",
+                "state": "{state}",
+            },
+            paginate=Paginate(
+                page_param="page",
+                next_uri="ghissues://repos/{owner}/{repo}/issues",
+                next_query={
+                    "state": "{state}",
+                    "labels": "{labels|comma_join}",
+                    "page": "{next_page}",
+                },
+            ),
+        ),
+    ),
+    output=(
+        Output(
+            name="issues",
+            shape="issue",
+            each=True,
+            sources=("page",),
+            exclude="pull_request",
+            detail="summary",
+            omit=("preview",),
+        ),
+    ),
+    defaults={"state": "open"},
+)
+
 # resource ghissues://repos/{owner}/{repo}/issues/{issue_number}
 ISSUE_RESOURCE = Declaration(
     steps=(
@@ -170,6 +209,73 @@ ISSUE_RESOURCE = Declaration(
         Output(name="version", sources=("issue",), version_of="issue"),
         Output(
             name="comments", value="ghissues://repos/{owner}/{repo}/issues/{issue_number}/comments"
+        ),
+    ),
+)
+
+# resource ghissues://repos/{owner}/{repo}/issues/{issue_number}/comments{?page}
+ISSUE_COMMENTS_RESOURCE = Declaration(
+    steps=(
+        Step(
+            id="issue",
+            operation=operations.ISSUES_GET,
+            path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
+            reject=(
+                Reject(
+                    present="pull_request",
+                    error=ErrorSpec(
+                        code="issue_not_found",
+                        message="That number is a pull request; this server only handles issues.",
+                        field="issue_number",
+                        reason="the number belongs to a pull request",
+                        repair=Repair(
+                            next_step="find_issue",
+                            tool="github_search_issues",
+                            arguments={"owner": "{owner}", "repo": "{repo}", "state": "all"},
+                        ),
+                    ),
+                ),
+            ),
+        ),
+        Step(
+            id="page",
+            operation=operations.ISSUES_LIST_COMMENTS,
+            path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
+            paginate=Paginate(
+                page_param="page",
+                next_uri="ghissues://repos/{owner}/{repo}/issues/{issue_number}/comments",
+                next_query={"page": "{next_page}"},
+            ),
+        ),
+    ),
+    output=(Output(name="comments", shape="comment", each=True, sources=("page",)),),
+)
+
+# resource ghissues://repos/{owner}/{repo}/labels{?page,limit}
+LABELS_RESOURCE = Declaration(
+    steps=(
+        Step(
+            id="page",
+            operation=operations.ISSUES_LIST_LABELS_FOR_REPO,
+            path={"owner": "{owner}", "repo": "{repo}"},
+            paginate=Paginate(
+                page_size=100,
+                page_param="page",
+                size_param="limit",
+                next_uri="ghissues://repos/{owner}/{repo}/labels",
+                next_query={"page": "{next_page}", "limit": "{page_size}"},
+            ),
+        ),
+    ),
+    output=(
+        Output(name="labels", shape="label", each=True, sources=("page",)),
+        Output(
+            name="truncated",
+            value={
+                "reason": "more labels exist than this page holds",
+                "enumerate_with": "github_list_labels",
+            },
+            when_more="page",
         ),
     ),
 )
@@ -1029,6 +1135,29 @@ RESOURCES = (
         cache_scope="public",
     ),
 )
+COMPLETE_LABELS = completer(
+    Completion(
+        operation=operations.ISSUES_LIST_LABELS_FOR_REPO,
+        value=("name",),
+        path={"owner": "{owner}", "repo": "{repo}"},
+        pages=10,
+    )
+)
+COMPLETE_OWNER = completer(
+    Completion(
+        operation=operations.REPOS_LIST_FOR_AUTHENTICATED_USER,
+        value=("owner", "login"),
+        query={"sort": "full_name"},
+    )
+)
+COMPLETE_REPO = completer(
+    Completion(
+        operation=operations.REPOS_LIST_FOR_AUTHENTICATED_USER,
+        value=("name",),
+        query={"sort": "full_name"},
+        match={"owner": ("owner", "login")},
+    )
+)
 TEMPLATES = (
     TemplateResource(
         uri_template="ghissues://repos/{owner}/{repo}/issues{?state,labels,page}",
@@ -1037,13 +1166,13 @@ TEMPLATES = (
         description="Triage metadata of a repository's issues (no bodies), 30 per page with a link to the next page. state is open, closed or all; labels is a comma list.",
         mime_type="application/json",
         tool="github_search_issues",
-        handler=hooks.read_issue_index,
+        handler=declared(ISSUE_INDEX_RESOURCE),
         ttl_ms=15000,
         cache_scope="private",
         completions={
-            "labels": hooks.complete_label,
-            "owner": hooks.complete_owner,
-            "repo": hooks.complete_repo,
+            "labels": COMPLETE_LABELS,
+            "owner": COMPLETE_OWNER,
+            "repo": COMPLETE_REPO,
         },
     ),
     TemplateResource(
@@ -1057,8 +1186,8 @@ TEMPLATES = (
         ttl_ms=15000,
         cache_scope="private",
         completions={
-            "owner": hooks.complete_owner,
-            "repo": hooks.complete_repo,
+            "owner": COMPLETE_OWNER,
+            "repo": COMPLETE_REPO,
         },
     ),
     TemplateResource(
@@ -1068,12 +1197,12 @@ TEMPLATES = (
         description="An issue's comments, oldest first, in chunks of 30; each chunk links to the next one.",
         mime_type="application/json",
         tool="github_get_issue",
-        handler=hooks.read_comments,
+        handler=declared(ISSUE_COMMENTS_RESOURCE),
         ttl_ms=15000,
         cache_scope="private",
         completions={
-            "owner": hooks.complete_owner,
-            "repo": hooks.complete_repo,
+            "owner": COMPLETE_OWNER,
+            "repo": COMPLETE_REPO,
         },
     ),
     TemplateResource(
@@ -1083,12 +1212,12 @@ TEMPLATES = (
         description="The repository's labels (name, color, description); limit is at most 100 per page. A truncated page ends with a pointer to github_list_labels.",
         mime_type="application/json",
         tool="github_list_labels",
-        handler=hooks.read_labels,
+        handler=declared(LABELS_RESOURCE),
         ttl_ms=60000,
         cache_scope="private",
         completions={
-            "owner": hooks.complete_owner,
-            "repo": hooks.complete_repo,
+            "owner": COMPLETE_OWNER,
+            "repo": COMPLETE_REPO,
         },
     ),
     TemplateResource(
@@ -1102,9 +1231,9 @@ TEMPLATES = (
         ttl_ms=60000,
         cache_scope="private",
         completions={
-            "name": hooks.complete_label,
-            "owner": hooks.complete_owner,
-            "repo": hooks.complete_repo,
+            "name": COMPLETE_LABELS,
+            "owner": COMPLETE_OWNER,
+            "repo": COMPLETE_REPO,
         },
     ),
 )
