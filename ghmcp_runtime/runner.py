@@ -397,7 +397,7 @@ class _Call:
             rows: list[Any] = []
             for source, body in bodies:
                 rows += [self.row(spec, r, detail) for r in self.rows_of(source, body)
-                         if isinstance(r, Mapping) and not (spec.exclude and r.get(spec.exclude))]
+                         if isinstance(r, Mapping) and not (spec.exclude and r.get(spec.exclude) is not None)]
             return rows
         if not bodies:
             return MISSING
