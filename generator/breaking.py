@@ -217,9 +217,17 @@ def check_breaking(server: IRServer, overrides: OverrideFile, located: Located,
 
 
 def publish_renames(server: IRServer, overrides: OverrideFile) -> IRServer:
-    """Append renamed tools to the capability summary (the instructions agents read)."""
+    """Append renamed tools, and declared changes of meaning no schema shows, to the capability
+    summary (the instructions agents read)."""
+    lines = []
     renamed = sorted((t.renamed_from, t.name) for t in overrides.tools if t.renamed_from)
-    if not renamed:
+    if renamed:
+        lines.append("Renamed tools (old name -> new name): "
+                     + "; ".join(f"{a} -> {b}" for a, b in renamed) + ".")
+    meanings = [c for c in overrides.breaking_changes if c.kind == "changed-meaning"]
+    if meanings:
+        lines.append("Changed meanings: " + "; ".join(
+            f"{c.tool}{' ' + c.field if c.field else ''}: {c.reason.strip().rstrip('.')}" for c in meanings) + ".")
+    if not lines:
         return server
-    line = "Renamed tools (old name -> new name): " + "; ".join(f"{a} -> {b}" for a, b in renamed) + "."
-    return dataclasses.replace(server, summary=f"{server.summary}\n{line}")
+    return dataclasses.replace(server, summary="\n".join([server.summary, *lines]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import keyword
 import re
@@ -31,16 +32,18 @@ from generator.ir import (
 from generator.overrides import (
     CompletionDef,
     ErrorCodeDef,
+    OutputField,
     OverrideFile,
     ParamDef,
     ShapeField,
     ToolDef,
     tool_operations,
 )
+from generator.resolvers import build_resolve
 from generator.schemas import compact, is_union, object_branches, python_type, walk
 from generator.spec import SpecOperation, iter_operations, resolve_ref
 from generator.yamlsrc import Located
-from ghmcp_runtime.declared import Completion, Repair
+from ghmcp_runtime.declared import Completion, Repair, Resolve
 from ghmcp_runtime.errors import ENVELOPE_OUTPUT_SCHEMA, UNIVERSAL_CODES
 from ghmcp_runtime.model import Operation
 
@@ -55,7 +58,9 @@ NOT_FOUND_BY_PARAM = {
 REPO_PARAMS = ("owner", "repo")
 DEFAULT_TOOL_BUDGET = 3000
 REQUEST_ID = {"type": "string"}
-RATE_LIMIT_REMAINING = {"type": "integer"}
+RATE_LIMIT_REMAINING = {"type": "integer", "description": "Only when under 10 % is left."}
+# the presence rule: a row's optional fields are the ones its density leaves out
+DENSITY_NOTE = "Optional fields: only with detail full."
 
 
 class Builder:
@@ -360,9 +365,11 @@ class Builder:
             nullable = any(n for _, n in found)
             nested: tuple[IRField, ...] = ()
             if f.fields:
-                nested_roots = [(s, n) for (s, _), (n, _) in zip(roots, found, strict=True)]
+                # the parent's nullability is the parent's: a present object has its fields
+                nested_roots = [(s, {k: v for k, v in n.items() if k != "nullable"})
+                                for (s, _), (n, _) in zip(roots, found, strict=True)]
                 nested = self.build_fields(f.fields, nested_roots, (*floc, "fields")) or ()
-                schema = row_schema(nested, all_required=True)
+                schema = row_schema(nested, density="full")
             elif f.transform == "preview":
                 schema = {"type": "string", "maxLength": 201}
             else:
@@ -373,13 +380,15 @@ class Builder:
                     continue
                 # same type, different refinements (e.g. an enum in one source only): keep the widest
                 schema = min(schemas, key=lambda s: (len(s), json.dumps(s, sort_keys=True)))
+            nullable = "[]" not in path and (nullable or f.transform == "preview")  # lists: [] when empty
+            if nullable:
+                schema = with_null(schema)
             for _ in range(path.count("[]")):
                 schema = {"type": "array", "items": schema}
             if f.description:
                 schema = {**schema, "description": f.description}
             out.append(IRField(name=f.name, path=path, detail=f.detail, transform=f.transform,
-                               computed=False, nested=nested, schema=schema,
-                               nullable=nullable or f.transform == "preview"))
+                               computed=False, nested=nested, schema=schema, nullable=nullable))
         return tuple(out)
 
     def build_tool(self, index: int, tool: ToolDef, shapes: Mapping[str, IRShape]) -> IRTool | None:
@@ -418,7 +427,8 @@ class Builder:
                 if field not in names:
                     self.error((*loc, "rules", k), f"rule names unknown parameter {field!r}",
                                f"parameters are: {', '.join(names)}")
-        output = [self.build_output(f, shapes, (*loc, "output", k)) for k, f in enumerate(tool.output)]
+        variable = "detail" in names  # the `detail` parameter chooses the rows' density
+        output = [self.build_output(f, shapes, (*loc, "output", k), variable) for k, f in enumerate(tool.output)]
         self.check_annotations(tool, loc)
         for k, code in enumerate(tool.errors or []):
             if code not in self.catalog:
@@ -432,19 +442,26 @@ class Builder:
             return None
         built_params = tuple(p for p in params if p is not None)
         built_output = tuple(f for f in output if f is not None)
-        implied = self.implied_codes(tool, ops, built_params)
+        resolve = self.build_resolvers(tool, loc, built_params)
+        if resolve is None:
+            return None
+        implied = self.implied_codes(tool, ops, built_params) | {r.unknown.code for r in resolve if r.unknown.code}
         declaration = None
-        repairs: tuple[tuple[Where, Repair], ...] = ()
+        repairs: tuple[tuple[Where, Repair], ...] = tuple(
+            (self.loc.where((*loc, "params", k, "resolve", "unknown", "repair")), r.unknown.repair)
+            for k, p in enumerate(tool.params) for r in resolve
+            if p.name == r.param and r.unknown.repair is not None)
         field_map = dict(tool.field_map)
         if tool.steps is not None:
             runtime_ops = {op.operation_id: runtime_operation(op) for op in ops}
             builder = DeclarationBuilder(tool, loc, built_params, self.ops, runtime_ops, self.doc,
-                                         set(self.catalog), self.error, self.versioned)
+                                         set(self.catalog), self.error, self.versioned, shapes)
             built = builder.build()
             if built is None:
                 return None
-            repairs = tuple((self.loc.where(rloc), r) for rloc, r in builder.repairs)
+            repairs += tuple((self.loc.where(rloc), r) for rloc, r in builder.repairs)
             declaration, derived_map, raised = built
+            declaration = dataclasses.replace(declaration, resolve=resolve)
             field_map = {**derived_map, **field_map}
             implied |= raised
         errors = implied if tool.errors is None else set(tool.errors)
@@ -484,6 +501,7 @@ class Builder:
             description=description,
             handler=tool.handler,
             declaration=declaration,
+            resolve=resolve,
             repairs=repairs,
             operations=tuple(ops),
             params=built_params,
@@ -501,6 +519,27 @@ class Builder:
             example=dict(tool.example),
             where=self.loc.where(loc),
         )
+
+    def build_resolvers(self, tool: ToolDef, loc: tuple[str | int, ...],
+                        params: tuple[IRParam, ...]) -> tuple[Resolve, ...] | None:
+        """The tool's name-or-id parameters (`resolve:`), or None once their problems are reported."""
+        out: list[Resolve] = []
+        names = {p.name for p in params}
+        kinds = {p.name: schema_types(p.schema) for p in params}
+        ok = True
+        for k, raw in enumerate(tool.params):
+            if raw.resolve is None or raw.name not in names:
+                continue
+            op = self.lookup_op(raw.resolve.call, (*loc, "params", k, "resolve", "call"))
+            built = build_resolve(
+                raw, (*loc, "params", k), kinds=kinds[raw.name], names=names, op=op,
+                operation=runtime_operation(self.build_operation(op)) if op is not None else None,
+                items=listing_items(self.doc, op) if op is not None else None, document=self.doc,
+                codes=set(self.catalog), error=self.error)
+            ok = ok and built is not None
+            if built is not None:
+                out.append(built)
+        return tuple(out) if ok else None
 
     def build_operation(self, op: SpecOperation) -> IROperation:
         params = re.findall(r"\{([^}]+)\}", op.path)
@@ -562,10 +601,14 @@ class Builder:
             self.error((*loc, "type"), f"parameter {p.name!r} needs an explicit type",
                        "the spec type is a union or absent; set `type:`")
             return None
-        if p.type and base.get("type") and p.type != base["type"]:
+        kinds = list(kind) if isinstance(kind, list) else [kind]
+        if p.type and base.get("type") and base["type"] not in kinds:
             self.error((*loc, "type"), f"type {p.type!r} contradicts the spec's {base['type']!r}",
                        "use the spec's type, or map the parameter from another field")
-        schema: JSONObject = {"type": [kind, "null"] if p.nullable else kind}
+        if "array" in kinds and len(kinds) > 1:
+            self.error((*loc, "type"), f"parameter {p.name!r} mixes array with other types",
+                       "an array parameter has one type")
+        schema: JSONObject = {"type": [*kinds, "null"] if p.nullable else kind}
         items = p.items if p.items is not None else base.get("items")
         if kind == "array":
             if items is None:
@@ -606,7 +649,7 @@ class Builder:
                        python_type=python_type(schema), source=p.source, transform=p.transform)
 
     def build_output(
-        self, f: Any, shapes: Mapping[str, IRShape], loc: tuple[str | int, ...]
+        self, f: OutputField, shapes: Mapping[str, IRShape], loc: tuple[str | int, ...], variable: bool
     ) -> IROutputField | None:
         self.check_identifier((*loc, "name"), f.name, "output field")
         ref = f.shape or f.items_shape
@@ -614,11 +657,15 @@ class Builder:
             guess = closest(ref, list(self.o.shapes))
             self.error(loc, f"unknown shape {ref!r}", f"did you mean {guess!r}?" if guess else "")
             return None
+        if ref is not None:
+            row = self.output_row(f, shapes[ref], loc, variable)
+            if row is None:
+                return None
         if f.shape:
-            schema: JSONObject = dict(shapes[f.shape].schema)
+            schema: JSONObject = row
             py = f"{pascal(f.shape)}Row"
         elif f.items_shape:
-            schema = {"type": "array", "items": shapes[f.items_shape].schema}
+            schema = {"type": "array", "items": row}
             py = f"list[{pascal(f.items_shape)}Row]"
         elif f.type:
             schema = {"type": [f.type, "null"] if f.nullable else f.type}
@@ -631,6 +678,29 @@ class Builder:
         if f.description:
             schema = {"description": f.description.strip(), **schema}
         return IROutputField(name=f.name, required=not f.optional, schema=schema, python_type=py)
+
+    def output_row(self, f: OutputField, shape: IRShape, loc: tuple[str | int, ...],
+                   variable: bool) -> JSONObject | None:
+        """The schema of the rows an output carries: its density (fixed, or the `detail`
+        parameter's), `include` and `omit` checked against the shape."""
+        fields = {x.name: x for x in shape.fields}
+        before = len(self.problems)
+        for key in ("include", "omit"):
+            for j, name in enumerate(getattr(f, key)):
+                if name not in fields:
+                    guess = closest(name, list(fields))
+                    self.error((*loc, key, j), f"{name!r} is not a field of shape {shape.name!r}",
+                               f"did you mean {guess!r}?" if guess else f"fields: {', '.join(fields)}")
+                elif key == "include" and fields[name].detail != "full":
+                    self.error((*loc, key, j), f"{name!r} is a summary field: every row has it",
+                               "include adds full-density fields to summary rows")
+        if f.include and f.detail != "summary":
+            self.error((*loc, "include"), f"output {f.name!r} includes fields but is not summary rows",
+                       "set `detail: summary` (include adds full-density fields to summary rows)")
+        if len(self.problems) > before:
+            return None
+        density = f.detail or (None if variable else "full")
+        return row_schema(shape.fields, density, tuple(f.include), tuple(f.omit))
 
     def check_annotations(self, tool: ToolDef, loc: tuple[str | int, ...]) -> None:
         a = tool.annotations
@@ -704,6 +774,21 @@ def success_schema(document: JSON, op: SpecOperation) -> JSON | None:
     return None
 
 
+def listing_items(document: JSON, op: SpecOperation) -> JSON | None:
+    """The row schema of a listing (a JSON array success body), None for anything else."""
+    for status, response in sorted(op.node.get("responses", {}).items()):
+        if status.isdigit() and 200 <= int(status) < 300:
+            content = resolve_ref(document, response).get("content", {})
+            node = resolve_ref(document, content.get("application/json", {}).get("schema", {}))
+            return resolve_ref(document, node["items"]) if node.get("type") == "array" else None
+    return None
+
+
+def schema_types(schema: Mapping[str, JSON]) -> tuple[str, ...]:
+    kind = schema.get("type")
+    return tuple(kind) if isinstance(kind, list) else (str(kind),) if kind else ()
+
+
 def runtime_operation(op: IROperation) -> Operation:
     return Operation(operation_id=op.operation_id, method=op.method, path=op.path,
                      not_found=op.not_found, success_status=op.success_status)
@@ -719,14 +804,34 @@ def echo_safe(param: IRParam) -> bool:
     return kinds <= {"integer", "boolean", "null"}
 
 
-def row_schema(fields: tuple[IRField, ...], all_required: bool = False) -> JSONObject:
-    return {
+def row_schema(fields: tuple[IRField, ...], density: str | None = None,
+               include: tuple[str, ...] = (), omit: tuple[str, ...] = ()) -> JSONObject:
+    """One row under the presence rule: every field of the row's density is always present (null
+    when GitHub has no value, [] for an empty list). `density` None: the `detail` parameter
+    chooses it, so the full-density fields are the optional ones, said once in the description."""
+    chosen = [f for f in fields if f.name not in omit
+              and (density != "summary" or f.detail == "summary" or f.name in include)]
+    required = [f.name for f in chosen
+                if density is not None or f.detail == "summary" or f.name in include]
+    schema: JSONObject = {
         "type": "object",
         "additionalProperties": False,
-        "properties": {f.name: f.schema for f in fields},
-        "required": [f.name for f in fields
-                     if not f.nullable and (all_required or f.detail == "summary")],
+        "properties": {f.name: f.schema for f in chosen},
+        "required": required,
     }
+    return {"description": DENSITY_NOTE, **schema} if len(required) < len(chosen) else schema
+
+
+def with_null(schema: JSONObject) -> JSONObject:
+    """`schema` that also accepts null."""
+    kind = schema.get("type")
+    kinds = list(kind) if isinstance(kind, list) else [kind] if kind else []
+    out = dict(schema)
+    if kinds and "null" not in kinds:
+        out["type"] = [*kinds, "null"]
+    if "enum" in out and None not in out["enum"]:
+        out["enum"] = [*out["enum"], None]
+    return out
 
 
 def const_name(operation_id: str) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generator.diagnostics import closest
-from generator.ir import IRParam
+from generator.ir import IRParam, IRShape
 from generator.overrides import (
     ErrorDef,
     NamesExistDef,
@@ -89,7 +89,7 @@ def path_names(op: SpecOperation) -> list[str]:
     return re.findall(r"\{([^}]+)\}", op.path)
 
 
-def _error(spec: ErrorDef | None) -> ErrorSpec | None:
+def error_spec(spec: ErrorDef | None) -> ErrorSpec | None:
     if spec is None:
         return None
     return ErrorSpec(code=spec.code, message=_text(spec.message), field=spec.field,
@@ -125,6 +125,7 @@ class DeclarationBuilder:
     codes: set[str]  # every error code known to the catalog
     error: Report
     versioned: frozenset[str] = frozenset()  # shapes that declare a content version
+    shapes: Mapping[str, IRShape] = field(default_factory=dict)
     repairs: list[tuple[Loc, Repair]] = field(default_factory=list)  # for the repair lint rules
 
     def note_repair(self, loc: Loc, spec: ErrorDef | RecoverDef | NamesExistDef | None) -> None:
@@ -258,9 +259,9 @@ class DeclarationBuilder:
             self.note_repair((*loc, "on_error", j), rule)
             on_error.append(OnError(when=Match(status=rule.when.status, github_code=rule.when.github_code,
                                                code=rule.when.code, field=rule.when.field),
-                                    error=_error(rule) or ErrorSpec(), skip=rule.skip))
+                                    error=error_spec(rule) or ErrorSpec(), skip=rule.skip))
             templates.append(((*loc, "on_error", j), _error_templates(rule)))
-        reject = [Reject(present=r.present, error=_error(r) or ErrorSpec()) for r in raw.reject]
+        reject = [Reject(present=r.present, error=error_spec(r) or ErrorSpec()) for r in raw.reject]
         for j, r in enumerate(raw.reject):
             self.note_repair((*loc, "reject", j), r)
         templates += [((*loc, "reject", j), _error_templates(r)) for j, r in enumerate(raw.reject)]
@@ -365,10 +366,32 @@ class DeclarationBuilder:
             if name not in TRANSFORMS:
                 self.error((*loc, "compare", "normalize", key), f"unknown transform {name!r}",
                            f"transforms: {', '.join(TRANSFORMS)}")
-        names = {key: ref for key, value in body.items()
-                 if (ref := _whole_ref(value)) is not None and ref != key}
         return Compare(against=c.against, fields=dict(c.fields), normalize=dict(c.normalize),
-                       changed=c.changed, names=names)
+                       changed=c.changed, names=self.row_names(c.against, c.fields, (*loc, "compare")))
+
+    def row_names(self, against: str, fields: Mapping[str, str], loc: Loc) -> dict[str, str]:
+        """Body field -> the field of the returned row it changes: changed_fields names the row's
+        fields (`name`), never the parameters (`new_name`). The row is the shaped output that
+        reads `against`."""
+        rows = [f for f in self.tool.output if f.shape and against in
+                ([f.source] if isinstance(f.source, str) else f.source or [])]
+        if not rows:
+            self.error(loc, f"no output returns the row {against!r} reads",
+                       f"declare an output with a shape and `from: [<write>, {against}]`: "
+                       "changed_fields names that row's fields")
+            return {}
+        assert rows[0].shape is not None
+        shape = self.shapes.get(rows[0].shape)
+        by_path = {f.path: f.name for f in shape.fields} if shape else {}
+        names: dict[str, str] = {}
+        for key, path in fields.items():
+            name = by_path.get(split_path(path))
+            if name is None and shape is not None:
+                self.error((*loc, "fields", key), f"{path!r} is not a field of shape {shape.name!r}",
+                           f"add a field with `from: {path}` to the shape: changed_fields names it")
+            elif name is not None and name != key:
+                names[key] = name
+        return names
 
     def names_exist(self, raw: StepDef, loc: Loc, names: set[str]) -> NamesExist | None:
         n = raw.names_exist
@@ -419,11 +442,11 @@ class DeclarationBuilder:
         if when is not None and when.param not in names:
             self.error((*loc, "guard", "when"), f"guard names unknown parameter {when.param!r}",
                        f"parameters are: {', '.join(sorted(names))}")
-        refuse = _error(g.refuse)
+        refuse = error_spec(g.refuse)
         assert refuse is not None
         self.note_repair((*loc, "guard", "refuse"), g.refuse)
         self.note_repair((*loc, "guard", "unknown"), g.unknown)
-        return Guard(count=tuple(g.count), refuse=refuse, when=when, unknown=_error(g.unknown),
+        return Guard(count=tuple(g.count), refuse=refuse, when=when, unknown=error_spec(g.unknown),
                      incomplete=g.incomplete, unknown_field=g.unknown_field)
 
     def check_refs(self, template: Any, loc: Loc, names: set[str], known: set[str],
@@ -498,7 +521,8 @@ class DeclarationBuilder:
                 self.error((*loc, "when_more"), f"when_more names {f.when_more!r}, not a paged step",
                            f"paged steps: {', '.join(sorted(paged)) or 'none'}")
             return Output(name=f.name, shape=shape, each=f.items_shape is not None, sources=tuple(sources),
-                          exclude=f.exclude, omit=tuple(f.omit), when_more=f.when_more, detail=f.detail)
+                          exclude=f.exclude, omit=tuple(f.omit), when_more=f.when_more, detail=f.detail,
+                          include=tuple(f.include))
         if isinstance(f.source, list):
             self.error((*loc, "from"), f"output {f.name!r} takes one template", "e.g. {step.field}")
             return None

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.diagnostics import Where
-from ghmcp_runtime.declared import Completion, Declaration, Repair
+from ghmcp_runtime.declared import Completion, Declaration, Repair, Resolve
 
 JSONObject = dict[str, Any]
 
@@ -39,7 +39,7 @@ class IRShape:
     name: str
     sources: tuple[str, ...]
     fields: tuple[IRField, ...]
-    schema: JSONObject  # one row, full detail; summary-only required fields
+    schema: JSONObject  # one row of either density: the summary fields required
     version: tuple[tuple[str, tuple[str, ...]], ...] = ()  # declared content version: name -> path
     version_field: str | None = None  # the computed field that carries it
 
@@ -86,6 +86,7 @@ class IRTool:
     description: str
     handler: str | None  # a hook, or None for a declared tool
     declaration: Declaration | None
+    resolve: tuple[Resolve, ...] = ()  # name-or-id parameters (hooks: resolved before the hook runs)
     repairs: tuple[tuple[Where, Repair], ...]  # every declared repair, where the file says it
     operations: tuple[IROperation, ...]
     params: tuple[IRParam, ...]

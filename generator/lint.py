@@ -23,6 +23,9 @@ COMBINATORS = ("oneOf", "anyOf", "allOf")
 OPEN_BY_DESIGN = ("/oneOf/1",)
 UPPER_BOUNDS = ("maxLength", "maxItems", "maximum", "exclusiveMaximum")
 LOWER_BOUNDS = ("minLength", "minItems", "minimum", "exclusiveMinimum")
+# says when an optional output field is left out (its own description, or its object's)
+PRESENCE = re.compile(r"\b(omitted|absent|only (when|with|while|if)|present (only |exactly )?when)\b",
+                      re.IGNORECASE)
 OVERRIDE_KEY = {"maxLength": "max_length", "maxItems": "max_items", "maximum": "maximum",
                 "minLength": "min_length", "minItems": "min_items", "minimum": "minimum",
                 "pattern": "pattern"}
@@ -73,6 +76,7 @@ def lint(server: IRServer, located: Located | None = None,
     for tool in server.tools:
         _schemas(ctx, tool)
         _output_accepts(ctx, tool)
+        _presence(ctx, tool)
         _examples(ctx, tool)
         _spec_bounds(ctx, tool)
         _description_budget(ctx, tool)
@@ -233,6 +237,25 @@ def _output_accepts(ctx: Ctx, tool: IRTool) -> None:
                       f"{tool.name}: outputSchema rejects {label}: {_why(problems[0])}",
                       "the output root must accept exactly one of the success payload and the error "
                       "envelope (an output field must not mimic the envelope)")
+
+
+def _presence(ctx: Ctx, tool: IRTool) -> None:
+    """One presence rule: an output field outside `required` says when it is absent, in its own
+    description or its object's; every other field is always there (null when empty)."""
+    for path, node in _object_nodes(tool.success_schema):
+        if PRESENCE.search(str(node.get("description", ""))):
+            continue
+        required = set(node.get("required", []))
+        for name, sub in node.get("properties", {}).items():
+            if name in required or PRESENCE.search(str(sub.get("description", ""))):
+                continue
+            top = (path[1:] or name).split(".")[0].removesuffix("[]")
+            index = next((k for k, f in enumerate(tool.output) if f.name == top), None)
+            ctx.error(ctx.where(tool, "output", index) if index is not None else ctx.where(tool, "output"),
+                      "presence", f"{tool.name}: optional output field '{path}.{name}' does not say "
+                      "when it is absent",
+                      "make it always present (null when empty), or say when it is left out in its "
+                      "description ('Omitted when …', 'Present only when …')")
 
 
 def _why(error: Any) -> str:

@@ -79,6 +79,9 @@ class ShapeDef(Strict):
         default=None, description="content version: name -> dotted path of each field it covers")
 
 
+ParamType = Literal["string", "integer", "boolean", "array"]
+
+
 class ParamDef(Strict):
     name: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_]*$",
                              description="required unless `use` names a shared parameter")
@@ -87,7 +90,8 @@ class ParamDef(Strict):
     source: str | None = Field(
         default=None, alias="from", description="<operationId>#<path|query|body>.<name>"
     )
-    type: Literal["string", "integer", "boolean", "array"] | None = None
+    type: ParamType | list[ParamType] | None = Field(
+        default=None, description="a list for a value of several types, e.g. [integer, string] with `resolve`")
     items: dict[str, Any] | None = None
     enum: list[Any] | None = None
     description: str | None = Field(default=None, description="required (here or in the shared parameter)")
@@ -106,6 +110,9 @@ class ParamDef(Strict):
     max_items: int | None = None
     transform: str | None = Field(
         default=None, description="a registered transform applied before any call (e.g. hex_color)")
+    resolve: ResolveDef | None = Field(
+        default=None, description="a string value is a name, looked up in a listing and replaced by "
+        "what it names (e.g. a milestone title by its number) before any step")
 
 
 def _shared_reference(value: Any) -> Any:
@@ -140,6 +147,7 @@ class OutputField(Strict):
     exclude: str | None = Field(default=None, description="rows with this field set are dropped")
     detail: Literal["summary", "full"] | None = Field(
         default=None, description="fixed row density (default: the `detail` parameter, else full)")
+    include: list[str] = Field(default_factory=list, description="full-density fields added to summary rows")
     omit: list[str] = Field(default_factory=list, description="projected fields left out of the rows")
     when_more: str | None = Field(default=None, description="present only while that paged step has more")
 
@@ -171,6 +179,17 @@ class ErrorDef(Strict):
     field: str | None = None
     reason: str | None = None
     repair: RepairDef | None = None
+
+
+class ResolveDef(Strict):
+    call: str = Field(description="a list operation (GET, array of rows) whose rows carry the names")
+    path: dict[str, Any] = Field(default_factory=dict, description="default: parameters of the same name")
+    query: dict[str, Any] = Field(default_factory=dict)
+    match: str = Field(description="dotted path of the name in each row, e.g. title")
+    value: str = Field(description="dotted path of what replaces the name, e.g. number")
+    choices: int = Field(default=20, ge=1, le=50, description="names listed in details.choices on a miss")
+    pages: int = Field(default=10, ge=1, le=10, description="pages of 100 rows read at most")
+    unknown: ErrorDef = Field(description="no row has the name: the error (field defaults to the parameter)")
 
 
 class OnErrorDef(ErrorDef):
@@ -292,18 +311,20 @@ def tool_operations(tool: ToolDef) -> list[str]:
     if tool.idempotency and tool.idempotency.recover:  # the lookup also reads the caller's login
         recover = [tool.idempotency.recover.call, "users/get-authenticated"]
     lookups = [s.names_exist.lookup for s in tool.steps or [] if s.names_exist and s.names_exist.lookup]
+    lookups += [p.resolve.call for p in tool.params if p.resolve is not None]
     return list(dict.fromkeys([*(s.call for s in tool.steps or []), *lookups, *recover, *tool.operations]))
 
 
 BreakingKind = Literal[
     "removed-tool", "renamed-tool", "removed-property", "newly-required", "narrowed-type",
     "narrowed-enum", "narrowed-bound", "removed-output-field", "retyped-output-field",
-    "optional-output-field", "removed-error-code", "changed-annotations",
+    "optional-output-field", "removed-error-code", "changed-annotations", "changed-meaning",
 ]
 
 
 class BreakingChange(Strict):
-    kind: BreakingKind
+    kind: BreakingKind = Field(description="changed-meaning: what a field's values mean changed, "
+                               "which no schema shows; published in the capability summary")
     tool: str = Field(description="the tool's name in the committed tools.json")
     field: str | None = Field(default=None, description="dotted path as the report prints it; omit for all")
     reason: str

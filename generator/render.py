@@ -235,6 +235,7 @@ def render(
     declarations: list[Any] = [t.declaration for t in server.tools if t.declaration is not None]
     declarations += [c for c in completions.values()]
     declarations += [t.declaration for t in server.templates if t.declaration is not None]
+    declarations += [t.resolve for t in server.tools if t.declaration is None and t.resolve]
     shapes = {s.name: runtime_shape(s) for s in server.shapes}
     context = {
         "generator": NAME,
@@ -248,7 +249,8 @@ def render(
         "runner_imports": [name for name, used in (
             ("completer", bool(completions)),
             ("declared", any(t.declaration for t in server.tools)
-             or any(t.declaration for t in server.templates))) if used],
+             or any(t.declaration for t in server.templates)),
+            ("resolving", any(t.resolve and t.declaration is None for t in server.tools))) if used],
         "completion_name": {_pyobj(c): name for name, c in completions.items()},
         "tool_annotations": {t.name: Annotations(
             read_only=t.annotations.read_only, open_world=t.annotations.open_world,
@@ -261,9 +263,7 @@ def render(
         "fingerprint": fp,
         "tool_bytes": tool_bytes,
         "total_bytes": compact_bytes({"tools": wire_tools}),
-        "needs_not_required": any(
-            f.nullable or f.detail == "full" for s in server.shapes for f in s.fields
-        ) or any(not p.required for t in server.tools for p in t.params)
+        "needs_not_required": any(f.detail == "full" for s in server.shapes for f in s.fields) or any(not p.required for t in server.tools for p in t.params)
         or any(not f.required for t in server.tools for f in t.output),
     }
     pkg = server.package

@@ -90,8 +90,8 @@ PY_TYPES = {"string": "str", "integer": "int", "boolean": "bool", "number": "flo
 def python_type(schema: Mapping[str, JSON]) -> str:
     kind = schema.get("type")
     if isinstance(kind, list):
-        inner = [k for k in kind if k != "null"]
-        base = python_type({**schema, "type": inner[0]}) if inner else "None"
+        inner = [python_type({**schema, "type": k}) for k in kind if k != "null"]
+        base = " | ".join(dict.fromkeys(inner)) if inner else "None"
         return f"{base} | None" if "null" in kind else base
     if kind == "array":
         return f"list[{python_type(schema.get('items', {}))}]"

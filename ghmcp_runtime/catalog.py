@@ -133,7 +133,7 @@ async def require_names(ctx: ToolContext, *, catalog: Operation, path: Mapping[s
              for i, name in enumerate(values) if name is None]
     if where:
         fields = sorted({w.partition("[")[0] for w in where})
-        details: dict[str, Any] = {"reason": f"no such {kind}: {', '.join(where)}"}
+        details: dict[str, Any] = {"reason": f"no such {kind}: {', '.join(where)}", "count": len(where)}
         details.update({"field": fields[0]} if len(fields) == 1 else {"fields": fields})
         raise ToolError(
             code,

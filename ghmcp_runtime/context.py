@@ -12,14 +12,15 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
     ctx.open_cursor(token, bound_to=..., field=..., restart_arguments=...) -> dict  (raises ToolError)
     await ctx.idempotent(key, scope=..., fingerprint=..., run=..., recover=...) -> T
         recover(first_attempt_started: datetime) -> T | None   (after an unknown outcome)
-    ctx.project(shape_name, raw, detail, computed=...) -> dict
+    ctx.project(shape_name, raw, detail, computed=..., include=...) -> dict
+    ctx.row(output_name, shape_name, raw) -> dict   (the row exactly as the tool's outputSchema has it)
     ctx.version(shape_name, raw) -> str   (the shape's declared content version)
     ctx.note_rate_limit(remaining, limit)   (called by the upstream layer)
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
@@ -77,7 +78,8 @@ class Idempotency(Protocol):
 
 class Projector(Protocol):
     def project(
-        self, shape: str, raw: Mapping[str, Any], detail: Detail, computed: Mapping[str, Any]
+        self, shape: str, raw: Mapping[str, Any], detail: Detail, computed: Mapping[str, Any],
+        include: Collection[str] = (),
     ) -> dict[str, Any]: ...
 
     def version(self, shape: str, raw: Mapping[str, Any]) -> str: ...
@@ -152,8 +154,18 @@ class ToolContext:
         raw: Mapping[str, Any],
         detail: Detail,
         computed: Mapping[str, Any] | None = None,
+        include: Collection[str] = (),
     ) -> dict[str, Any]:
-        return self.projector.project(shape, raw, detail, computed or {})
+        """`raw` as a `shape` row of density `detail`, plus the full-density fields in `include`."""
+        return self.projector.project(shape, raw, detail, computed or {}, include)
+
+    def row(self, output: str, shape: str, raw: Mapping[str, Any]) -> dict[str, Any]:
+        """`raw` as the tool's success output `output` publishes it: the fields its outputSchema
+        lists (a fixed density, with any declared `include`/`omit`), for hooks."""
+        success = self.tool.output_schema.get("oneOf", [self.tool.output_schema])[0]
+        fields = success["properties"][output]["properties"]
+        full = self.projector.project(shape, raw, "full", {}, ())
+        return {name: full[name] for name in fields}
 
     def version(self, shape: str, raw: Mapping[str, Any]) -> str:
         """The shape's declared content version of a raw GitHub object."""

@@ -141,6 +141,25 @@ class Verify:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Resolve:
+    """A parameter that takes a name as well as an id (ghmcp_runtime.resolve): a string value is
+    looked up in the rows of `operation` (a listing read 100 rows a page, at most `pages` pages)
+    by the row field `match` — exactly, else ignoring ASCII case when exactly one row matches so —
+    and replaced by that row's `value` before any step runs. Any other value is kept. When no row
+    matches, `unknown` is raised with `details.choices`: the first `choices` rows' `match`."""
+
+    param: str
+    operation: Operation
+    match: tuple[str, ...]  # row path compared with the string
+    value: tuple[str, ...]  # row path of what replaces it
+    unknown: ErrorSpec  # no row matches (its field defaults to `param`)
+    path: Mapping[str, Template] = field(default_factory=dict)
+    query: Mapping[str, Template] = field(default_factory=dict)
+    choices: int = 20
+    pages: int = 10
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Step:
     id: str
     operation: Operation
@@ -170,6 +189,7 @@ class Output:
     version_of: str | None = None  # the shape whose declared version of the first source's body
     exclude: str | None = None  # rows with this field set are not rows (e.g. pull_request)
     detail: str | None = None  # a fixed row density, instead of the declaration's `detail`
+    include: tuple[str, ...] = ()  # full-density fields added to summary rows
     omit: tuple[str, ...] = ()  # projected fields left out (e.g. an index carries no previews)
     when_more: str | None = None  # present only while that paginated step has more
 
@@ -223,3 +243,4 @@ class Declaration:
     transforms: Mapping[str, str] = field(default_factory=dict)  # parameter -> transform
     detail: str | None = None  # the parameter choosing the row density, if any
     idempotency: Idempotency | None = None
+    resolve: tuple[Resolve, ...] = ()  # parameters taking a name, resolved before the steps

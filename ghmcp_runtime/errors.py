@@ -23,7 +23,7 @@ class ToolError(Exception):
     """A tool failure an agent can act on. Rendered as an `isError` result with the envelope.
 
     `details` is `{field, reason, value?}` for one parameter or `{fields, reason}` across several,
-    plus documented code-specific keys (e.g. `required_scopes`, `count`). Never put free-form user
+    plus documented code-specific keys (e.g. `required_scopes`, `count`, `choices`). Never put free-form user
     values (titles, bodies, queries, label names, logins) in `details.value` or in `message`.
     """
 
@@ -125,6 +125,7 @@ ENVELOPE_SCHEMA: dict[str, Any] = {
                 "reason": {"type": "string"},
                 "required_scopes": {"type": "array", "items": {"type": "string"}},
                 "count": {"type": "integer"},
+                "choices": {"type": "array", "items": {"type": "string"}},
                 "applied_fields": {"type": "array", "items": {"type": "string"}},
             },
         },

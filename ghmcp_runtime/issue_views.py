@@ -28,11 +28,20 @@ ISSUE_VIEWS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "state": lambda i: i.get("state"),
     "state_reason": lambda i: i.get("state_reason"),
     "assignee_logins": lambda i: logins(i.get("assignees") or []),
-    "milestone_number": lambda i: (i.get("milestone") or {}).get("number"),
+    "milestone": lambda i: (i.get("milestone") or {}).get("number"),
     "labels": lambda i: frozenset(label_names(i)),
     "locked": lambda i: bool(i.get("locked")),
     "lock_reason": lambda i: i.get("active_lock_reason"),
 }
+
+
+# the issue row's field a parameter changes, where the names differ: changed_fields names fields
+ROW_FIELD = {"assignee_logins": "assignees", "add_labels": "labels", "remove_labels": "labels"}
+
+
+def issue_fields(params: Sequence[str]) -> list[str]:
+    """The issue row's fields that `params` changed, in order, each once."""
+    return list(dict.fromkeys(ROW_FIELD.get(p, p) for p in params))
 
 
 def label_views(add: Sequence[str], remove: Sequence[str]) -> dict[str, Callable[[Mapping[str, Any]], Any]]:

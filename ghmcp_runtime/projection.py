@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from ghmcp_runtime.model import Detail, FieldRule, Shape
@@ -75,12 +75,15 @@ class ShapeProjector:
         self._shapes = dict(shapes)
 
     def project(
-        self, shape: str, raw: Mapping[str, Any], detail: Detail, computed: Mapping[str, Any]
+        self, shape: str, raw: Mapping[str, Any], detail: Detail, computed: Mapping[str, Any],
+        include: Collection[str] = (),
     ) -> dict[str, Any]:
+        """Every field of the density (plus `include`), in shape order; null when GitHub has no
+        value, [] for an empty list: a row never leaves out a field it declares."""
         declared = self._shapes[shape]
         if declared.version and declared.version_field and declared.version_field not in computed:
             computed = {**computed, declared.version_field: self.version(shape, raw)}
-        return _project(declared.fields, raw, detail, computed)
+        return _project(declared.fields, raw, detail, computed, frozenset(include))
 
     def version(self, shape: str, raw: Mapping[str, Any]) -> str:
         """The shape's declared content version of `raw` (for expected_version checks)."""
@@ -91,19 +94,21 @@ class ShapeProjector:
 
 
 def _project(
-    rules: tuple[FieldRule, ...], raw: Mapping[str, Any], detail: Detail, computed: Mapping[str, Any]
+    rules: tuple[FieldRule, ...], raw: Mapping[str, Any], detail: Detail, computed: Mapping[str, Any],
+    include: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for rule in rules:
-        if detail == "summary" and rule.detail == "full":
+        if detail == "summary" and rule.detail == "full" and rule.name not in include:
             continue
         value = computed.get(rule.name) if rule.computed else without_legacy_marker(walk(raw, rule.path))
         if rule.transform is not None:
             value = TRANSFORMS[rule.transform](value)
-        if rule.nested:
-            value = _nest(rule.nested, value, detail)
-        if value is not None:
-            out[rule.name] = value
+        if rule.nested:  # an included field comes whole
+            value = _nest(rule.nested, value, "full" if rule.name in include else detail)
+        if value is None and "[]" in rule.path:
+            value = []
+        out[rule.name] = value
     return out
 
 

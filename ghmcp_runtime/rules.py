@@ -19,7 +19,7 @@ class Rule:
 
 
 def _present(args: Mapping[str, Any], name: str) -> bool:
-    return name in args  # an explicit null (e.g. milestone_number: null) is a value
+    return name in args  # an explicit null (e.g. milestone: null) is a value
 
 
 def check_rules(args: Mapping[str, Any], rules: tuple[Rule, ...]) -> ToolError | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -30,6 +30,7 @@ from ghmcp_runtime.declared import (
     OnError,
     Output,
     Paginate,
+    Resolve,
     Step,
     Verify,
 )
@@ -39,6 +40,7 @@ from ghmcp_runtime.paging import has_next_link, next_cursor, open_page, without
 from ghmcp_runtime.projection import walk as walk_path
 from ghmcp_runtime.recovery import Listing, find_created
 from ghmcp_runtime.refs import MISSING, Scope, render, text_of, walk
+from ghmcp_runtime.resolve import PAGE_SIZE, find_row
 from ghmcp_runtime.transforms import TRANSFORMS, Refused
 from ghmcp_runtime.versioning import canonical_json
 
@@ -54,6 +56,37 @@ def declared(decl: Declaration) -> Handler:
         return await _Call(ctx, decl, prepare(decl, args), dict(args)).run()
 
     return handler
+
+
+def resolving(handler: Handler, specs: tuple[Resolve, ...]) -> Handler:
+    """A hook tool's handler that gets its name-or-id parameters already resolved."""
+
+    async def resolved(ctx: ToolContext, args: Any) -> Any:
+        return await handler(ctx, await resolve_args(ctx, specs, args))
+
+    return resolved
+
+
+async def resolve_args(ctx: ToolContext, specs: tuple[Resolve, ...],
+                       args: Mapping[str, Any]) -> dict[str, Any]:
+    """`args` with every string value of a `Resolve` parameter replaced by what it names."""
+    out = dict(args)
+    for spec in specs:
+        wanted = out.get(spec.param)
+        if not isinstance(wanted, str):
+            continue
+        scope = Scope(out, {}, {})
+        found = await find_row(ctx, spec, path=render(dict(spec.path), scope),
+                               query=render(dict(spec.query), scope), wanted=wanted)
+        if found.value is MISSING:
+            details: dict[str, Any] = {"field": spec.param, "choices": found.choices}
+            error = spec.unknown if spec.unknown.field else replace(spec.unknown, field=spec.param)
+            err = build_error(error, scope, None, details)
+            if not found.complete:
+                err.message += f" Only the first {spec.pages * PAGE_SIZE} were compared."
+            raise err
+        out[spec.param] = found.value
+    return out
 
 
 def prepare(decl: Declaration, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -175,6 +208,8 @@ class _Call:
         return self.outputs()
 
     async def run_steps(self) -> dict[str, Any]:
+        if self.decl.resolve:
+            self.args = await resolve_args(self.ctx, self.decl.resolve, self.args)
         pending = list(self.decl.steps)
         finished: set[str] = set()
         while pending:
@@ -405,7 +440,7 @@ class _Call:
 
     def row(self, spec: Output, raw: Mapping[str, Any], detail: Any) -> dict[str, Any]:
         assert spec.shape is not None
-        projected = self.ctx.project(spec.shape, raw, detail)
+        projected = self.ctx.project(spec.shape, raw, detail, include=spec.include)
         return {k: v for k, v in projected.items() if k not in spec.omit} if spec.omit else projected
 
     def rows_of(self, source: str, body: Any) -> list[Any]:

@@ -12,7 +12,7 @@ from ghmcp_runtime import ToolContext, ToolError, repair
 from ghmcp_runtime.catalog import require_names, same_name
 from ghmcp_runtime.context import UpstreamResponse
 from ghmcp_runtime.errors import UpstreamError
-from ghmcp_runtime.issue_views import ISSUE_VIEWS, issue_targets, label_names, label_views
+from ghmcp_runtime.issue_views import ISSUE_VIEWS, issue_fields, issue_targets, label_names, label_views
 from ghmcp_runtime.paging import cursor_binding, open_state
 from ghmcp_runtime.paging import has_next_link as _has_next
 from ghmcp_runtime.paging import without as _without
@@ -170,18 +170,17 @@ async def _existing_labels(ctx: ToolContext, args: Mapping[str, Any],
         ctx, catalog=ops.ISSUES_LIST_LABELS_FOR_REPO, lookup=ops.ISSUES_GET_LABEL, path=_repo(args),
         names=names,
         repair=repair("list_labels", "github_list_labels", _repo(args),
-                      "create the label in GitHub first if it should exist"),
+                      "github_create_label (owner, repo, name) creates a missing label; then repeat this call"),
     )
 
 
-def _as_milestone_error(err: ToolError, args: Mapping[str, Any]) -> ToolError:
-    if err.code == "invalid_field" and (err.details or {}).get("field") == "milestone_number":
+def _as_milestone_error(err: ToolError) -> ToolError:
+    if err.code == "invalid_field" and (err.details or {}).get("field") == "milestone":
         return ToolError(
             "milestone_not_found",
-            "The milestone number does not exist in the repository; nothing was changed.",
-            details={"field": "milestone_number", "reason": "GitHub rejected the milestone number"},
-            repair=repair("read_issue", "github_search_issues", {**_repo(args), "state": "all"},
-                          "milestone numbers appear on issues read with detail: full"),
+            "No milestone of the repository has that number; nothing was changed. Pass an open "
+            "milestone's title instead: an unknown title answers with the open milestones' titles.",
+            details={"field": "milestone", "reason": "GitHub rejected the milestone number"},
         )
     return err
 
@@ -189,10 +188,10 @@ def _as_milestone_error(err: ToolError, args: Mapping[str, Any]) -> ToolError:
 # -- update ---------------------------------------------------------------------------------------
 
 # changed_fields order; a parameter is judged only when passed
-UPDATE_FIELDS = ("title", "body", "state", "state_reason", "assignee_logins", "milestone_number",
+UPDATE_FIELDS = ("title", "body", "state", "state_reason", "assignee_logins", "milestone",
                  "add_labels", "remove_labels", "locked", "lock_reason")
 PATCHED = {"title": "title", "body": "body", "state": "state", "state_reason": "state_reason",
-           "assignees": "assignee_logins", "milestone": "milestone_number"}
+           "assignees": "assignee_logins", "milestone": "milestone"}
 
 
 def _patch(args: GithubUpdateIssueArgs, current: Mapping[str, Any], targets: Mapping[str, Any]) -> dict[str, Any]:
@@ -286,13 +285,11 @@ async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs) -> GithubU
                                views={**ISSUE_VIEWS, **label_views(add, remove)}, targets=targets,
                                reread=lambda: _get_raw_issue(ctx, args))
     except ToolError as err:
-        raise _as_milestone_error(err, args) from None
+        raise _as_milestone_error(err) from None
     result: GithubUpdateIssueResult = {
-        "issue_number": done.after["number"],
-        "state": done.after["state"],
+        "issue": cast(IssueRow, ctx.row("issue", "issue", done.after)),
         "version": ctx.version("issue", done.after),
-        "changed_fields": done.changed,
-        "url": done.after["html_url"],
+        "changed_fields": issue_fields(done.changed),
     }
     if done.ignored:
         result["ignored_fields"] = done.ignored

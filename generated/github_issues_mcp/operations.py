@@ -73,6 +73,13 @@ ISSUES_LIST_LABELS_FOR_REPO = Operation(
     not_found="repo_not_found",
     success_status=(200,),
 )
+ISSUES_LIST_MILESTONES = Operation(
+    operation_id="issues/list-milestones",
+    method="GET",
+    path="/repos/{owner}/{repo}/milestones",
+    not_found="repo_not_found",
+    success_status=(200,),
+)
 ISSUES_LOCK = Operation(
     operation_id="issues/lock",
     method="PUT",

@@ -22,16 +22,17 @@ from ghmcp_runtime.declared import (
     Recover,
     Reject,
     Repair,
+    Resolve,
     Step,
     Verify,
 )
 from ghmcp_runtime.model import StaticResource, TemplateResource
 from ghmcp_runtime.rules import Rule, with_rules
-from ghmcp_runtime.runner import completer, declared
+from ghmcp_runtime.runner import completer, declared, resolving
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+fc540bce6853"
+FINGERPRINT = "github-issues-mcp@0.1.0+c8505f1682c5"
 
 
 def _text(name: str) -> str:
@@ -42,7 +43,7 @@ _WIRE: dict[str, dict[str, Any]] = {
     tool["name"]: tool for tool in json.loads(_text("tools.json"))["tools"]
 }
 INSTRUCTIONS = (
-    "Scope: GitHub issues in repositories the credential can reach: search, read with comments, create, update (state, labels, assignees, milestone, lock), comment, and the label catalog (list, create, update, delete with an in-use check).\nDoes not: touch pull requests (they never appear in results; deleting a label does strip it from them), edit or delete comments, delete or transfer issues, manage milestones, or push real-time updates.\nCredential: GITHUB_TOKEN (stdio) or the client's Authorization bearer token (HTTP). Writes need the `repo` scope (`public_repo` for public repositories). No token gives missing_credential, a rejected one invalid_credential, a missing scope insufficient_scope with details.required_scopes.\nErrors: tool failures are isError results whose structuredContent is {code, message, details?, temporary, retry_after_ms, repair?, request_id, fingerprint}; branch on code. Values you sent (titles, bodies, queries, label names, logins) are never echoed back.\nState handles: cursors are opaque, valid 15 minutes, bound to the tool, query and caller; an expired one gives cursor_expired with a restart repair. Issue reads and writes return `version`; pass it as expected_version to update safely.\nRate limits: rate_limited carries retry_after_ms; success payloads add rate_limit_remaining when under 10 % of the budget is left.\nProtocol revisions: 2026-07-28 and 2025-11-25."
+    "Scope: GitHub issues in repositories the credential can reach: search, read with comments, create, update (state, labels, assignees, milestone, lock), comment, and the label catalog (list, create, update, delete with an in-use check).\nDoes not: touch pull requests (they never appear in results; deleting a label does strip it from them), edit or delete comments, delete or transfer issues, manage milestones, or push real-time updates.\nCredential: GITHUB_TOKEN (stdio) or the client's Authorization bearer token (HTTP). Writes need the `repo` scope (`public_repo` for public repositories). No token gives missing_credential, a rejected one invalid_credential, a missing scope insufficient_scope with details.required_scopes.\nErrors: tool failures are isError results whose structuredContent is {code, message, details?, temporary, retry_after_ms, repair?, request_id, fingerprint}; branch on code. Values you sent (titles, bodies, queries, label names, logins) are never echoed back.\nState handles: cursors are opaque, valid 15 minutes, bound to the tool, query and caller; an expired one gives cursor_expired with a restart repair. Issue reads and writes return `version`; pass it as expected_version to update safely.\nRate limits: rate_limited carries retry_after_ms; success payloads add rate_limit_remaining when under 10 % of the budget is left.\nProtocol revisions: 2026-07-28 and 2025-11-25.\nChanged meanings: github_update_issue changed_fields: names the issue's fields (labels, assignees, milestone), not parameters (add_labels, assignee_logins, milestone_number); github_update_label changed_fields: names the label's fields (name, not new_name)."
     + "\nCapability fingerprint: "
     + FINGERPRINT
 )
@@ -318,9 +319,14 @@ GITHUB_ADD_COMMENT = Declaration(
         ),
     ),
     output=(
-        Output(name="comment_id", value="{comment.id}"),
-        Output(name="url", value="{comment.html_url}"),
-        Output(name="created_at", value="{comment.created_at}"),
+        Output(
+            name="comment",
+            shape="comment",
+            sources=("comment",),
+            detail="summary",
+            include=("url",),
+            omit=("preview",),
+        ),
     ),
     idempotency=Idempotency(
         key="idempotency_key",
@@ -340,7 +346,7 @@ GITHUB_ADD_COMMENT = Declaration(
     ),
 )
 
-# github_create_issue: GET /repos/{owner}/{repo}/labels, POST /repos/{owner}/{repo}/issues, GET /repos/{owner}/{repo}/labels/{name}, GET /repos/{owner}/{repo}/issues, GET /user
+# github_create_issue: GET /repos/{owner}/{repo}/labels, POST /repos/{owner}/{repo}/issues, GET /repos/{owner}/{repo}/labels/{name}, GET /repos/{owner}/{repo}/milestones, GET /repos/{owner}/{repo}/issues, GET /user
 GITHUB_CREATE_ISSUE = Declaration(
     steps=(
         Step(
@@ -355,7 +361,7 @@ GITHUB_CREATE_ISSUE = Declaration(
                     next_step="list_labels",
                     tool="github_list_labels",
                     arguments={"owner": "{owner}", "repo": "{repo}"},
-                    alternative="create the label in GitHub first if it should exist",
+                    alternative="github_create_label (owner, repo, name) creates a missing label; then repeat this call",
                 ),
             ),
         ),
@@ -368,23 +374,17 @@ GITHUB_CREATE_ISSUE = Declaration(
                 "title": "{title}",
                 "body": "{body}",
                 "assignees": "{assignee_logins}",
-                "milestone": "{milestone_number}",
+                "milestone": "{milestone}",
             },
             after=("known",),
             on_error=(
                 OnError(
-                    when=Match(status=422, field="milestone_number"),
+                    when=Match(status=422, field="milestone"),
                     error=ErrorSpec(
                         code="milestone_not_found",
-                        message="The milestone number does not exist in the repository; nothing was changed.",
-                        field="milestone_number",
+                        message="No milestone of the repository has that number; nothing was changed. Pass an open milestone's title instead: an unknown title answers with the open milestones' titles.",
+                        field="milestone",
                         reason="GitHub rejected the milestone number",
-                        repair=Repair(
-                            next_step="read_issue",
-                            tool="github_search_issues",
-                            arguments={"owner": "{owner}", "repo": "{repo}", "state": "all"},
-                            alternative="milestone numbers appear on issues read with detail: full",
-                        ),
                     ),
                 ),
             ),
@@ -395,16 +395,20 @@ GITHUB_CREATE_ISSUE = Declaration(
                     "labels": ("labels", "[]", "name"),
                 },
                 normalize={"assignees": "lower"},
-                names={"assignees": "assignee_logins", "milestone": "milestone_number"},
+                names={"assignees": "assignee_logins"},
             ),
         ),
     ),
     output=(
-        Output(name="issue_number", value="{create.number}"),
-        Output(name="url", value="{create.html_url}"),
-        Output(name="state", value="{create.state}"),
+        Output(
+            name="issue",
+            shape="issue",
+            sources=("create",),
+            detail="summary",
+            include=("state_reason", "assignees", "milestone"),
+            omit=("preview",),
+        ),
         Output(name="version", sources=("create",), version_of="issue"),
-        Output(name="created_at", value="{create.created_at}"),
     ),
     idempotency=Idempotency(
         key="idempotency_key",
@@ -429,6 +433,21 @@ GITHUB_CREATE_ISSUE = Declaration(
                 },
                 alternative="if the issue is not there, call github_create_issue with a new idempotency_key",
             ),
+        ),
+    ),
+    resolve=(
+        Resolve(
+            param="milestone",
+            operation=operations.ISSUES_LIST_MILESTONES,
+            match=("title",),
+            value=("number",),
+            unknown=ErrorSpec(
+                code="milestone_not_found",
+                message="No open milestone has that title; nothing was changed. details.choices lists the open milestones' titles.",
+                reason="no open milestone has this title",
+            ),
+            path={"owner": "{owner}", "repo": "{repo}"},
+            query={"state": "open"},
         ),
     ),
 )
@@ -675,6 +694,7 @@ GITHUB_UPDATE_LABEL = Declaration(
             compare=Compare(
                 against="current",
                 fields={"new_name": "name", "color": "color", "description": "description"},
+                names={"new_name": "name"},
             ),
         ),
     ),
@@ -718,6 +738,7 @@ TOOLS = (
             operations.ISSUES_LIST_LABELS_FOR_REPO,
             operations.ISSUES_CREATE,
             operations.ISSUES_GET_LABEL,
+            operations.ISSUES_LIST_MILESTONES,
             operations.ISSUES_LIST_FOR_REPO,
             operations.USERS_GET_AUTHENTICATED,
         ),
@@ -741,10 +762,10 @@ TOOLS = (
         field_map={
             "assignees": "assignee_logins",
             "body": "body",
-            "milestone": "milestone_number",
+            "milestone": "milestone",
             "title": "title",
         },
-        echo_safe=("owner", "repo", "milestone_number"),
+        echo_safe=("owner", "repo"),
     ),
     _tool(
         name="github_create_label",
@@ -886,7 +907,24 @@ TOOLS = (
     _tool(
         name="github_update_issue",
         handler=with_rules(
-            hooks.update_issue,
+            resolving(
+                hooks.update_issue,
+                (
+                    Resolve(
+                        param="milestone",
+                        operation=operations.ISSUES_LIST_MILESTONES,
+                        match=("title",),
+                        value=("number",),
+                        unknown=ErrorSpec(
+                            code="milestone_not_found",
+                            message="No open milestone has that title; nothing was changed. details.choices lists the open milestones' titles.",
+                            reason="no open milestone has this title",
+                        ),
+                        path={"owner": "{owner}", "repo": "{repo}"},
+                        query={"state": "open"},
+                    ),
+                ),
+            ),
             (
                 Rule(
                     kind="requires",
@@ -904,7 +942,7 @@ TOOLS = (
                         "add_labels",
                         "remove_labels",
                         "assignee_logins",
-                        "milestone_number",
+                        "milestone",
                         "locked",
                     ),
                     reason="pass at least one field to change",
@@ -912,6 +950,7 @@ TOOLS = (
             ),
         ),
         operations=(
+            operations.ISSUES_LIST_MILESTONES,
             operations.ISSUES_GET,
             operations.ISSUES_UPDATE,
             operations.ISSUES_ADD_LABELS,
@@ -944,7 +983,7 @@ TOOLS = (
             "body": "body",
             "labels": "add_labels",
             "lock_reason": "lock_reason",
-            "milestone": "milestone_number",
+            "milestone": "milestone",
             "state": "state",
             "state_reason": "state_reason",
             "title": "title",
@@ -955,7 +994,6 @@ TOOLS = (
             "issue_number",
             "state",
             "state_reason",
-            "milestone_number",
             "locked",
             "lock_reason",
         ),
@@ -1066,8 +1104,8 @@ ERROR_CODES = (
     ErrorCode(
         code="label_not_found",
         temporary=False,
-        description="A label named in the call does not exist in the repository.",
-        repair="List valid names with github_list_labels.",
+        description="A label named in the call does not exist in the repository (details.count says how many); nothing was changed.",
+        repair="List valid names with github_list_labels, or create the missing label with github_create_label, then repeat the call.",
     ),
     ErrorCode(
         code="label_usage_unknown",
@@ -1078,8 +1116,8 @@ ERROR_CODES = (
     ErrorCode(
         code="milestone_not_found",
         temporary=False,
-        description="The milestone number does not exist in the repository.",
-        repair="Use a milestone number shown on an issue from github_get_issue.",
+        description="No milestone of the repository has that number, or no open one has that title (details.choices then lists the open milestones' titles); nothing was changed.",
+        repair="Pass one of details.choices as milestone, or an existing milestone's number.",
     ),
     ErrorCode(
         code="missing_credential",

@@ -8,9 +8,9 @@ Detail = Literal["summary", "full"]
 
 class CommentRow(TypedDict):
     comment_id: int
-    author: NotRequired[str]
+    author: str | None
     created_at: str
-    preview: NotRequired[str]
+    preview: str | None
     body: NotRequired[str]
     updated_at: NotRequired[str]
     url: NotRequired[str]
@@ -20,27 +20,27 @@ class IssueRow(TypedDict):
     issue_number: int
     title: str
     state: str
-    author: NotRequired[str]
+    author: str | None
     labels: list[str]
     comment_count: int
     updated_at: str
     url: str
-    preview: NotRequired[str]
-    body: NotRequired[str]
-    state_reason: NotRequired[str]
+    preview: str | None
+    body: NotRequired[str | None]
+    state_reason: NotRequired[str | None]
     assignees: NotRequired[list[str]]
-    milestone: NotRequired[dict[str, Any]]
+    milestone: NotRequired[dict[str, Any] | None]
     locked: NotRequired[bool]
-    lock_reason: NotRequired[str]
+    lock_reason: NotRequired[str | None]
     created_at: NotRequired[str]
-    closed_at: NotRequired[str]
+    closed_at: NotRequired[str | None]
     version: NotRequired[str]
 
 
 class LabelRow(TypedDict):
     name: str
     color: str
-    description: NotRequired[str]
+    description: str | None
 
 
 class GithubAddCommentArgs(TypedDict):
@@ -52,9 +52,7 @@ class GithubAddCommentArgs(TypedDict):
 
 
 class GithubAddCommentResult(TypedDict):
-    comment_id: int
-    url: str
-    created_at: str
+    comment: CommentRow
 
 
 class GithubCreateIssueArgs(TypedDict):
@@ -64,16 +62,13 @@ class GithubCreateIssueArgs(TypedDict):
     body: NotRequired[str]
     labels: NotRequired[list[str]]
     assignee_logins: NotRequired[list[str]]
-    milestone_number: NotRequired[int]
+    milestone: NotRequired[int | str]
     idempotency_key: NotRequired[str]
 
 
 class GithubCreateIssueResult(TypedDict):
-    issue_number: int
-    url: str
-    state: str
+    issue: IssueRow
     version: str
-    created_at: str
     ignored_fields: NotRequired[list[str]]
 
 
@@ -165,18 +160,16 @@ class GithubUpdateIssueArgs(TypedDict):
     add_labels: NotRequired[list[str]]
     remove_labels: NotRequired[list[str]]
     assignee_logins: NotRequired[list[str]]
-    milestone_number: NotRequired[int | None]
+    milestone: NotRequired[int | str | None]
     locked: NotRequired[bool]
     lock_reason: NotRequired[Literal["off-topic", "too heated", "resolved", "spam"]]
     expected_version: NotRequired[str]
 
 
 class GithubUpdateIssueResult(TypedDict):
-    issue_number: int
-    state: str
+    issue: IssueRow
     version: str
     changed_fields: list[str]
-    url: str
     ignored_fields: NotRequired[list[str]]
 
 

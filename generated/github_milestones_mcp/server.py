@@ -27,7 +27,7 @@ from ghmcp_runtime.runner import declared
 
 from . import operations
 
-FINGERPRINT = "github-milestones-mcp@0.1.0+2649d892fd91"
+FINGERPRINT = "github-milestones-mcp@0.1.0+6693e530f037"
 
 
 def _text(name: str) -> str:

@@ -10,15 +10,15 @@ class MilestoneRow(TypedDict):
     milestone_number: int
     title: str
     state: Literal["open", "closed"]
-    due_on: NotRequired[str]
+    due_on: str | None
     open_issues: int
     closed_issues: int
     url: str
-    description: NotRequired[str]
-    creator: NotRequired[str]
+    description: NotRequired[str | None]
+    creator: NotRequired[str | None]
     created_at: NotRequired[str]
     updated_at: NotRequired[str]
-    closed_at: NotRequired[str]
+    closed_at: NotRequired[str | None]
 
 
 class GithubCreateMilestoneArgs(TypedDict):

@@ -252,14 +252,18 @@ def test_shape_projection_rules() -> None:
     tool = {t["name"]: t for t in json.loads(files["golden_shapes_mcp/tools.json"])["tools"]}
     row = tool["demo_get_issue"]["outputSchema"]["oneOf"][0]["properties"]["issue"]
     assert row["additionalProperties"] is False
-    # summary fields that are never null are required; full-detail fields are optional
-    assert row["required"] == ["issue_number", "title", "state", "author", "labels"]
+    # the presence rule: a full row (no `detail` parameter) has every field, null when empty
+    assert set(row["required"]) == set(row["properties"])
     assert set(row["properties"]["milestone"]["properties"]) == {"number", "title", "state"}
     assert row["properties"]["milestone"]["additionalProperties"] is False
+    assert row["properties"]["milestone"]["type"] == ["object", "null"]
     assert row["properties"]["version"]["type"] == "string"
-    assert row["properties"]["preview"] == {"maxLength": 201, "type": "string"}
+    assert row["properties"]["preview"] == {"maxLength": 201, "type": ["string", "null"]}
+    # with a `detail` parameter the summary fields are required, the rest said once to be optional
     listed = tool["demo_list_issues"]["outputSchema"]["oneOf"][0]["properties"]["issues"]
-    assert listed == {"type": "array", "items": row}
+    assert listed["items"]["properties"] == row["properties"]
+    assert listed["items"]["required"] == ["issue_number", "title", "state", "author", "labels", "preview"]
+    assert listed["items"]["description"] == "Optional fields: only with detail full."
 
 
 def test_list_path_publishes_an_array_schema() -> None:

@@ -61,7 +61,7 @@ async def test_missing_names_are_counted_by_index_across_parameters() -> None:
                             names={"add_labels": ["bug", "nope"], "remove_labels": ["gone"]})
     err = refused.value
     assert err.code == "label_not_found" and err.repair == repair
-    assert err.details == {"fields": ["add_labels", "remove_labels"],
+    assert err.details == {"fields": ["add_labels", "remove_labels"], "count": 2,
                            "reason": "no such label: add_labels[1], remove_labels[0]"}
     assert err.message.startswith("2 label name(s) do not exist") and "nope" not in err.message
 

@@ -43,19 +43,32 @@ def project(detail: Any, raw: dict[str, Any] = RAW) -> dict[str, Any]:
 def test_summary_and_full() -> None:
     summary = project("summary")
     assert summary == {"number": 7, "title": "Bug", "state": "open", "labels": ["bug", "p1"],
-                       "body_preview": "line one line two", "author": "octo", "version": "v1-abc"}
+                       "body_preview": "line one line two", "author": "octo", "version": "v1-abc",
+                       "closed_at": None}
     full = project("full")
     assert list(full) == ["number", "title", "state", "labels", "body_preview", "body", "author",
-                          "milestone", "assignees", "version"]
-    assert full["milestone"] == {"number": 2, "title": "v1"}  # nested null omitted, extras dropped
+                          "milestone", "assignees", "version", "closed_at"]
+    assert full["milestone"] == {"number": 2, "title": "v1", "due_on": None}  # extras dropped
     assert full["assignees"] == [{"login": "a"}, {"login": "b"}]
     assert summary.items() <= full.items()
 
 
-def test_nulls_and_missing_paths_are_omitted() -> None:
+def test_every_declared_field_is_present_null_when_absent_and_lists_empty() -> None:
     out = project("full", {"number": 1, "user": None, "milestone": None, "labels": None})
-    assert out == {"number": 1, "version": "v1-abc"}
-    assert ShapeProjector({"issue": ISSUE}).project("issue", {}, "summary", {}) == {}
+    assert out == {"number": 1, "title": None, "state": None, "labels": [], "body_preview": None,
+                   "body": None, "author": None, "milestone": None, "assignees": None,
+                   "version": "v1-abc", "closed_at": None}
+    assert ShapeProjector({"issue": ISSUE}).project("issue", {}, "summary", {}) == {
+        "number": None, "title": None, "state": None, "labels": [], "body_preview": None,
+        "author": None, "version": None, "closed_at": None}
+
+
+def test_include_adds_full_fields_whole_to_summary_rows() -> None:
+    row = ShapeProjector({"issue": ISSUE}).project("issue", RAW, "summary", {"version": "v"},
+                                                   include=("milestone",))
+    assert list(row) == ["number", "title", "state", "labels", "body_preview", "author", "milestone",
+                         "version", "closed_at"]
+    assert row["milestone"] == {"number": 2, "title": "v1", "due_on": None}
 
 
 def test_preview() -> None:

@@ -9,7 +9,7 @@ from ghmcp_runtime import Annotations, ErrorCode, ServerSpec, ToolSpec
 
 from . import hooks, operations
 
-FINGERPRINT = "golden-minimal@0.0.1+c463e170a32f"
+FINGERPRINT = "golden-minimal@0.0.1+b3d61295db05"
 
 
 def _text(name: str) -> str:

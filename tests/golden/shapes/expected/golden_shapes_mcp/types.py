@@ -12,11 +12,11 @@ class IssueRow(TypedDict):
     state: Literal["open", "closed"]
     author: str
     labels: list[str]
-    preview: NotRequired[str]
-    body: NotRequired[str]
-    state_reason: NotRequired[Literal["completed", "reopened", "not_planned"]]
+    preview: str | None
+    body: NotRequired[str | None]
+    state_reason: NotRequired[Literal["completed", "reopened", "not_planned"] | None]
     assignees: NotRequired[list[str]]
-    milestone: NotRequired[dict[str, Any]]
+    milestone: NotRequired[dict[str, Any] | None]
     url: NotRequired[str]
     version: NotRequired[str]
 

@@ -10,7 +10,7 @@ from ghmcp_runtime.rules import Rule, with_rules
 
 from . import hooks, operations
 
-FINGERPRINT = "golden-spec-patch@0.0.1+34c2e20e08f2"
+FINGERPRINT = "golden-spec-patch@0.0.1+010419d2dde2"
 
 
 def _text(name: str) -> str:

@@ -1,0 +1,96 @@
+"""A parameter's `resolve:` (a name for an id, looked up in a listing) → a runtime `Resolve`,
+checked against the spec: the listing, its path and query bindings, the row paths, the types."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from typing import Any
+
+from generator.declare import Loc, error_spec, path_names, spec_fields, split_path
+from generator.overrides import ParamDef
+from generator.schemas import walk
+from generator.spec import SpecOperation
+from ghmcp_runtime.declared import Resolve
+from ghmcp_runtime.model import Operation
+from ghmcp_runtime.refs import references
+
+Report = Callable[[Loc, str, str], None]
+JSON_TYPES = {"string": "string", "integer": "integer", "number": "integer", "boolean": "boolean"}
+
+
+def build_resolve(p: ParamDef, loc: Loc, *, kinds: Collection[str], names: Collection[str],
+                  op: SpecOperation | None, operation: Operation | None, items: Any, document: Any,
+                  codes: Collection[str], error: Report) -> Resolve | None:
+    """The runtime declaration of `p.resolve`, or None once every problem is reported.
+
+    `items` is the schema of one row of the listing (None when it answers no JSON array)."""
+    r = p.resolve
+    assert r is not None and p.name is not None
+    rloc = (*loc, "resolve")
+    before = _Counter(error)
+    if "string" not in kinds or len([k for k in kinds if k != "null"]) < 2:
+        before.report((*loc, "type"), f"parameter {p.name!r} resolves names but does not take both a "
+                      "string and an id", "declare `type: [integer, string]`: a string is a name")
+    if op is None or operation is None:
+        return None  # reported where the operation was looked up
+    if op.method.upper() != "GET" or items is None:
+        before.report((*rloc, "call"), f"{r.call} is not a listing (GET answering a JSON array)",
+                      "resolve reads the rows of a list operation")
+        return None
+    wanted = path_names(op)
+    path: dict[str, Any] = {}
+    for key in r.path:
+        if key not in wanted:
+            before.report((*rloc, "path", key), f"{r.call} has no path parameter {key!r}",
+                          f"its path parameters are: {', '.join(wanted) or 'none'}")
+    for name in wanted:
+        if name in r.path:
+            path[name] = r.path[name]
+        elif name in names:
+            path[name] = "{" + name + "}"
+        else:
+            before.report((*rloc, "path"), f"nothing fills path parameter {name!r} of {r.call}",
+                          f"add a parameter named {name}, or `path: {{{name}: ...}}`")
+    accepted = spec_fields(document, op, "query")
+    for key in r.query:
+        if key not in accepted:
+            before.report((*rloc, "query", key), f"{r.call} has no query field {key!r}",
+                          f"query fields are: {', '.join(sorted(accepted)) or 'none'}")
+    for where, template in (("path", dict(r.path)), ("query", dict(r.query))):
+        for ref in references(template):
+            if ref.path[0] not in names:
+                before.report((*rloc, where), f"template reads {ref.path[0]!r}, not a parameter",
+                              f"parameters are: {', '.join(sorted(names))}")
+    value_type = None
+    for key in ("match", "value"):
+        node, _ = walk(document, items, split_path(getattr(r, key)))
+        if node is None:
+            before.report((*rloc, key), f"{getattr(r, key)!r} is not a field of {r.call}'s rows",
+                          "a dotted path in one row of the listing")
+        elif key == "match" and node.get("type") != "string":
+            before.report((*rloc, key), f"{r.match!r} is not a string in {r.call}'s rows",
+                          "names are matched as text")
+        elif key == "value":
+            value_type = JSON_TYPES.get(str(node.get("type")))
+    if value_type is not None and value_type not in kinds:
+        before.report((*rloc, "value"), f"{r.value!r} is a {value_type}, which parameter {p.name!r} "
+                      "does not take", f"add {value_type} to its type")
+    if r.unknown.code is None or r.unknown.code not in codes:
+        before.report((*rloc, "unknown", "code"), f"resolve.unknown needs a declared error code, "
+                      f"not {r.unknown.code!r}", "declare it under error_codes (e.g. milestone_not_found)")
+    unknown = error_spec(r.unknown)
+    if before.count or unknown is None:
+        return None
+    return Resolve(param=p.name, operation=operation, match=split_path(r.match),
+                   value=split_path(r.value), unknown=unknown, path=path, query=dict(r.query),
+                   choices=r.choices, pages=r.pages)
+
+
+class _Counter:
+    def __init__(self, error: Report) -> None:
+        self.error = error
+        self.count = 0
+
+    def report(self, loc: Loc, message: str, hint: str) -> None:
+        self.count += 1
+        self.error(loc, message, hint)
