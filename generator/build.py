@@ -657,14 +657,13 @@ class Builder:
             guess = closest(ref, list(self.o.shapes))
             self.error(loc, f"unknown shape {ref!r}", f"did you mean {guess!r}?" if guess else "")
             return None
-        if ref is not None:
-            row = self.output_row(f, shapes[ref], loc, variable)
-            if row is None:
-                return None
-        if f.shape:
+        row = self.output_row(f, shapes[ref], loc, variable) if ref is not None else None
+        if ref is not None and row is None:
+            return None
+        if f.shape and row is not None:
             schema: JSONObject = row
             py = f"{pascal(f.shape)}Row"
-        elif f.items_shape:
+        elif f.items_shape and row is not None:
             schema = {"type": "array", "items": row}
             py = f"list[{pascal(f.items_shape)}Row]"
         elif f.type:

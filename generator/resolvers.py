@@ -72,9 +72,10 @@ def build_resolve(p: ParamDef, loc: Loc, *, kinds: Collection[str], names: Colle
                           "names are matched as text")
         elif key == "value":
             value_type = JSON_TYPES.get(str(node.get("type")))
-    if value_type is not None and value_type not in kinds:
-        before.report((*rloc, "value"), f"{r.value!r} is a {value_type}, which parameter {p.name!r} "
-                      "does not take", f"add {value_type} to its type")
+    ids = [k for k in kinds if k not in ("string", "null")]
+    if value_type is not None and value_type not in ids:
+        before.report((*rloc, "value"), f"{r.value!r} is a {value_type}, not an id parameter {p.name!r} "
+                      f"takes ({', '.join(ids) or 'none'})", "resolve yields the id a name stands for")
     if r.unknown.code is None or r.unknown.code not in codes:
         before.report((*rloc, "unknown", "code"), f"resolve.unknown needs a declared error code, "
                       f"not {r.unknown.code!r}", "declare it under error_codes (e.g. milestone_not_found)")

@@ -14,7 +14,13 @@ from ghmcp_runtime import ToolContext, ToolError, repair
 from ghmcp_runtime.catalog import require_names, same_name
 from ghmcp_runtime.context import UpstreamResponse
 from ghmcp_runtime.errors import UpstreamError
-from ghmcp_runtime.issue_views import ISSUE_VIEWS, issue_fields, issue_targets, label_names, label_views
+from ghmcp_runtime.issue_views import (
+    ISSUE_VIEWS,
+    issue_fields,
+    issue_targets,
+    label_names,
+    label_views,
+)
 from ghmcp_runtime.paging import cursor_binding, open_state
 from ghmcp_runtime.paging import has_next_link as _has_next
 from ghmcp_runtime.paging import without as _without
@@ -165,26 +171,24 @@ async def _get_raw_issue(ctx: ToolContext, args: Mapping[str, Any]) -> dict[str,
 # -- labels -------------------------------------------------------------------------------------
 
 
+CREATE_LABEL = "github_create_label (owner, repo, name) creates a missing label; then repeat this call"
+NO_SUCH_NUMBER = ("No milestone of the repository has that number; nothing was changed. Pass an open "
+                  "milestone's title instead: an unknown title answers with the open milestones' titles.")
+
+
 async def _existing_labels(ctx: ToolContext, args: Mapping[str, Any],
                            names: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
     """The exact label names per parameter, or label_not_found before anything is written."""
     return await require_names(
         ctx, catalog=ops.ISSUES_LIST_LABELS_FOR_REPO, lookup=ops.ISSUES_GET_LABEL, path=_repo(args),
-        names=names,
-        repair=repair("list_labels", "github_list_labels", _repo(args),
-                      "github_create_label (owner, repo, name) creates a missing label; then repeat this call"),
-    )
+        names=names, repair=repair("list_labels", "github_list_labels", _repo(args), CREATE_LABEL))
 
 
 def _as_milestone_error(err: ToolError) -> ToolError:
-    if err.code == "invalid_field" and (err.details or {}).get("field") == "milestone":
-        return ToolError(
-            "milestone_not_found",
-            "No milestone of the repository has that number; nothing was changed. Pass an open "
-            "milestone's title instead: an unknown title answers with the open milestones' titles.",
-            details={"field": "milestone", "reason": "GitHub rejected the milestone number"},
-        )
-    return err
+    if err.code != "invalid_field" or (err.details or {}).get("field") != "milestone":
+        return err
+    return ToolError("milestone_not_found", NO_SUCH_NUMBER,
+                     details={"field": "milestone", "reason": "GitHub rejected the milestone number"})
 
 
 # -- update ---------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from ghmcp_runtime.runner import completer, declared, resolving
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+c8505f1682c5"
+FINGERPRINT = "github-issues-mcp@0.1.0+eede6dd35069"
 
 
 def _text(name: str) -> str:
@@ -406,7 +406,7 @@ GITHUB_CREATE_ISSUE = Declaration(
             sources=("create",),
             detail="summary",
             include=("state_reason", "assignees", "milestone"),
-            omit=("preview",),
+            omit=("preview", "updated_at"),
         ),
         Output(name="version", sources=("create",), version_of="issue"),
     ),

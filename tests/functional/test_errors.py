@@ -108,8 +108,8 @@ async def test_a_pull_request_number_is_not_an_issue(fake: FakeGitHub, seeded: d
 
 async def test_unknown_milestone(fake: FakeGitHub, seeded: dict[str, Any]) -> None:
     data = await call(in_memory_server(fake), "github_create_issue",
-                      {**REPO_ARGS, "title": SECRET_TITLE, "milestone_number": 999})
-    assert data["code"] == "milestone_not_found" and data["details"]["field"] == "milestone_number"
+                      {**REPO_ARGS, "title": SECRET_TITLE, "milestone": 999})
+    assert data["code"] == "milestone_not_found" and data["details"]["field"] == "milestone"
 
 
 async def test_unknown_labels_on_update_change_nothing(fake: FakeGitHub, seeded: dict[str, Any]) -> None:
@@ -234,7 +234,7 @@ async def test_idempotency_key_survives_a_lost_response(
         {k: v for k, v in again.items() if k != "request_id"}
     assert len(fake.calls(op)) == 1
     if tool == "github_create_issue":  # stored exactly as sent: nothing appended to the user's text
-        stored = next(i for i in fake.issues(OWNER, REPO) if i.number == first["issue_number"])
+        stored = next(i for i in fake.issues(OWNER, REPO) if i.number == first["issue"]["issue_number"])
         assert (stored.title, stored.body) == (extra["title"], extra["body"])
     else:
         assert fake.comments(OWNER, REPO, 1)[-1].body == extra["body"]

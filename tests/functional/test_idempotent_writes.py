@@ -54,7 +54,7 @@ async def test_a_keyed_issue_is_stored_exactly_as_sent(fake: FakeGitHub, seeded:
     """Regression: an issue created with a key and no body had a body made only of the marker."""
     args = {**REPO_ARGS, "title": "Safari crash", **extra, "idempotency_key": "exact-issue-0001"}
     created = await call(server(fake), "github_create_issue", args)
-    issue = next(i for i in fake.issues(OWNER, REPO) if i.number == created["issue_number"])
+    issue = next(i for i in fake.issues(OWNER, REPO) if i.number == created["issue"]["issue_number"])
     assert (issue.title, issue.body) == ("Safari crash", extra.get("body"))
     assert [r.body for r in fake.calls("issues/create")] == [{"title": "Safari crash", **extra}]
 
@@ -77,7 +77,7 @@ async def test_comment_recovery_reads_every_page_of_a_busy_thread(fake: FakeGitH
     assert "code" not in retry, retry
     assert len(fake.calls("issues/create-comment")) == 1
     mine = [c for c in fake.comments(OWNER, REPO, number) if c.body == SAID]
-    assert len(mine) == 1 and retry["comment_id"] == mine[0].id
+    assert len(mine) == 1 and retry["comment"]["comment_id"] == mine[0].id
     assert max(int(r.query.get("page", "1")) for r in fake.calls("issues/list-comments")) == 2
 
 
@@ -90,7 +90,7 @@ async def test_issue_recovery_finds_the_issue_among_the_callers_newest(fake: Fak
     lose_the_answer(fake, "issues/create")
     assert (await call(srv, "github_create_issue", args))["code"] == "upstream_unavailable"
     retry = await call(srv, "github_create_issue", args)
-    assert [i.number for i in fake.issues(OWNER, REPO) if i.title == "Safari crash"] == [retry["issue_number"]]
+    assert [i.number for i in fake.issues(OWNER, REPO) if i.title == "Safari crash"] == [retry["issue"]["issue_number"]]
     assert len(fake.calls("issues/create")) == 1
     listed = fake.calls("issues/list-for-repo")  # 151 of the caller's issues are in the window
     assert [(r.query["creator"], r.query["page"]) for r in listed] == [("octocat", "1"), ("octocat", "2")]
@@ -125,7 +125,7 @@ async def test_same_words_by_someone_else_or_before_the_call_are_not_the_write(
     assert "code" not in retry, retry
     assert comment_bodies(fake, number) == [SAID, SAID]  # the old one and the retry's
     assert comment_bodies(fake, number, "hubot")[-1] == SAID
-    assert retry["comment_id"] == fake.comments(OWNER, REPO, number)[-1].id
+    assert retry["comment"]["comment_id"] == fake.comments(OWNER, REPO, number)[-1].id
 
 
 async def test_two_identical_candidates_leave_the_outcome_unknown_and_write_nothing(

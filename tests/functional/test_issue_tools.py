@@ -113,15 +113,16 @@ async def test_create_issue_sets_labels_assignees_and_milestone_in_one_call(
     async with Client(in_memory_server(fake), mode=mode, cache=None) as client:
         is_error, created = await call(client, "github_create_issue", {
             "owner": OWNER, "repo": REPO, "title": "New thing", "body": "details",
-            "labels": ["enhancement"], "assignee_logins": ["hubot"],
-            "milestone_number": seeded["milestone"]})
+            "labels": ["enhancement"], "assignee_logins": ["hubot"], "milestone": "v1.0"})
         assert not is_error, created
+        row = created["issue"]  # the issue as GitHub answered the write: no confirmation read needed
         _, read = await call(client, "github_get_issue",
-                             {"owner": OWNER, "repo": REPO, "issue_number": created["issue_number"]})
-    assert created["state"] == "open" and created["version"] == read["version"]
-    issue = read["issue"]
-    assert issue["labels"] == ["enhancement"] and issue["assignees"] == ["hubot"]
-    assert issue["milestone"] == {"number": seeded["milestone"], "title": "v1.0"}
+                             {"owner": OWNER, "repo": REPO, "issue_number": row["issue_number"]})
+    assert row["labels"] == ["enhancement"] and row["assignees"] == ["hubot"]
+    assert row["milestone"] == {"number": seeded["milestone"], "title": "v1.0"}
+    assert row["state"] == "open" and row["state_reason"] is None and "preview" not in row
+    assert created["version"] == read["version"] and "ignored_fields" not in created
+    assert {k: v for k, v in read["issue"].items() if k in row} == row
 
 
 async def test_create_issue_refuses_unknown_labels_before_creating_anything(
@@ -132,8 +133,9 @@ async def test_create_issue_refuses_unknown_labels_before_creating_anything(
         is_error, data = await call(client, "github_create_issue", {
             "owner": OWNER, "repo": REPO, "title": "x", "labels": ["bug", "no-such-label"]})
     assert is_error and data["code"] == "label_not_found"
-    assert data["details"] == {"field": "labels", "reason": "no such label: labels[1]"}
+    assert data["details"] == {"field": "labels", "count": 1, "reason": "no such label: labels[1]"}
     assert data["repair"]["tool"] == "github_list_labels"
+    assert data["repair"]["alternative"].startswith("github_create_label")
     assert "no-such-label" not in json.dumps(data)
     assert len(fake.issues(OWNER, REPO)) == before
 
@@ -150,8 +152,10 @@ async def test_update_issue_reports_only_what_changed(
             **base, "state": "closed", "add_labels": ["wontfix", "bug"], "remove_labels": ["triage"],
             "expected_version": read["version"]})
         assert not is_error, closed
-        assert closed["changed_fields"] == ["state", "add_labels", "remove_labels"]
-        assert closed["state"] == "closed" and closed["version"] != read["version"]
+        assert closed["changed_fields"] == ["state", "labels"]  # the issue's fields, not parameters
+        row = closed["issue"]
+        assert (row["state"], row["state_reason"]) == ("closed", "completed")
+        assert sorted(row["labels"]) == ["bug", "wontfix"] and closed["version"] != read["version"]
         _, again = await call(client, "github_update_issue", {**base, "add_labels": ["bug"]})
         assert again["changed_fields"] == [] and again["version"] == closed["version"]
         _, after = await call(client, "github_get_issue", {**base, "detail": "full"})
@@ -182,16 +186,17 @@ async def test_update_issue_locks_clears_milestone_and_replaces_assignees(
     async with Client(in_memory_server(fake), cache=None) as client:
         _, created = await call(client, "github_create_issue", {
             "owner": OWNER, "repo": REPO, "title": "t", "assignee_logins": ["hubot"],
-            "milestone_number": seeded["milestone"]})
-        base = {"owner": OWNER, "repo": REPO, "issue_number": created["issue_number"]}
+            "milestone": seeded["milestone"]})
+        base = {"owner": OWNER, "repo": REPO, "issue_number": created["issue"]["issue_number"]}
         is_error, updated = await call(client, "github_update_issue", {
-            **base, "milestone_number": None, "assignee_logins": [], "locked": True,
+            **base, "milestone": None, "assignee_logins": [], "locked": True,
             "lock_reason": "resolved"})
         assert not is_error, updated
         _, read = await call(client, "github_get_issue", base)
-    assert updated["changed_fields"] == ["assignee_logins", "milestone_number", "locked", "lock_reason"]
+    assert updated["changed_fields"] == ["assignees", "milestone", "locked", "lock_reason"]
+    assert updated["issue"]["milestone"] is None and updated["issue"]["assignees"] == []
     issue = read["issue"]
-    assert "milestone" not in issue and issue.get("assignees", []) == []
+    assert issue["milestone"] is None and issue["assignees"] == []
     assert issue["locked"] is True and issue["lock_reason"] == "resolved"
 
 
@@ -202,7 +207,7 @@ async def test_add_comment_appends_to_the_thread(fake: FakeGitHub, seeded: dict[
         is_error, posted = await call(client, "github_add_comment", {**base, "body": "On it."})
         assert not is_error, posted
     comments = fake.comments(OWNER, REPO, seeded["first"])
-    assert comments[-1].id == posted["comment_id"] and len(comments) == 36
+    assert comments[-1].id == posted["comment"]["comment_id"] and len(comments) == 36
 
 
 async def test_list_labels_returns_the_catalog(fake: FakeGitHub, seeded: dict[str, Any]) -> None:

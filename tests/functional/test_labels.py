@@ -54,7 +54,7 @@ async def test_lifecycle_create_update_refuse_force_delete(fake: FakeGitHub, see
         updated = await s.ok("github_update_label", {**REPO_ARGS, "name": "NEEDS-REPRO", "color": "00FF00"})
         assert updated["changed_fields"] == ["color"]
         renamed = await s.ok("github_update_label", {**REPO_ARGS, "name": "needs-repro", "new_name": "needs repro"})
-        assert renamed["changed_fields"] == ["new_name"]
+        assert renamed["changed_fields"] == ["name"]  # the label's field, not the parameter
         assert renamed["label"] == {"name": "needs repro", "color": "00ff00", "description": "Waiting for steps"}
         gone = await s.ok("github_list_labels", {**REPO_ARGS, "name": "needs-repro"})
         assert gone == {"labels": [], "has_more": False, "request_id": gone["request_id"]}
@@ -160,7 +160,7 @@ async def test_update_changes_only_the_field_passed(
     fake.add_label(OWNER, REPO, SECRET, "aaaaaa", "old text")
     async with opened(fake) as s:
         data = await s.ok("github_update_label", {**REPO_ARGS, "name": SECRET, **change})
-        assert data["changed_fields"] == list(change)
+        assert data["changed_fields"] == [{"new_name": "name"}.get(k, k) for k in change]
         assert [r.body for r in writes(fake)] == [sent]
         assert label_state(fake, after[0]) == after
         before = len(fake.requests)
@@ -181,7 +181,7 @@ async def test_rename_is_a_case_change_too_and_keeps_the_label_on_its_issues(
 ) -> None:
     async with opened(fake) as s:
         data = await s.ok("github_update_label", {**REPO_ARGS, "name": "bug", "new_name": "Bug"})
-    assert data["changed_fields"] == ["new_name"] and data["label"]["name"] == "Bug"
+    assert data["changed_fields"] == ["name"] and data["label"]["name"] == "Bug"
     assert fake.label_names(OWNER, REPO, seeded["first"]) == ["Bug", "triage"]
     assert fake.label_names(OWNER, REPO, seeded["pr"]) == ["Bug"]
 
@@ -226,7 +226,7 @@ async def test_create_without_color_or_description(fake: FakeGitHub, seeded: dic
     async with opened(fake) as s:
         data = await s.ok("github_create_label", {**REPO_ARGS, "name": "plain"})
     assert fake.calls("issues/create-label")[0].body == {"name": "plain"}
-    assert data["label"]["name"] == "plain" and "description" not in data["label"]
+    assert data["label"] == {"name": "plain", "color": "ededed", "description": None}
 
 
 async def test_create_an_existing_name_in_any_case_is_label_exists(fake: FakeGitHub, seeded: dict[str, Any]) -> None:

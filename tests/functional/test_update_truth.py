@@ -83,7 +83,8 @@ async def test_update_answers_from_githubs_write_answers_when_reading_back_fails
         is_error, data = await call(client, "github_update_issue",
                                     args(number, title="After", state="closed"))
     assert not is_error, data
-    assert data["changed_fields"] == ["title", "state"] and data["state"] == "closed"
+    assert data["changed_fields"] == ["title", "state"] and data["issue"]["state"] == "closed"
+    assert data["issue"]["title"] == "After"  # from GitHub's write answers
     fake.faults.clear()
     assert shown(fake, number)["title"] == "After"
     assert data["version"] == await version_now(fake, number)
@@ -114,7 +115,7 @@ async def test_a_label_named_twice_in_remove_labels_is_removed_once(
     async with Client(in_memory_server(fake), cache=None) as client:
         is_error, data = await call(client, "github_update_issue", args(number, remove_labels=["bug", "BUG"]))
     assert not is_error, data
-    assert data["changed_fields"] == ["remove_labels"]
+    assert data["changed_fields"] == ["labels"] and data["issue"]["labels"] == ["triage"]
     assert shown(fake, number)["labels"] == ["triage"]
     assert len([r for r in fake.requests if r.method == "DELETE"]) == 1
 
@@ -159,17 +160,18 @@ async def test_fields_github_drops_without_push_access_are_ignored_on_update_and
     mine = fake.add_issue(OWNER, REPO, "outsider issue", author="outsider")
     async with Client(in_memory_server(fake, token=OUTSIDER), cache=None) as client:
         is_error, updated = await call(client, "github_update_issue", args(
-            mine, title="Edited", assignee_logins=["hubot"], milestone_number=seeded["milestone"]))
+            mine, title="Edited", assignee_logins=["hubot"], milestone=seeded["milestone"]))
         assert not is_error, updated
         is_error, created = await call(client, "github_create_issue", {
             "owner": OWNER, "repo": REPO, "title": "t", "labels": ["bug"], "assignee_logins": ["hubot"],
-            "milestone_number": seeded["milestone"]})
+            "milestone": seeded["milestone"]})
         assert not is_error, created
     assert shown(fake, mine)["title"] == "Edited" and shown(fake, mine)["assignees"] == []
     assert updated["changed_fields"] == ["title"]
-    assert updated["ignored_fields"] == ["assignee_logins", "milestone_number"]
-    assert created["ignored_fields"] == ["assignee_logins", "milestone_number", "labels"]
-    assert shown(fake, created["issue_number"])["labels"] == []
+    assert updated["ignored_fields"] == ["assignee_logins", "milestone"]
+    assert created["ignored_fields"] == ["assignee_logins", "milestone", "labels"]
+    assert (created["issue"]["assignees"], created["issue"]["milestone"]) == ([], None)
+    assert shown(fake, created["issue"]["issue_number"])["labels"] == []
 
 
 async def test_repeated_assignee_logins_are_no_change_on_every_call(
@@ -255,9 +257,9 @@ async def test_labels_past_the_first_thousand_exist(fake: FakeGitHub, seeded: di
         is_error, missing = await call(client, "github_create_issue", {
             "owner": OWNER, "repo": REPO, "title": "x", "labels": ["bug", "zz-nothing"]})
     assert "zz-release-blocker" in shown(fake, seeded["first"])["labels"]
-    assert shown(fake, created["issue_number"])["labels"] == ["zz-release-blocker"]
+    assert shown(fake, created["issue"]["issue_number"])["labels"] == ["zz-release-blocker"]
     assert missing["code"] == "label_not_found"
-    assert missing["details"] == {"field": "labels", "reason": "no such label: labels[1]"}
+    assert missing["details"] == {"field": "labels", "count": 1, "reason": "no such label: labels[1]"}
     catalog_pages = [r for r in fake.requests if r.method == "GET" and r.path.endswith("/labels")]
     assert len(catalog_pages) == 3  # one first page per call, then one lookup per name it lacks
 
@@ -295,7 +297,7 @@ async def test_a_label_removed_by_someone_else_meanwhile_counts_as_removed(
     async with Client(server_over(Hook(fake, before=remove_first)), cache=None) as client:
         is_error, data = await call(client, "github_update_issue", args(number, remove_labels=["bug"]))
     assert not is_error, data
-    assert data["changed_fields"] == ["remove_labels"] and shown(fake, number)["labels"] == ["triage"]
+    assert data["changed_fields"] == ["labels"] and shown(fake, number)["labels"] == ["triage"]
     assert data["version"] == await version_now(fake, number)
 
 

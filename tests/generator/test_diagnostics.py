@@ -230,6 +230,36 @@ def _mistakes() -> list[Mistake]:
         lambda: replace(t, "hooks: github_issues_hooks.py", "hooks: github_issue_hooks.py"),
         r"hook module .*github_issue_hooks\.py does not exist")
 
+    created = tool_block("github_create_issue")
+    add("resolve-match-not-a-row-field",
+        lambda: replace(t, "match: title", "match: titel", created),
+        r"'titel' is not a field of issues/list-milestones's rows")
+    add("resolve-value-of-a-type-the-parameter-refuses",
+        lambda: replace(t, "value: number", "value: title", created),
+        r"'title' is a string, not an id parameter 'milestone' takes \(integer\)")
+    add("resolve-not-a-listing",
+        lambda: replace(t, "call: issues/list-milestones\n          query: {state: open}",
+                        "call: issues/get-milestone\n          query: {state: open}", created),
+        r"issues/get-milestone is not a listing")
+    add("resolve-without-a-string-type",
+        lambda: replace(t, "type: [integer, string]", "type: integer", created),
+        r"parameter 'milestone' resolves names but does not take both a string and an id")
+    add("resolve-unknown-error-code",
+        lambda: replace(t, "            code: milestone_not_found\n            message: \"No open",
+                        "            code: milestone_missing\n            message: \"No open", created),
+        r"resolve.unknown needs a declared error code, not 'milestone_missing'")
+    add("include-a-summary-field",
+        lambda: replace(t, "include: [state_reason, assignees, milestone], omit: [preview, updated_at]}",
+                        "include: [state_reason, labels], omit: [preview, updated_at]}", created),
+        r"'labels' is a summary field: every row has it")
+    add("omit-an-unknown-field",
+        lambda: replace(t, "omit: [preview, updated_at]}", "omit: [previews, updated_at]}", created),
+        r"'previews' is not a field of shape 'issue'", hint=r"did you mean 'preview'")
+    add("compare-path-not-in-the-returned-shape",
+        lambda: replace(t, "fields: {new_name: name, color: color, description: description}",
+                        "fields: {new_name: name, color: color, description: default}", update),
+        r"'default' is not a field of shape 'label'", hint=r"changed_fields names it")
+
     def patch_path_missing() -> tuple[str, set[int]]:
         text, line = replace(t, "path: /components/schemas/issue/properties/state_reason/enum",
                              "path: /components/schemas/issue/properties/state_reasons/enum")

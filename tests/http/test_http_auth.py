@@ -137,7 +137,7 @@ async def test_each_caller_acts_as_itself_with_the_operator_token_configured(
     async with mcp_client(operator_endpoint, TOKEN_Y) as y:
         made = await y.call_tool("github_create_issue", {**BASE, "title": "as hubot"})
     assert not made.is_error, made.structured_content
-    assert author_of(fake, made.structured_content["issue_number"]) == LOGIN_Y
+    assert author_of(fake, made.structured_content["issue"]["issue_number"]) == LOGIN_Y
 
 
 def test_get_is_refused_instead_of_holding_an_idle_stream(operator_endpoint: str) -> None:
@@ -196,7 +196,7 @@ async def test_allow_server_token_on_loopback_lets_requests_without_authorizatio
             bad = raw.post(url, json=rpc("tools/list", {}),
                            headers={**JSON_RPC, "authorization": "Bearer"})
         assert bad.status_code == 401
-    assert author_of(fake, made.structured_content["issue_number"]) == LOGIN_X
+    assert author_of(fake, made.structured_content["issue"]["issue_number"]) == LOGIN_X
 
 
 def test_allow_server_token_logs_a_warning_line_at_start(fake_url: str) -> None:

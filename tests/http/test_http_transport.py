@@ -106,8 +106,8 @@ async def test_every_tool_family_with_per_request_tokens(
         created_y = await y.call_tool("github_create_issue", {**BASE, "title": f"Y via {mode}"})
         assert not created_y.is_error, created_y.structured_content
     # one deployment, two users: each write is attributed to the caller's own token
-    assert author_of(fake, created_x.structured_content["issue_number"]) == LOGIN_X
-    assert author_of(fake, created_y.structured_content["issue_number"]) == LOGIN_Y
+    assert author_of(fake, created_x.structured_content["issue"]["issue_number"]) == LOGIN_X
+    assert author_of(fake, created_y.structured_content["issue"]["issue_number"]) == LOGIN_Y
     with fake.lock:
         comment = fake.state.find_repo(OWNER, REPO).issues[n].comments[-1]  # type: ignore[union-attr]
         assert comment.author == LOGIN_X
@@ -150,8 +150,8 @@ async def test_cursors_and_idempotency_keys_are_scoped_to_the_caller(
         again_x = await x.call_tool("github_create_issue", create)
         made_y = await y.call_tool("github_create_issue", create)
     assert not (made_x.is_error or again_x.is_error or made_y.is_error)
-    nx, ny = made_x.structured_content["issue_number"], made_y.structured_content["issue_number"]
-    assert again_x.structured_content["issue_number"] == nx  # X's retry is deduplicated
+    nx, ny = made_x.structured_content["issue"]["issue_number"], made_y.structured_content["issue"]["issue_number"]
+    assert again_x.structured_content["issue"]["issue_number"] == nx  # X's retry is deduplicated
     assert ny != nx  # Y's identical key creates Y's own issue, never sees X's result
     assert sorted(issues_titled(fake, title)) == sorted([nx, ny])
     assert (author_of(fake, nx), author_of(fake, ny)) == (LOGIN_X, LOGIN_Y)

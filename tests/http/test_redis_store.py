@@ -260,7 +260,7 @@ async def test_settings_select_the_redis_store_for_build_server(redis_url: str, 
     async with Client(replica(), cache=None) as a, Client(replica(), cache=None) as b:
         first = await a.call_tool("github_create_issue", args)
         second = await b.call_tool("github_create_issue", args)
-    assert first.structured_content["issue_number"] == second.structured_content["issue_number"]
+    assert first.structured_content["issue"]["issue_number"] == second.structured_content["issue"]["issue_number"]
     keys = await raw.keys(DEFAULT_PREFIX + "*")
     assert len(keys) == 1 and json.loads(await raw.get(keys[0]))["s"] == "done"
     assert len(fake.calls("issues/create")) == 1

@@ -72,7 +72,7 @@ async def test_same_key_on_two_replicas_creates_one_issue(
     assert not first.is_error and not second.is_error, (first, second)
     assert without_request_id(second.structured_content) == without_request_id(first.structured_content)
     assert second.structured_content["request_id"] != first.structured_content["request_id"]
-    assert numbers_titled(fake, title) == [first.structured_content["issue_number"]]
+    assert numbers_titled(fake, title) == [first.structured_content["issue"]["issue_number"]]
     assert bodies_titled(fake, title) == ["Seen on both replicas."]
     assert creates(fake) == 1
     # the key's fingerprint travelled through Redis too: other arguments are refused on B

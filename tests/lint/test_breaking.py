@@ -144,6 +144,20 @@ def test_renamed_from_must_not_name_a_current_tool() -> None:
     assert "renamed_from names acme_get_issue, which is still a tool" in text
 
 
+def test_a_changed_meaning_is_published_in_the_summary_for_a_current_tool_only() -> None:
+    meaning = {"old": "coverage:\n", "new": (
+        "breaking_changes:\n"
+        "  - {kind: changed-meaning, tool: acme_get_issue, field: labels, reason: \"lists names, not ids.\"}\n"
+        "coverage:\n")}
+    result = generate(mutate([meaning], with_baseline=True))
+    assert result.files is not None, [d.render() for d in result.diagnostics]
+    server = result.files["acme_issues_mcp/server.py"]
+    assert "Changed meanings: acme_get_issue labels: lists names, not ids." in server
+    gone = {**meaning, "new": meaning["new"].replace("tool: acme_get_issue", "tool: acme_get_issues")}
+    text = report(generate(mutate([gone], with_baseline=True)))
+    assert "changed-meaning names acme_get_issues, which is not a tool" in text
+
+
 def test_an_unreadable_committed_tools_json_is_an_error() -> None:
     broken = {**baseline(), "acme_issues_mcp/tools.json": "{not json"}
     text = report(generate(mutate([], baseline_files=broken)))

@@ -103,7 +103,7 @@ def test_the_runtime_never_builds_a_url_with_a_dot_or_empty_segment() -> None:
 @pytest.mark.parametrize(("tool", "extra"), [
     ("github_get_issue", {"issue_number": 1.0}),
     ("github_update_issue", {"issue_number": 1.0, "title": "Renamed"}),
-    ("github_create_issue", {"title": "With milestone", "milestone_number": 1.0}),
+    ("github_create_issue", {"title": "With milestone", "milestone": 1.0}),
 ])
 def test_integral_floats_are_sent_as_integers_or_refused(tool: str, extra: dict[str, Any]) -> None:
     """JSON Schema counts 1.0 as an integer; it used to reach GitHub as /issues/1.0 and
