@@ -11,6 +11,11 @@ is `json.load` of the decompressed spec from a temporary file. The CLI rows time
 generate` on an up-to-date tree: interpreter start, imports, baseline read, nothing to write) next to
 `python -c "import json; json.load(...)"`. Repetitions are interleaved (baseline, generator,
 baseline, ...) after one warm-up of each; the table shows the median and the min-max.
+
+black's output is cached by the unformatted text (generator/format_cache.py). Every run here uses a
+fresh cache directory of its own: the plain rows are a re-run over an unchanged render (the cache
+warm, black not even imported), the "format cache off" rows (GHMCP_FORMAT_CACHE=off) what a run
+costs when every Python file's unformatted text changed.
 """
 
 from __future__ import annotations
@@ -33,6 +38,9 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from generator import render
+from generator.format_cache import ENV as FORMAT_CACHE_ENV
+from generator.format_cache import FormatCache
 from generator.io import write
 from generator.overrides import parse_overrides
 from generator.pipeline import generate, load_inputs
@@ -83,8 +91,8 @@ def _load_parts(path: Path) -> dict[str, float]:
             "load: override file (YAML with locations + pydantic)": t4 - t3}
 
 
-def _cli(args: list[str], cwd: Path) -> float:
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+def _cli(args: list[str], cwd: Path, format_cache: str = "off") -> float:
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", FORMAT_CACHE_ENV: format_cache}
     t0 = time.perf_counter()
     proc = subprocess.run(args, cwd=cwd, env=env, check=False, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True)
@@ -114,22 +122,32 @@ def main(argv: list[str] | None = None) -> int:
         tmp = Path(tmp_name)
         spec_json = tmp / "spec.json"
         spec_json.write_bytes(plain)
+        format_cache = tmp / "format-cache"
+        mode_key = f"{render.BLACK_TARGET} {render.BLACK_LINE_LENGTH}"
+        warm_cache, no_cache = FormatCache(format_cache, mode_key), FormatCache(None, mode_key)
 
         def baseline() -> None:
             with spec_json.open("rb") as f:
                 json.load(f)
 
         baseline()
-        _generator_run(tmp, -1)  # warm-up: imports, template compilation, caches
+        render.FORMAT_CACHE = warm_cache
+        _generator_run(tmp, -1)  # warm-up: imports, template compilation, the format cache
         base: list[float] = []
         runs: list[dict[str, float]] = []
         parts: list[dict[str, float]] = []
         for rep in range(args.reps):
             base.append(_timed(baseline))
+            render.FORMAT_CACHE = warm_cache
             runs.append(_generator_run(tmp, rep))
+            render.FORMAT_CACHE = no_cache
+            cold = _generator_run(tmp, rep)
+            runs[-1]["format (format cache off)"] = cold["format"]
+            runs[-1]["total (format cache off)"] = cold["total"]
             parts.append(_load_parts(SPEC_DIR / pinned.vendored_file))
 
         cli_gen: list[float] = []
+        cli_cold: list[float] = []
         cli_json: list[float] = []
         if args.cli_reps:
             gen_cmd = [sys.executable, "-m", "generator", "generate", "--quiet"]
@@ -139,10 +157,12 @@ def main(argv: list[str] | None = None) -> int:
                 out = tmp / f"cli-{rep}"
                 shutil.copytree(GENERATED, out, ignore=shutil.ignore_patterns("__pycache__"))
                 json_seconds = _cli(json_cmd, tmp)
-                gen_seconds = _cli([*gen_cmd, "--out", str(out)], REPO_ROOT)
+                gen_seconds = _cli([*gen_cmd, "--out", str(out)], REPO_ROOT, str(format_cache))
+                cold_seconds = _cli([*gen_cmd, "--out", str(out)], REPO_ROOT)
                 if rep >= 0:
                     cli_json.append(json_seconds)
                     cli_gen.append(gen_seconds)
+                    cli_cold.append(cold_seconds)
 
     stages = [s for s in STAGES if s in runs[0]] + sorted(set(runs[0]) - {*STAGES, "total"})
     rows: dict[str, dict[str, float]] = {s: _summary([r.get(s, 0.0) for r in runs]) for s in stages}
@@ -164,7 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     if cli_gen:
         result["seconds"]["cli generate"] = {**_summary(cli_gen), "samples": cli_gen}
         result["seconds"]["cli json.load"] = {**_summary(cli_json), "samples": cli_json}
+        result["seconds"]["cli generate (format cache off)"] = {**_summary(cli_cold), "samples": cli_cold}
         result["ratio_cli"] = statistics.median(cli_gen) / statistics.median(cli_json)
+        result["ratio_cli_format_cache_off"] = statistics.median(cli_cold) / statistics.median(cli_json)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     print(_table(result, stages, list(part_rows)))
@@ -211,6 +233,7 @@ def _table(result: dict[str, Any], stages: list[str], parts: list[str]) -> str:
                   "|---|---:|---:|---:|"]
         row("`python -c 'json.load(...)'`", "cli json.load", cli_base)
         row("`python -m generator generate --quiet`", "cli generate", cli_base)
+        row("the same, format cache off", "cli generate (format cache off)", cli_base)
     return "\n".join(lines)
 
 

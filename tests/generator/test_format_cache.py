@@ -1,0 +1,93 @@
+"""The format cache: black's output by the unformatted text, never a different result than black."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator import format_cache, render
+from generator.diagnostics import DiagnosticError
+from generator.format_cache import FormatCache, default_directory
+
+SOURCE = "def f( a,b ):\n  return {'x':a,\n 'y':b}\n"
+MODE = f"{render.BLACK_TARGET} {render.BLACK_LINE_LENGTH}"
+
+
+@pytest.fixture
+def black_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    calls: list[str] = []
+    real = render._black
+
+    def counting(source: str, template: str) -> str:
+        calls.append(source)
+        return real(source, template)
+
+    monkeypatch.setattr(render, "_black", counting)
+    return calls
+
+
+def test_a_hit_is_blacks_output_without_running_black(tmp_path: Path, black_calls: list[str]) -> None:
+    cache = FormatCache(tmp_path, MODE)
+    first = render.format_python(SOURCE, "t.py.jinja", cache)
+    second = render.format_python(SOURCE, "t.py.jinja", cache)
+    assert first == second == render._black(SOURCE, "t.py.jinja")
+    assert first == "def f(a, b):\n    return {\"x\": a, \"y\": b}\n"
+    assert len(black_calls) == 2  # the first format_python, and the direct call above
+
+
+def test_other_text_or_mode_or_black_version_misses(tmp_path: Path, black_calls: list[str]) -> None:
+    cache = FormatCache(tmp_path, MODE)
+    render.format_python(SOURCE, "t", cache)
+    render.format_python(SOURCE + "x = 1\n", "t", cache)
+    assert len(black_calls) == 2
+    assert FormatCache(tmp_path, "PY312 88").get(SOURCE) is None
+    assert cache.key(SOURCE) != FormatCache(tmp_path, "PY312 88").key(SOURCE)
+
+
+def test_a_damaged_entry_is_a_miss_and_is_rewritten(tmp_path: Path, black_calls: list[str]) -> None:
+    cache = FormatCache(tmp_path, MODE)
+    good = render.format_python(SOURCE, "t", cache)
+    [entry] = list(tmp_path.glob("*.py.txt"))
+    entry.write_text(entry.read_text(encoding="utf-8") + "import os\n", encoding="utf-8")
+    assert cache.get(SOURCE) is None
+    assert render.format_python(SOURCE, "t", cache) == good
+    assert len(black_calls) == 2
+    assert cache.get(SOURCE) == good
+
+
+def test_invalid_source_is_reported_and_never_cached(tmp_path: Path) -> None:
+    cache = FormatCache(tmp_path, MODE)
+    for _ in range(2):
+        with pytest.raises(DiagnosticError) as caught:
+            render.format_python("def (:\n", "server.py.jinja", cache)
+        assert "templates/server.py.jinja" in caught.value.diagnostics[0].render()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_off_always_runs_black(black_calls: list[str]) -> None:
+    cache = FormatCache(None, MODE)
+    render.format_python(SOURCE, "t", cache)
+    render.format_python(SOURCE, "t", cache)
+    assert len(black_calls) == 2
+
+
+def test_the_cache_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(format_cache, "MAX_ENTRIES", 3)
+    cache = FormatCache(tmp_path, MODE)
+    for i in range(6):
+        cache.put(f"x = {i}\n", f"x = {i}\n")
+    assert len(list(tmp_path.glob("*.py.txt"))) == 3
+
+
+def test_an_unwritable_directory_only_disables_caching(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    cache = FormatCache(blocker / "cache", MODE)
+    assert render.format_python(SOURCE, "t", cache) == render._black(SOURCE, "t")
+
+
+def test_location_from_the_environment(tmp_path: Path) -> None:
+    assert default_directory({"GHMCP_FORMAT_CACHE": "off"}) is None
+    assert default_directory({"GHMCP_FORMAT_CACHE": str(tmp_path)}) == tmp_path
+    assert default_directory({"XDG_CACHE_HOME": str(tmp_path)}) == tmp_path / "ghmcp-generator" / "black"
