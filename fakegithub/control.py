@@ -5,6 +5,8 @@
     POST   /_fake/reset             back to the last checkpoint; clears faults, requests, violations
     GET    /_fake/violations        DELETE /_fake/violations
     GET    /_fake/requests          DELETE /_fake/requests
+    GET    /_fake/timeline          DELETE /_fake/timeline   each request's start/end/status/budget
+    POST   /_fake/latency           {"seconds": 0.1}: every API answer waits that long
     POST   /_fake/call/{helper}     seed helpers by name with JSON kwargs, e.g. add_issue
     GET    /_fake/state/{owner}/{repo}   issues (with comments), labels and milestones as JSON
     POST   /_fake/clock             {"set": "2024-05-01T00:00:00Z"} or {"advance": 60} (FakeClock only)
@@ -100,6 +102,23 @@ def routes(fake: FakeGitHub) -> list[Route]:
                 return Response(status_code=204)
             return JSONResponse([r._asdict() for r in fake.requests])
 
+    async def timeline(request: Request) -> Response:
+        with fake.lock:
+            if request.method == "DELETE":
+                fake.timeline.clear()
+                return Response(status_code=204)
+            return JSONResponse([t._asdict() for t in fake.timeline])
+
+    async def latency(request: Request) -> Response:
+        try:
+            seconds = float((await _json(request))["seconds"])
+        except (KeyError, TypeError, ValueError) as exc:
+            return JSONResponse({"error": f"expected {{\"seconds\": number}}: {exc}"}, status_code=400)
+        if not 0 <= seconds <= 10:
+            return JSONResponse({"error": "seconds must be between 0 and 10"}, status_code=400)
+        fake.latency = seconds
+        return JSONResponse({"seconds": seconds})
+
     async def call(request: Request) -> Response:
         name = request.path_params["helper"]
         if name not in CALLABLE:
@@ -152,6 +171,8 @@ def routes(fake: FakeGitHub) -> list[Route]:
         Route("/_fake/reset", reset, methods=["POST"]),
         Route("/_fake/violations", violations, methods=["GET", "DELETE"]),
         Route("/_fake/requests", requests, methods=["GET", "DELETE"]),
+        Route("/_fake/timeline", timeline, methods=["GET", "DELETE"]),
+        Route("/_fake/latency", latency, methods=["POST"]),
         Route("/_fake/call/{helper}", call, methods=["POST"]),
         Route("/_fake/state/{owner}/{repo}", state, methods=["GET"]),
         Route("/_fake/clock", clock, methods=["POST"]),

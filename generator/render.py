@@ -153,8 +153,9 @@ def format_python(source: str, template: str, cache: FormatCache | None = None) 
 
 def _black(source: str, template: str) -> str:
     import black
+    from black.mode import TargetVersion
 
-    mode = black.Mode(target_versions={black.TargetVersion[BLACK_TARGET]},
+    mode = black.Mode(target_versions={TargetVersion[BLACK_TARGET]},
                       line_length=BLACK_LINE_LENGTH)
     try:
         return black.format_str(source, mode=mode)
