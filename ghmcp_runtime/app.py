@@ -31,6 +31,8 @@ from starlette.applications import Starlette
 from ghmcp_runtime.context import CursorCodec, Idempotency, ToolContext, Upstream
 from ghmcp_runtime.cursors import HmacCursorCodec
 from ghmcp_runtime.errors import ToolError
+from ghmcp_runtime.http_cache import ENV as HTTP_CACHE_ENV
+from ghmcp_runtime.http_cache import parse_setting as parse_http_cache
 from ghmcp_runtime.idempotency import IdempotencyRunner
 from ghmcp_runtime.logs import log_event
 from ghmcp_runtime.model import ServerSpec, ToolSpec
@@ -67,6 +69,7 @@ class Settings:
     timeout_s: float = 20.0
     connect_timeout_s: float = 5.0
     idempotency_store: str = "memory"
+    http_cache: str = "memory"  # conditional reads: memory | off | redis://… (shared by replicas)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -79,7 +82,14 @@ class Settings:
             timeout_s=_float_env(env, "GHMCP_TIMEOUT_S", 20.0),
             connect_timeout_s=_float_env(env, "GHMCP_CONNECT_TIMEOUT_S", 5.0),
             idempotency_store=env.get("GHMCP_IDEMPOTENCY_STORE", "").strip() or "memory",
+            http_cache=_http_cache_env(env),
         )
+
+
+def _http_cache_env(env: Mapping[str, str]) -> str:
+    value = env.get(HTTP_CACHE_ENV, "").strip() or "memory"
+    parse_http_cache(value)  # a ValueError names the choices
+    return value
 
 
 def identity_of(credential: str | None) -> str:
@@ -238,6 +248,7 @@ def build_server(
             base_url=settings.api_url,
             api_version=spec.api_version,
             timeout=httpx.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
+            cache=parse_http_cache(settings.http_cache),
         )
     runtime = _ToolRuntime(
         spec,
