@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
@@ -95,19 +96,18 @@ def routes(fake: FakeGitHub) -> list[Route]:
         with fake.lock:
             return JSONResponse(list(fake.violations))
 
-    async def requests(request: Request) -> Response:
-        with fake.lock:
-            if request.method == "DELETE":
-                fake.requests.clear()
-                return Response(status_code=204)
-            return JSONResponse([r._asdict() for r in fake.requests])
+    def record_log(name: str) -> Callable[[Request], Awaitable[Response]]:
+        """GET lists `fake.<name>` (named tuples as objects), DELETE empties it."""
 
-    async def timeline(request: Request) -> Response:
-        with fake.lock:
-            if request.method == "DELETE":
-                fake.timeline.clear()
-                return Response(status_code=204)
-            return JSONResponse([t._asdict() for t in fake.timeline])
+        async def endpoint(request: Request) -> Response:
+            with fake.lock:
+                entries = getattr(fake, name)
+                if request.method == "DELETE":
+                    entries.clear()
+                    return Response(status_code=204)
+                return JSONResponse([e._asdict() for e in entries])
+
+        return endpoint
 
     async def latency(request: Request) -> Response:
         try:
@@ -170,8 +170,8 @@ def routes(fake: FakeGitHub) -> list[Route]:
         Route("/_fake/faults/{fault_id:int}", remove_fault, methods=["DELETE"]),
         Route("/_fake/reset", reset, methods=["POST"]),
         Route("/_fake/violations", violations, methods=["GET", "DELETE"]),
-        Route("/_fake/requests", requests, methods=["GET", "DELETE"]),
-        Route("/_fake/timeline", timeline, methods=["GET", "DELETE"]),
+        Route("/_fake/requests", record_log("requests"), methods=["GET", "DELETE"]),
+        Route("/_fake/timeline", record_log("timeline"), methods=["GET", "DELETE"]),
         Route("/_fake/latency", latency, methods=["POST"]),
         Route("/_fake/call/{helper}", call, methods=["POST"]),
         Route("/_fake/state/{owner}/{repo}", state, methods=["GET"]),
