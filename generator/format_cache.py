@@ -1,11 +1,15 @@
-"""black's output remembered by the unformatted text, outside the tree, so an unchanged render
-skips black (and its import) entirely.
+"""The generator's caches outside the tree, so an unchanged render skips black (and its import)
+and Jinja's template compilation.
 
-The key is sha256 over black's version, the mode and the unformatted source; the entry holds the
-formatted text behind a sha256 of it, so a truncated or edited file is a miss, never output.
-Location: `$GHMCP_FORMAT_CACHE` (a directory, or `off`), else `$XDG_CACHE_HOME/ghmcp-generator/
-black` (default `~/.cache/...`). At most MAX_ENTRIES files are kept (oldest removed on write).
-A cache that cannot be read or written is simply not used: formatting never fails because of it.
+* `black/`: black's output by sha256 over black's version, the mode and the unformatted source;
+  the entry holds the formatted text behind a sha256 of it, so a truncated or edited file is a
+  miss, never output. At most MAX_ENTRIES files are kept (oldest removed on write).
+* `jinja/`: Jinja2's own bytecode cache (keyed by template name and source checksum, refused by
+  Jinja when written by another Python).
+
+Location: `$GHMCP_FORMAT_CACHE` (a directory, or `off`), else `$XDG_CACHE_HOME/ghmcp-generator`
+(default `~/.cache/ghmcp-generator`). A cache that cannot be read or written is simply not used:
+generation never fails because of it.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import os
 import tempfile
 from importlib.metadata import version
 from pathlib import Path
+
+import jinja2
 
 ENV = "GHMCP_FORMAT_CACHE"
 MAX_ENTRIES = 256
@@ -29,7 +35,19 @@ def default_directory(env: dict[str, str] | os._Environ[str] | None = None) -> P
     if chosen:
         return Path(chosen)
     base = env.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
-    return Path(base) / "ghmcp-generator" / "black"
+    return Path(base) / "ghmcp-generator"
+
+
+def template_cache(root: Path | None) -> jinja2.BytecodeCache | None:
+    """Jinja2's file bytecode cache under `root/jinja`, or None when off or not creatable."""
+    if root is None:
+        return None
+    directory = root / "jinja"
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return jinja2.FileSystemBytecodeCache(str(directory))
 
 
 def _digest(text: str) -> str:

@@ -12,7 +12,7 @@ import jinja2
 from generator import NAME
 from generator.build import const_name
 from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
-from generator.format_cache import FormatCache, default_directory
+from generator.format_cache import FormatCache, default_directory, template_cache
 from generator.ir import IRAnnotations, IRServer, IRTool
 from generator.spec import REPO_ROOT
 from ghmcp_runtime.model import Annotations
@@ -20,7 +20,8 @@ from ghmcp_runtime.model import Annotations
 TEMPLATES = REPO_ROOT / "templates"
 # black's mode, as (target version, line length); black is imported only when the cache misses
 BLACK_TARGET, BLACK_LINE_LENGTH = "PY311", 100
-FORMAT_CACHE = FormatCache(default_directory(), f"{BLACK_TARGET} {BLACK_LINE_LENGTH}")
+CACHE_ROOT = default_directory()
+FORMAT_CACHE = FormatCache(CACHE_ROOT and CACHE_ROOT / "black", f"{BLACK_TARGET} {BLACK_LINE_LENGTH}")
 FileMap = dict[str, str]
 
 
@@ -136,6 +137,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
         autoescape=False,
+        bytecode_cache=template_cache(CACHE_ROOT),
     )
     env.filters.update(py=_py, pydict=lambda v: repr(dict(v)), const=const_name, pascal=_pascal, md=_md,
                        typename=_typename, pytype=_pytype, hints=_hints)

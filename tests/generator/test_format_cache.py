@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import jinja2
 import pytest
 
 from generator import format_cache, render
@@ -90,4 +91,18 @@ def test_an_unwritable_directory_only_disables_caching(tmp_path: Path) -> None:
 def test_location_from_the_environment(tmp_path: Path) -> None:
     assert default_directory({"GHMCP_FORMAT_CACHE": "off"}) is None
     assert default_directory({"GHMCP_FORMAT_CACHE": str(tmp_path)}) == tmp_path
-    assert default_directory({"XDG_CACHE_HOME": str(tmp_path)}) == tmp_path / "ghmcp-generator" / "black"
+    assert default_directory({"XDG_CACHE_HOME": str(tmp_path)}) == tmp_path / "ghmcp-generator"
+
+
+def test_templates_compile_once_per_source(tmp_path: Path) -> None:
+    cache = format_cache.template_cache(tmp_path)
+    assert cache is not None
+    env = jinja2.Environment(loader=jinja2.DictLoader({"t": "{{ x }}!"}), bytecode_cache=cache)
+    assert env.get_template("t").render(x=1) == "1!"
+    assert len(list((tmp_path / "jinja").iterdir())) == 1
+    again = jinja2.Environment(loader=jinja2.DictLoader({"t": "{{ x }}!"}), bytecode_cache=cache)
+    assert again.get_template("t").render(x=2) == "2!"
+    assert format_cache.template_cache(None) is None
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    assert format_cache.template_cache(blocker) is None
