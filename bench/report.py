@@ -73,10 +73,10 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
             gen["cli generate"]["median"] / gen["cli json.load"]["median"], "lower",
             "≤ 5\u00d7", gen["cli generate"]["median"] / gen["cli json.load"]["median"] <= 5,
             "same (format cache warm: an unchanged render)"))
-    if "cli generate (format cache off)" in gen:
-        cold = gen["cli generate (format cache off)"]
+    if "cli generate (caches off)" in gen:
+        cold = gen["cli generate (caches off)"]
         rows.append(Row(
-            "generation_cli_cold", "… the same with every file re-formatted (GHMCP_FORMAT_CACHE=off)",
+            "generation_cli_cold", "… the same with every file re-formatted and every template compiled (GHMCP_FORMAT_CACHE=off)",
             _mm(cold, _ms, 1000), "`python -c json.load(...)` " + _mm(gen["cli json.load"], _ms, 1000),
             cold["median"] / gen["cli json.load"]["median"], "lower", "—", None, "same"))
     cs = r["cold_start"]["seconds"]
@@ -326,13 +326,13 @@ def _explain_roundtrips(r: dict[str, Any]) -> str:
 def _explain_generation(r: dict[str, Any]) -> str:
     secs = r["generation"]["seconds"]
     base = secs["json.load"]["median"]
-    parts = ", ".join(f"{k} {secs[k]['median'] / base:.2f}\u00d7" for k in ("load", "lint", "render", "format (format cache off)")
+    parts = ", ".join(f"{k} {secs[k]['median'] / base:.2f}\u00d7" for k in ("load", "lint", "render", "format (caches off)")
                       if k in secs)
     return (
         "**What limits it: black when files change, then the spec load.** In-process, relative to "
-        f"`json.load`: {parts}. An unchanged render reuses black's output (generator/format_cache.py) "
-        "and never imports black; black's `format_str` already skips the AST safety check, so "
-        "there is no `fast` mode left to switch on."
+        f"`json.load`: {parts}. An unchanged render reuses black's output and Jinja's compiled "
+        "templates (generator/format_cache.py) and never imports black; black's `format_str` "
+        "already skips the AST safety check, so there is no `fast` mode left to switch on."
     )
 
 
@@ -430,18 +430,19 @@ def _details(r: dict[str, Any], w: Callable[[str], None]) -> None:
     w("|---|---|---:|")
     base = secs["json.load"]["median"]
     for key in ("json.load", "load", "build", "lint", "render", "format", "write", "total",
-                "format (format cache off)", "total (format cache off)"):
+                "format (caches off)", "total (caches off)"):
         if key in secs:
             w(f"| {key} | {_mm(secs[key], _ms, 1000)} | {secs[key]['median'] / base:.2f} |")
     for key, label in (("cli generate", "whole process `python -m generator generate`"),
-                       ("cli generate (format cache off)", "the same, format cache off")):
+                       ("cli generate (caches off)", "the same, caches off")):
         if key in secs:
             w(f"| {label} | {_mm(secs[key], _ms, 1000)} | "
               f"{secs[key]['median'] / secs['cli json.load']['median']:.2f} (vs `python -c json.load`) |")
     w("")
-    w("black's output is cached by the unformatted text outside the tree (`GHMCP_FORMAT_CACHE`, "
-      "default `~/.cache/ghmcp-generator/black`); the plain rows re-run an unchanged render, the "
-      "*format cache off* rows re-format every file (what an edit touching every template costs).\n")
+    w("black's output (by the unformatted text) and Jinja's compiled templates are cached outside "
+      "the tree (`GHMCP_FORMAT_CACHE`, default `~/.cache/ghmcp-generator`); the plain rows re-run an "
+      "unchanged render, the *caches off* rows re-format every file and compile every template "
+      "(what an edit touching every template costs).\n")
     cs = r["cold_start"]
     w("## 2. Cold start\n")
     w(f"Process spawn → `tools/list` answer, {cs['reps']} runs per way, interleaved (order alternates), "
