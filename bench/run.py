@@ -411,6 +411,51 @@ def bench_per_call(peer_py: Path, spec: Path, fake_url: str, reps: int, warmup: 
     return out
 
 
+async def _cache_cost(issue: Any, n: int) -> dict[str, float]:
+    """Client CPU of one upstream GET with and without the conditional-request cache (hishel),
+    on an in-process transport that answers like GitHub (ETag, max-age=60; 304 when it matches),
+    so no network or fake GitHub is in the figure. Median µs, interleaved."""
+    from ghmcp_runtime.context import ToolContext
+    from ghmcp_runtime.cursors import HmacCursorCodec
+    from ghmcp_runtime.http_cache import HttpCache
+    from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
+    from ghmcp_runtime.model import Operation
+    from ghmcp_runtime.projection import ShapeProjector
+    from ghmcp_runtime.upstream import GitHubUpstream
+    from github_issues_mcp import SERVER
+
+    body = compact(issue)
+    headers = {"etag": 'W/"bench"', "cache-control": "private, max-age=60, s-maxage=60",
+               "vary": "Accept, Authorization, Cookie, X-GitHub-OTP", "content-type": "application/json"}
+
+    def github(request: httpx.Request) -> httpx.Response:
+        if request.headers.get("if-none-match") == headers["etag"]:
+            return httpx.Response(304, headers=headers)
+        return httpx.Response(200, content=body, headers=headers)
+
+    op = Operation(operation_id="issues/get", method="GET", path="/repos/{owner}/{repo}/issues/{issue_number}",
+                   not_found="issue_not_found", success_status=(200,))
+    samples: dict[str, list[float]] = {"plain": [], "cached": []}
+    ways: dict[str, tuple[GitHubUpstream, ToolContext]] = {}
+    for name, cache in (("plain", None), ("cached", HttpCache("memory"))):
+        up = GitHubUpstream(transport=httpx.MockTransport(github), cache=cache)
+        ctx = ToolContext(tool=SERVER.tools[0], request_id="req_bench", identity="u_bench", arguments={},
+                          upstream=up, cursors=HmacCursorCodec(b"k"),
+                          idempotency=IdempotencyRunner(MemoryStore()), projector=ShapeProjector({}),
+                          credential=TOKEN)
+        await up.call(ctx, op, path=GET_ISSUE_ARGS, query=None, body=None)  # warm-up; stores the entry
+        ways[name] = (up, ctx)
+    for _ in range(n):
+        for name, (up, ctx) in ways.items():
+            t0 = time.perf_counter()
+            await up.call(ctx, op, path=GET_ISSUE_ARGS, query=None, body=None)
+            samples[name].append(time.perf_counter() - t0)
+    for up, _ in ways.values():
+        await up.aclose()
+    return {"upstream_get_plain_us": statistics.median(samples["plain"]) * 1e6,
+            "upstream_get_cached_us": statistics.median(samples["cached"]) * 1e6}
+
+
 async def _breakdown(fake_url: str, n: int) -> dict[str, Any]:
     """Pieces of our per-call cost, each timed alone: the client's output validation, our argument
     validation, the log lines, the projection of the issue and its comments."""
@@ -488,6 +533,7 @@ async def _breakdown(fake_url: str, n: int) -> dict[str, Any]:
         "argument_validation_us": timed(lambda: args_validator.validate(GET_ISSUE_ARGS)),
         "log_lines_us": timed(logs),
         "projection_us": timed(project),
+        **await _cache_cost(raw_issue, n),
     }
 
 
