@@ -40,7 +40,7 @@ from typing import Any
 
 from generator import render
 from generator.format_cache import ENV as FORMAT_CACHE_ENV
-from generator.format_cache import FormatCache
+from generator.format_cache import Caches
 from generator.io import write
 from generator.overrides import parse_overrides
 from generator.pipeline import generate, load_inputs
@@ -123,24 +123,24 @@ def main(argv: list[str] | None = None) -> int:
         spec_json = tmp / "spec.json"
         spec_json.write_bytes(plain)
         cache_root = tmp / "generator-cache"
-        mode_key = f"{render.BLACK_TARGET} {render.BLACK_LINE_LENGTH}"
-        warm_cache, no_cache = FormatCache(cache_root / "black", mode_key), FormatCache(None, mode_key)
+        warm_cache, no_cache = Caches(cache_root, render.BLACK_MODE_KEY), Caches(None, render.BLACK_MODE_KEY)
 
         def baseline() -> None:
             with spec_json.open("rb") as f:
                 json.load(f)
 
         baseline()
-        render.FORMAT_CACHE, render.CACHE_ROOT = warm_cache, cache_root
+        render.CACHES = warm_cache
         _generator_run(tmp, -1)  # warm-up: imports, template compilation, the format cache
+        warm_cache.flush()
         base: list[float] = []
         runs: list[dict[str, float]] = []
         parts: list[dict[str, float]] = []
         for rep in range(args.reps):
             base.append(_timed(baseline))
-            render.FORMAT_CACHE, render.CACHE_ROOT = warm_cache, cache_root
+            render.CACHES = warm_cache
             runs.append(_generator_run(tmp, rep))
-            render.FORMAT_CACHE, render.CACHE_ROOT = no_cache, None
+            render.CACHES = no_cache
             cold = _generator_run(tmp, rep)
             runs[-1]["format (caches off)"] = cold["format"]
             runs[-1]["total (caches off)"] = cold["total"]

@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+from generator import render
 from generator.diagnostics import Level
 from generator.io import compare, write
 from generator.pipeline import Result, generate, load_inputs
@@ -69,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     result = generate(inputs)
+    render.CACHES.flush()  # generate() only read the format and template caches; write what it computed
     _print_diagnostics(result)
     if result.files is None:
         print("generation failed: nothing was written", file=sys.stderr)

@@ -12,7 +12,7 @@ import jinja2
 from generator import NAME
 from generator.build import const_name
 from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
-from generator.format_cache import FormatCache, default_directory, template_cache
+from generator.format_cache import Caches, FormatCache, default_directory
 from generator.ir import IRAnnotations, IRServer, IRTool
 from generator.spec import REPO_ROOT
 from ghmcp_runtime.model import Annotations
@@ -20,8 +20,9 @@ from ghmcp_runtime.model import Annotations
 TEMPLATES = REPO_ROOT / "templates"
 # black's mode, as (target version, line length); black is imported only when the cache misses
 BLACK_TARGET, BLACK_LINE_LENGTH = "PY311", 100
-CACHE_ROOT = default_directory()
-FORMAT_CACHE = FormatCache(CACHE_ROOT and CACHE_ROOT / "black", f"{BLACK_TARGET} {BLACK_LINE_LENGTH}")
+BLACK_MODE_KEY = f"{BLACK_TARGET} {BLACK_LINE_LENGTH}"
+# black's output and compiled templates, outside the tree; the command line flushes them
+CACHES = Caches(default_directory(), BLACK_MODE_KEY)
 FileMap = dict[str, str]
 
 
@@ -137,7 +138,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
         autoescape=False,
-        bytecode_cache=template_cache(CACHE_ROOT),
+        bytecode_cache=CACHES.templates,
     )
     env.filters.update(py=_py, pydict=lambda v: repr(dict(v)), const=const_name, pascal=_pascal, md=_md,
                        typename=_typename, pytype=_pytype, hints=_hints)
@@ -145,7 +146,7 @@ def environment() -> jinja2.Environment:
 
 
 def format_python(source: str, template: str, cache: FormatCache | None = None) -> str:
-    cache = FORMAT_CACHE if cache is None else cache
+    cache = CACHES.format if cache is None else cache
     formatted = cache.get(source)
     if formatted is None:
         formatted = _black(source, template)

@@ -9,7 +9,7 @@ import pytest
 
 from generator import format_cache, render
 from generator.diagnostics import DiagnosticError
-from generator.format_cache import FormatCache, default_directory
+from generator.format_cache import Caches, FormatCache, default_directory
 
 SOURCE = "def f( a,b ):\n  return {'x':a,\n 'y':b}\n"
 MODE = f"{render.BLACK_TARGET} {render.BLACK_LINE_LENGTH}"
@@ -46,15 +46,30 @@ def test_other_text_or_mode_or_black_version_misses(tmp_path: Path, black_calls:
     assert cache.key(SOURCE) != FormatCache(tmp_path, "PY312 88").key(SOURCE)
 
 
+def test_entries_are_written_only_on_flush_and_read_by_the_next_process(
+    tmp_path: Path, black_calls: list[str]
+) -> None:
+    cache = FormatCache(tmp_path, MODE)
+    good = render.format_python(SOURCE, "t", cache)
+    assert list(tmp_path.iterdir()) == []  # generate() stays free of writes
+    cache.flush()
+    later = FormatCache(tmp_path, MODE)  # another run
+    assert render.format_python(SOURCE, "t", later) == good
+    assert len(black_calls) == 1
+
+
 def test_a_damaged_entry_is_a_miss_and_is_rewritten(tmp_path: Path, black_calls: list[str]) -> None:
     cache = FormatCache(tmp_path, MODE)
     good = render.format_python(SOURCE, "t", cache)
+    cache.flush()
     [entry] = list(tmp_path.glob("*.py.txt"))
     entry.write_text(entry.read_text(encoding="utf-8") + "import os\n", encoding="utf-8")
-    assert cache.get(SOURCE) is None
-    assert render.format_python(SOURCE, "t", cache) == good
+    later = FormatCache(tmp_path, MODE)
+    assert later.get(SOURCE) is None
+    assert render.format_python(SOURCE, "t", later) == good
     assert len(black_calls) == 2
-    assert cache.get(SOURCE) == good
+    later.flush()
+    assert FormatCache(tmp_path, MODE).get(SOURCE) == good
 
 
 def test_invalid_source_is_reported_and_never_cached(tmp_path: Path) -> None:
@@ -63,6 +78,7 @@ def test_invalid_source_is_reported_and_never_cached(tmp_path: Path) -> None:
         with pytest.raises(DiagnosticError) as caught:
             render.format_python("def (:\n", "server.py.jinja", cache)
         assert "templates/server.py.jinja" in caught.value.diagnostics[0].render()
+    cache.flush()
     assert list(tmp_path.iterdir()) == []
 
 
@@ -78,6 +94,7 @@ def test_the_cache_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     cache = FormatCache(tmp_path, MODE)
     for i in range(6):
         cache.put(f"x = {i}\n", f"x = {i}\n")
+        cache.flush()
     assert len(list(tmp_path.glob("*.py.txt"))) == 3
 
 
@@ -86,6 +103,7 @@ def test_an_unwritable_directory_only_disables_caching(tmp_path: Path) -> None:
     blocker.write_text("not a directory")
     cache = FormatCache(blocker / "cache", MODE)
     assert render.format_python(SOURCE, "t", cache) == render._black(SOURCE, "t")
+    cache.flush()
 
 
 def test_location_from_the_environment(tmp_path: Path) -> None:
@@ -94,15 +112,29 @@ def test_location_from_the_environment(tmp_path: Path) -> None:
     assert default_directory({"XDG_CACHE_HOME": str(tmp_path)}) == tmp_path / "ghmcp-generator"
 
 
-def test_templates_compile_once_per_source(tmp_path: Path) -> None:
-    cache = format_cache.template_cache(tmp_path)
-    assert cache is not None
-    env = jinja2.Environment(loader=jinja2.DictLoader({"t": "{{ x }}!"}), bytecode_cache=cache)
+def test_templates_compile_once_and_are_written_on_flush(tmp_path: Path) -> None:
+    caches = Caches(tmp_path, MODE)
+    assert caches.templates is not None
+    env = jinja2.Environment(loader=jinja2.DictLoader({"t": "{{ x }}!"}), bytecode_cache=caches.templates)
     assert env.get_template("t").render(x=1) == "1!"
+    assert not (tmp_path / "jinja").exists()
+    caches.flush()
     assert len(list((tmp_path / "jinja").iterdir())) == 1
-    again = jinja2.Environment(loader=jinja2.DictLoader({"t": "{{ x }}!"}), bytecode_cache=cache)
+    later = Caches(tmp_path, MODE)
+    compiled: list[str] = []
+    again = jinja2.Environment(loader=jinja2.DictLoader({"t": "{{ x }}!"}), bytecode_cache=later.templates)
+    real = again.compile
+    again.compile = lambda *a, **k: compiled.append("x") or real(*a, **k)  # type: ignore[method-assign]
     assert again.get_template("t").render(x=2) == "2!"
-    assert format_cache.template_cache(None) is None
-    blocker = tmp_path / "file"
-    blocker.write_text("not a directory")
-    assert format_cache.template_cache(blocker) is None
+    assert compiled == []  # loaded from the bytecode cache
+    assert Caches(None, MODE).templates is None
+
+
+def test_the_command_line_flushes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from generator import __main__ as cli
+
+    monkeypatch.setattr(render, "CACHES", Caches(tmp_path, MODE))
+    out = tmp_path / "out"
+    assert cli.main(["generate", "--quiet", "--out", str(out)]) == 0
+    assert len(list((tmp_path / "black").glob("*.py.txt"))) == 5
+    assert list((tmp_path / "jinja").iterdir())
