@@ -27,7 +27,7 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check generator ghmcp_runtime generated fakegithub tests bench
-	$(VENV)/bin/mypy --strict generator ghmcp_runtime generated/github_issues_mcp
+	$(VENV)/bin/mypy --strict generator ghmcp_runtime $(wildcard generated/*_mcp)
 
 demo: $(STAMP)
 	$(PY) -m fakegithub.transcript
