@@ -60,14 +60,15 @@ class Row:
 def summary_rows(r: dict[str, Any]) -> list[Row]:
     rows: list[Row] = []
     gen = r["generation"]["seconds"]
+    servers = len(r["generation"].get("servers", ["github_issues"]))
     rows.append(Row(
-        "generation", "Generation: generator run (load → write) on the full pinned spec",
+        "generation", f"Generation: generator run (load → write) on the full pinned spec, {servers} server(s)",
         _mm(gen["total"], _ms, 1000), "`json.load` " + _mm(gen["json.load"], _ms, 1000),
         gen["total"]["median"] / gen["json.load"]["median"], "lower", "a few \u00d7 `json.load`", None,
         "`python bench/generate.py --reps 7 --cli-reps 7`"))
     if "cli generate" in gen:
         rows.append(Row(
-            "generation_cli", "Generation, whole process: `python -m generator generate`",
+            "generation_cli", f"Generation, whole process: `python -m generator generate` ({servers} server(s))",
             _mm(gen["cli generate"], _ms, 1000), "`python -c json.load(...)` "
             + _mm(gen["cli json.load"], _ms, 1000),
             gen["cli generate"]["median"] / gen["cli json.load"]["median"], "lower",

@@ -136,5 +136,6 @@ def test_the_command_line_flushes(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(render, "CACHES", Caches(tmp_path, MODE))
     out = tmp_path / "out"
     assert cli.main(["generate", "--quiet", "--out", str(out)]) == 0
-    assert len(list((tmp_path / "black").glob("*.py.txt"))) == 5
+    formatted = {p.read_text(encoding="utf-8") for p in out.rglob("*.py") if p.name != "hooks.py"}
+    assert len(list((tmp_path / "black").glob("*.py.txt"))) == len(formatted) >= 5
     assert list((tmp_path / "jinja").iterdir())
