@@ -163,6 +163,11 @@ def test_setting() -> None:
     assert Settings.from_env({}).http_cache == "memory"
     with pytest.raises(ValueError, match="GHMCP_HTTP_CACHE"):
         Settings.from_env({"GHMCP_HTTP_CACHE": "yes"})
+    shared = Settings.from_env({"GHMCP_HTTP_CACHE": "redis://127.0.0.1:6379/0"})
+    with pytest.raises(ValueError, match="GHMCP_SERVER_SECRET"):  # replicas' identities would differ
+        shared.check()
+    Settings.from_env({"GHMCP_HTTP_CACHE": "redis://127.0.0.1:6379/0",
+                       "GHMCP_SERVER_SECRET": "s" * 32}).check()
 
 
 async def test_every_read_is_revalidated_and_github_sees_only_validators() -> None:
