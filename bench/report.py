@@ -317,16 +317,19 @@ def explain(row: Row, r: dict[str, Any]) -> str:
 
 def _explain_roundtrips(r: dict[str, Any]) -> str:
     first = r["roundtrips"]["tasks"][0]
-    ops = ", ".join(f"`{o}`" for o in first["ours"]["operations"])
+    operations = first["ours"]["operations"]
+    ops = ", ".join(f"`{o}`" for o in operations)
+    repeated = sorted({o for o in operations if operations.count(o) > 1})
+    again = (" " + ", ".join(f"`{o}`" for o in repeated) + " is requested more than once."
+             if repeated else "")
     return (
         "**What limits it: our multi-step tools run their requests one after another.** "
         f"`github_update_issue` makes {first['ours']['requests']} requests ({ops}) and the fake's "
-        f"timeline shows {first['ours']['round_trips']} of them on the critical path: the hook awaits "
-        "each step before the next, though the label-catalog reads, the PATCH, the label add and "
-        "the label remove do not depend on each other, and the label catalog is read twice. FastMCP "
-        f"needs {first['fastmcp']['tool_calls']} tool calls (one agent turn each, which costs far more "
-        "than a round trip) and checks nothing. The lever is concurrent declared steps (the "
-        "performance issue's item 2, after the declarative rewrite)."
+        f"timeline shows {first['ours']['round_trips']} of them on the critical path: each step is "
+        "awaited before the next, though the writes to the issue, its added labels and its removed "
+        f"labels do not depend on each other.{again} FastMCP needs {first['fastmcp']['tool_calls']} "
+        "tool calls for the same task (one agent turn each, which costs far more than a round trip) "
+        "and checks nothing. The lever is concurrent declared steps (the performance issue's item 2)."
     )
 
 
@@ -408,6 +411,7 @@ def _roundtrip_details(r: dict[str, Any], w: Callable[[str], None]) -> None:
               + f" | {f['requests']} / {f['round_trips']} / {_s(f['wall_s'])} | "
               f"{o['round_trips'] / f['round_trips']:.2f} |")
         w("")
+        w(_explain_roundtrips(r) + "\n")
         w("Our requests per task, in the order the fake received them:\n")
         for t in rt["tasks"]:
             w(f"* `{t['tool']}`: " + ", ".join(f"`{op}` {st}" for op, st in
@@ -437,7 +441,7 @@ def _details(r: dict[str, Any], w: Callable[[str], None]) -> None:
     gen = r["generation"]
     secs = gen["seconds"]
     w("## 1. Generation\n")
-    w(f"`bench/generate.py` (kept as is; `make bench` runs it): {gen['spec']['package']} "
+    w(f"`bench/generate.py` (`make bench` runs it; every server's override file, like the CLI): {gen['spec']['package']} "
       f"{gen['spec']['version']}, {gen['spec']['json_bytes'] / 1e6:.1f} MB of JSON; "
       f"{gen['repetitions']['in_process']} interleaved in-process repetitions. Per-stage and "
       "whole-process samples: `bench/results-generate.json`.\n")
@@ -458,6 +462,7 @@ def _details(r: dict[str, Any], w: Callable[[str], None]) -> None:
       "the tree (`GHMCP_FORMAT_CACHE`, default `~/.cache/ghmcp-generator`); the plain rows re-run an "
       "unchanged render, the *caches off* rows re-format every file and compile every template "
       "(what an edit touching every template costs).\n")
+    w(_explain_generation(r) + "\n")
     cs = r["cold_start"]
     w("## 2. Cold start\n")
     w(f"Process spawn → `tools/list` answer, {cs['reps']} runs per way, interleaved (order alternates), "
