@@ -35,13 +35,9 @@ ISSUE_VIEWS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
 }
 
 
-# the issue row's field a parameter changes, where the names differ: changed_fields names fields
+# the issue row's field a parameter changes, where the names differ (writes.run_steps `names`):
+# changed_fields and applied_fields name the issue's fields
 ROW_FIELD = {"assignee_logins": "assignees", "add_labels": "labels", "remove_labels": "labels"}
-
-
-def issue_fields(params: Sequence[str]) -> list[str]:
-    """The issue row's fields that `params` changed, in order, each once."""
-    return list(dict.fromkeys(ROW_FIELD.get(p, p) for p in params))
 
 
 def label_views(add: Sequence[str], remove: Sequence[str]) -> dict[str, Callable[[Mapping[str, Any]], Any]]:

@@ -11,6 +11,9 @@ parameter's value as the resource shows it) against `targets` (the value asked f
 A step whose answer was lost (`OutcomeUnknown`) is settled by re-reading the resource: if its
 effect shows, the walk goes on from what was read; otherwise the call fails saying so. Every
 failure after the first write carries `details.applied_fields`.
+
+`names` maps a parameter to the resource field it changes (add_labels -> labels): changed and
+applied fields are reported by field, each once; ignored ones stay parameters (what was asked).
 """
 
 from __future__ import annotations
@@ -56,14 +59,21 @@ def unmet(after: Mapping[str, Any], views: Views, targets: Mapping[str, Any]) ->
     return [f for f, target in targets.items() if views[f](after) != target]
 
 
-def judge(before: Mapping[str, Any], after: Resource, views: Views, targets: Mapping[str, Any]) -> Outcome:
+def named(params: Sequence[str], names: Mapping[str, str]) -> list[str]:
+    """The fields `params` change, in order, each once."""
+    return list(dict.fromkeys(names.get(p, p) for p in params))
+
+
+def judge(before: Mapping[str, Any], after: Resource, views: Views, targets: Mapping[str, Any],
+          names: Mapping[str, str] | None = None) -> Outcome:
     ignored = unmet(after, views, targets)
     changed = [f for f in _differs(views, list(targets), before, after) if f not in ignored]
-    return Outcome(after, changed, ignored)
+    return Outcome(after, named(changed, names or {}), ignored)
 
 
 async def run_steps(steps: Sequence[Step], before: Resource, *, views: Views,
-                    targets: Mapping[str, Any], reread: Callable[[], Awaitable[Resource]]) -> Outcome:
+                    targets: Mapping[str, Any], reread: Callable[[], Awaitable[Resource]],
+                    names: Mapping[str, str] | None = None) -> Outcome:
     """Send the steps in order, following the resource; judge it against the targets."""
     now = before
     for step in steps:
@@ -77,11 +87,11 @@ async def run_steps(steps: Sequence[Step], before: Resource, *, views: Views,
             if settled is not None and _differs(views, step.fields, now, settled):
                 now = settled  # the lost answer's change shows: go on from what GitHub holds
                 continue
-            raise _annotated(err, before, settled or now, views, list(targets),
+            raise _annotated(err, before, settled or now, views, list(targets), names or {},
                              unknown=None if settled is not None or not isinstance(err, OutcomeUnknown)
                              else step.fields) from None
         now = step.apply(now, resp)
-    return judge(before, now, views, targets)
+    return judge(before, now, views, targets, names)
 
 
 async def _settle(reread: Callable[[], Awaitable[Resource]]) -> Resource | None:
@@ -92,14 +102,14 @@ async def _settle(reread: Callable[[], Awaitable[Resource]]) -> Resource | None:
 
 
 def _annotated(err: ToolError, before: Mapping[str, Any], now: Mapping[str, Any], views: Views,
-               fields: list[str], *, unknown: Sequence[str] | None) -> ToolError:
+               fields: list[str], names: Mapping[str, str], *, unknown: Sequence[str] | None) -> ToolError:
     if isinstance(err, OutcomeUnknown) and unknown is None:
         err.message = "GitHub's answer to a change was lost; a re-read shows it was not applied."
         err.details = {**(err.details or {}), "reason": "the change was not applied; repeat the call"}
-    applied = _differs(views, fields, before, now)
+    applied = named(_differs(views, fields, before, now), names)
     if applied:
         err.details = {**(err.details or {}), "applied_fields": applied}
         err.message += f" Applied before the failure: {', '.join(applied)}."
     if unknown is not None:
-        err.message += f" Whether {', '.join(unknown)} changed is unknown: read the resource first."
+        err.message += f" Whether {', '.join(named(unknown, names))} changed is unknown: read the resource first."
     return err

@@ -16,7 +16,7 @@ from ghmcp_runtime.context import UpstreamResponse
 from ghmcp_runtime.errors import UpstreamError
 from ghmcp_runtime.issue_views import (
     ISSUE_VIEWS,
-    issue_fields,
+    ROW_FIELD,
     issue_targets,
     label_names,
     label_views,
@@ -46,11 +46,6 @@ SCAN_LIMIT = 1000  # upstream items per query
 
 def _repo(args: Mapping[str, Any]) -> dict[str, Any]:
     return {"owner": args["owner"], "repo": args["repo"]}
-
-
-def _issue_row(ctx: ToolContext, raw: Mapping[str, Any], detail: Detail) -> IssueRow:
-    # the projector follows the generated IssueRow shape
-    return cast(IssueRow, ctx.project("issue", raw, detail))
 
 
 # -- search -------------------------------------------------------------------------------------
@@ -136,7 +131,7 @@ async def search_issues(ctx: ToolContext, args: GithubSearchIssuesArgs) -> Githu
     more = walked.next_offset is not None
     capped = walked.scan_capped or (more and total >= WALK_CAP)
     result: GithubSearchIssuesResult = {
-        "issues": [_issue_row(ctx, raw, detail) for raw in walked.rows],
+        "issues": [cast(IssueRow, ctx.project("issue", raw, detail)) for raw in walked.rows],
         "has_more": more and not capped,
         "truncated": capped,
     }
@@ -289,13 +284,13 @@ async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs) -> GithubU
     try:
         done = await run_steps(_update_steps(ctx, args, current, targets, add, remove), dict(current),
                                views={**ISSUE_VIEWS, **label_views(add, remove)}, targets=targets,
-                               reread=lambda: _get_raw_issue(ctx, args))
+                               reread=lambda: _get_raw_issue(ctx, args), names=ROW_FIELD)
     except ToolError as err:
         raise _as_milestone_error(err) from None
     result: GithubUpdateIssueResult = {
         "issue": cast(IssueRow, ctx.row("issue", "issue", done.after)),
         "version": ctx.version("issue", done.after),
-        "changed_fields": issue_fields(done.changed),
+        "changed_fields": done.changed,
     }
     if done.ignored:
         result["ignored_fields"] = done.ignored

@@ -105,7 +105,7 @@ async def test_applied_fields_include_labels_removed_before_a_later_removal_fail
                                     args(number, title="Renamed", remove_labels=["bug", "triage"]))
     assert is_error
     assert shown(fake, number)["labels"] == ["triage", "wontfix"]
-    assert data["details"]["applied_fields"] == ["title", "remove_labels"]
+    assert data["details"]["applied_fields"] == ["title", "labels"]
 
 
 async def test_a_label_named_twice_in_remove_labels_is_removed_once(

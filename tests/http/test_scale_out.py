@@ -89,7 +89,7 @@ async def test_same_key_from_another_user_on_the_other_replica_is_that_users_own
         made_x = await x.call_tool("github_create_issue", args)
     async with mcp_client(b, TOKEN_Y) as y:
         made_y = await y.call_tool("github_create_issue", args)
-    nx, ny = made_x.structured_content["issue_number"], made_y.structured_content["issue_number"]
+    nx, ny = made_x.structured_content["issue"]["issue_number"], made_y.structured_content["issue"]["issue_number"]
     assert nx != ny and sorted(numbers_titled(fake, "Per-user key")) == sorted([nx, ny])
 
 
@@ -135,14 +135,14 @@ async def test_lost_response_on_a_is_recovered_by_b_without_a_duplicate(
     async with mcp_client(b, TOKEN_X) as on_b:
         retry = await on_b.call_tool("github_create_issue", args)
     assert not retry.is_error, retry.structured_content
-    assert retry.structured_content["issue_number"] == committed[0]
+    assert retry.structured_content["issue"]["issue_number"] == committed[0]
     assert numbers_titled(fake, title) == committed  # no duplicate
     assert bodies_titled(fake, title) == [None]  # no body sent, none stored
     assert creates(fake) == 1
 
     async with mcp_client(a, TOKEN_X) as on_a:  # A now replays the recorded result
         replay = await on_a.call_tool("github_create_issue", args)
-    assert replay.structured_content["issue_number"] == committed[0]
+    assert replay.structured_content["issue"]["issue_number"] == committed[0]
     with fake.lock:
         repo = fake.state.find_repo(OWNER, REPO)
         assert repo is not None and repo.issues[committed[0]].author == LOGIN_X

@@ -430,7 +430,7 @@ def test_committed_fault_table_is_current(observed: list[tuple[Cell, Any, FakeGi
 
 # -- multi-step writes: a fault at every step ------------------------------------------------------
 
-UPDATE_FIELDS = ("title", "add_labels", "remove_labels", "locked", "lock_reason")
+UPDATE_FIELDS = ("title", "labels", "locked", "lock_reason")  # the issue's fields, as reported
 STEPS = [  # the requests of one github_update_issue call, in the order it sends them
     ("PATCH issues/update", Match(operation="issues/update")),
     ("POST issues/add-labels", Match(operation="issues/add-labels")),
@@ -454,7 +454,7 @@ class StepCell:
     fault: str
     code: str
     reported: tuple[str, ...]  # changed_fields, or details.applied_fields on failure
-    shown: tuple[str, ...]  # parameters whose value GitHub shows changed
+    shown: tuple[str, ...]  # issue fields whose value GitHub shows changed
     writes: int  # write requests sent
     distinct_writes: int
     message: str
@@ -477,9 +477,8 @@ class _ArmReads(httpx.AsyncBaseTransport):
 def _shown(fake: FakeGitHub, number: int) -> dict[str, Any]:
     item = fake.get_issue(OWNER, REPO, number)
     labels = set(fake.label_names(OWNER, REPO, number))
-    return {"title": item.title, "add_labels": labels & {"enhancement"},
-            "remove_labels": labels & {"bug", "triage"}, "locked": item.locked,
-            "lock_reason": item.lock_reason}
+    return {"title": item.title, "labels": labels & {"enhancement", "bug", "triage"},
+            "locked": item.locked, "lock_reason": item.lock_reason}
 
 
 async def _run_step(step: str, match: Match, fault_key: str) -> StepCell:
