@@ -10,7 +10,15 @@ from runtime_support import make_ctx, tool_spec
 from test_runner import ARGS, REPO, Scripted, context, op, run
 
 from ghmcp_runtime.context import ToolContext, UpstreamResponse
-from ghmcp_runtime.declared import Compare, Declaration, ErrorSpec, Idempotency, Output, Resolve, Step
+from ghmcp_runtime.declared import (
+    Compare,
+    Declaration,
+    ErrorSpec,
+    Idempotency,
+    Output,
+    Resolve,
+    Step,
+)
 from ghmcp_runtime.errors import ToolError
 from ghmcp_runtime.model import FieldRule, Shape
 from ghmcp_runtime.projection import ShapeProjector
