@@ -187,10 +187,10 @@ def check_breaking(server: IRServer, overrides: OverrideFile, located: Located,
                                        f"{tool.name}: renamed_from names {tool.renamed_from}, which is "
                                        "still a tool", "drop renamed_from or the old tool", RULE))
         renames[tool.renamed_from] = tool.name
-    for i, decl in enumerate(overrides.breaking_changes):
-        if decl.kind == "changed-meaning" and decl.tool not in names:
+    for i, meaning in enumerate(overrides.breaking_changes):
+        if meaning.kind == "changed-meaning" and meaning.tool not in names:
             problems.append(Diagnostic(Level.ERROR, located.where(("breaking_changes", i, "tool")),
-                                       f"changed-meaning names {decl.tool}, which is not a tool",
+                                       f"changed-meaning names {meaning.tool}, which is not a tool",
                                        "a change of meaning is published for a current tool", RULE))
     codes = manifest.get("error_codes") if isinstance(manifest, dict) else None
     changes = diff_surfaces(old, [wire_tool(t) for t in server.tools], codes,
