@@ -290,26 +290,11 @@ class DeclarationBuilder:
 
     def bind_path(self, raw: StepDef | RecoverDef, op: SpecOperation, loc: Loc,
                   names: set[str]) -> dict[str, Any]:
-        wanted = path_names(op)
-        out: dict[str, Any] = {}
-        for key in raw.path:
-            if key not in wanted:
-                self.error((*loc, "path", key), f"{raw.call} has no path parameter {key!r}",
-                           f"its path parameters are: {', '.join(wanted) or 'none'}")
-        for name in wanted:
-            if name in raw.path:
-                out[name] = raw.path[name]
-                continue
+        def fill(name: str) -> str | None:
             mapped = self.mapped(raw.call, "path", name)
-            if mapped is None and name in names:
-                mapped = name
-            if mapped is None:
-                self.error((*loc, "path"), f"nothing fills path parameter {name!r} of {raw.call}",
-                           f"add a parameter named {name}, one with `from: {raw.call}#path.{name}`, "
-                           f"or `path: {{{name}: ...}}` on the step")
-                continue
-            out[name] = "{" + mapped + "}"
-        return out
+            return mapped if mapped is not None else name if name in names else None
+
+        return bind_path(raw.call, raw.path, op, loc, fill, self.error)
 
     def mapped(self, op_id: str, where: str, name: str) -> str | None:
         for p in self.params:
@@ -528,6 +513,28 @@ class DeclarationBuilder:
             return None
         self.check_refs(f.source, (*loc, "from"), names, ids)
         return Output(name=f.name, value=f.source, when_more=f.when_more)
+
+
+def bind_path(call: str, explicit: Mapping[str, Any], op: SpecOperation, loc: Loc,
+              fill: Callable[[str], str | None], error: Report) -> dict[str, Any]:
+    """Every path parameter of `op`: given under `path:`, else the parameter `fill` names."""
+    wanted = path_names(op)
+    out: dict[str, Any] = {}
+    for key in explicit:
+        if key not in wanted:
+            error((*loc, "path", key), f"{call} has no path parameter {key!r}",
+                  f"its path parameters are: {', '.join(wanted) or 'none'}")
+    for name in wanted:
+        param = None if name in explicit else fill(name)
+        if name in explicit:
+            out[name] = explicit[name]
+        elif param is None:
+            error((*loc, "path"), f"nothing fills path parameter {name!r} of {call}",
+                  f"add a parameter named {name}, one with `from: {call}#path.{name}`, "
+                  f"or `path: {{{name}: ...}}`")
+        else:
+            out[name] = "{" + param + "}"
+    return out
 
 
 def split_path(dotted: str) -> tuple[str, ...]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import Any
 
-from generator.declare import Loc, error_spec, path_names, spec_fields, split_path
+from generator.declare import Loc, bind_path, error_spec, spec_fields, split_path
 from generator.overrides import ParamDef
 from generator.schemas import walk
 from generator.spec import SpecOperation
@@ -37,20 +37,8 @@ def build_resolve(p: ParamDef, loc: Loc, *, kinds: Collection[str], names: Colle
         before.report((*rloc, "call"), f"{r.call} is not a listing (GET answering a JSON array)",
                       "resolve reads the rows of a list operation")
         return None
-    wanted = path_names(op)
-    path: dict[str, Any] = {}
-    for key in r.path:
-        if key not in wanted:
-            before.report((*rloc, "path", key), f"{r.call} has no path parameter {key!r}",
-                          f"its path parameters are: {', '.join(wanted) or 'none'}")
-    for name in wanted:
-        if name in r.path:
-            path[name] = r.path[name]
-        elif name in names:
-            path[name] = "{" + name + "}"
-        else:
-            before.report((*rloc, "path"), f"nothing fills path parameter {name!r} of {r.call}",
-                          f"add a parameter named {name}, or `path: {{{name}: ...}}`")
+    path = bind_path(r.call, r.path, op, rloc, lambda name: name if name in names else None,
+                     before.report)
     accepted = spec_fields(document, op, "query")
     for key in r.query:
         if key not in accepted:
