@@ -29,6 +29,8 @@ def _show(name: str, args: dict[str, Any], data: dict[str, Any], is_error: bool)
         print(f"← error {data['code']}: {data['message']}")
         if "repair" in data:
             print(f"  repair: {data['repair']['tool']} {_short(data['repair']['arguments'])}")
+            if "alternative" in data["repair"]:
+                print(f"  or: {data['repair']['alternative']}")
         return
     if "issues" in data:
         for issue in data["issues"][:5]:
@@ -38,8 +40,10 @@ def _show(name: str, args: dict[str, Any], data: dict[str, Any], is_error: bool)
         print(f"  {len(data['issues'])} issue(s){more}")
         return
     shown = {k: v for k, v in data.items() if k not in ("request_id", "comments", "issue")}
-    if "issue" in data:
-        shown["title"] = data["issue"]["title"]
+    if "issue" in data:  # a read, or a write answering with the issue as GitHub shows it
+        issue = data["issue"]
+        shown.update({k: issue[k] for k in ("issue_number", "title", "state", "labels", "milestone") if k in issue})
+    if "comments" in data:
         shown["comments"] = len(data["comments"])
     print(f"← {_short(shown)}")
 
@@ -61,7 +65,8 @@ async def run(url: str) -> None:
             ("github_search_issues", {"query": "dark mode", **repo}),
             ("github_create_issue", {**repo, "title": "Sync fails behind a proxy",
                                      "body": "`roadmap sync` ignores HTTPS_PROXY.",
-                                     "labels": ["bug", "triage"], "idempotency_key": "demo-proxy-0001"}),
+                                     "labels": ["bug", "triage"], "milestone": "v1.1",
+                                     "idempotency_key": "demo-proxy-0001"}),
         ]
         created: dict[str, Any] = {}
         for name, args in steps:
@@ -69,7 +74,7 @@ async def run(url: str) -> None:
             _show(name, args, result.structured_content or {}, bool(result.is_error))
             if name == "github_create_issue":
                 created = result.structured_content or {}
-        number = created.get("issue_number", 1)
+        number = created.get("issue", {}).get("issue_number", 1)
         issue = {**repo, "issue_number": number}
         read = await client.call_tool("github_get_issue", issue)
         _show("github_get_issue", issue, read.structured_content or {}, bool(read.is_error))
