@@ -87,23 +87,27 @@ def _specs(node: Any) -> set[str]:
     return found
 
 
-def read_side(files: Mapping[str, str], where: str) -> Side:
-    surfaces: dict[str, Surface] = {}
-    for path in sorted(files):
-        package, _, name = path.partition("/")
-        if name != "tools.json":
-            continue
+def _surface(files: Mapping[str, str], package: str, where: str) -> Surface:
+    path = f"{package}/tools.json"
+    try:
         tools = {t["name"]: t for t in _json(files, path, where)["tools"]}
-        codes: dict[str, tuple[str, ...]] | None = None
-        if f"{package}/errors.json" in files:
-            codes = {name: () for name in tools}
-            for entry in _json(files, f"{package}/errors.json", where)["codes"]:
-                for tool in entry["tools"]:
-                    codes[tool] = (*codes.get(tool, ()), entry["code"])
-            codes = {tool: tuple(sorted(found)) for tool, found in codes.items()}
-        surfaces[package] = Surface(tools, codes)
+        if f"{package}/errors.json" not in files:
+            return Surface(tools, None)
+        path = f"{package}/errors.json"
+        codes: dict[str, list[str]] = {name: [] for name in tools}
+        for entry in _json(files, path, where)["codes"]:
+            for tool in entry["tools"]:
+                codes.setdefault(tool, []).append(entry["code"])
+    except (KeyError, TypeError) as exc:
+        raise ReviewError(f"{OUT}/{path} ({where}) is not shaped like generator output: "
+                          f"{type(exc).__name__} {exc}") from None
+    return Surface(tools, {tool: tuple(sorted(found)) for tool, found in codes.items()})
+
+
+def read_side(files: Mapping[str, str], where: str) -> Side:
+    packages = sorted(p.partition("/")[0] for p in files if p.endswith("/tools.json"))
     manifest = _json(files, "MANIFEST.json", where) if "MANIFEST.json" in files else {}
-    return Side(surfaces, tuple(sorted(_specs(manifest))))
+    return Side({p: _surface(files, p, where) for p in packages}, tuple(sorted(_specs(manifest))))
 
 
 def read_overrides(root: Path) -> tuple[dict[str, Contract], list[Diagnostic], int]:
@@ -135,7 +139,7 @@ def main(root: Path, base: str | None) -> int:
     try:
         before = read_side(read_ref(root, base), base)
         after = read_side(read_worktree(root), "working tree")
-    except (ReviewError, KeyError, TypeError) as exc:
+    except ReviewError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     contracts, findings, count = read_overrides(root)

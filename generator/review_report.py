@@ -89,6 +89,10 @@ def value(item: Any) -> str:
     return "(absent)" if item is ABSENT else code(json.dumps(item, ensure_ascii=False))
 
 
+def title(item: Any) -> str:
+    return code(item) if isinstance(item, str) and item.strip() else value(item)
+
+
 def word_diff(old: str, new: str) -> str:
     """`git diff --word-diff=plain` notation: [-removed-]{+added+}."""
     a, b = re.findall(r"\s+|\S+", old), re.findall(r"\s+|\S+", new)
@@ -159,7 +163,7 @@ def _schema(old: Wire, new: Wire, scope: str, path: str) -> Iterator[Delta]:
         elif key == "description":
             yield Delta("description", here, words=word_diff(_text(a), _text(b)))
         elif key == "title":
-            yield Delta("title", here, f"{value(a)} → {value(b)}")
+            yield Delta("title", here, f"{title(a)} → {title(b)}")
         else:
             yield Delta("other", here, f"{code(key)} {value(a)} → {value(b)}")
 
@@ -188,8 +192,8 @@ def tool_deltas(old: Wire, new: Wire, codes_old: Sequence[str] | None,
                 codes_new: Sequence[str] | None) -> list[Delta]:
     deltas: list[Delta] = []
     if old.get("title") != new.get("title"):
-        deltas.append(Delta("title", "tool", f"{value(old.get('title', ABSENT))} → "
-                                             f"{value(new.get('title', ABSENT))}"))
+        deltas.append(Delta("title", "tool", f"{title(old.get('title', ABSENT))} → "
+                                             f"{title(new.get('title', ABSENT))}"))
     if old.get("description") != new.get("description"):
         deltas.append(Delta("description", "tool",
                             words=word_diff(_text(old.get("description")), _text(new.get("description")))))
@@ -234,7 +238,7 @@ def describe_added(tool: Wire, codes: Sequence[str] | None) -> list[str]:
     outputs = [f"{code(name)} {show_types(schema_types(prop))}"
                for name, prop in success.get("properties", {}).items()]
     hints = ", ".join(f"{k} {json.dumps(v)}" for k, v in sorted(tool.get("annotations", {}).items()))
-    lines = [f"- title: {value(tool.get('title', ABSENT))}",
+    lines = [f"- title: {title(tool.get('title', ABSENT))}",
              f"- annotations: {hints or 'none'}",
              f"- input: {', '.join(inputs) or 'none'}",
              f"- output: {', '.join(outputs) or 'none'}"]
@@ -262,7 +266,25 @@ def _codes(surface: Surface | None, name: str) -> tuple[str, ...] | None:
 
 
 def _tools_list_bytes(surface: Surface | None) -> int | None:
-    return None if surface is None else compact_bytes({"tools": [surface.tools[n] for n in sorted(surface.tools)]})
+    return None if surface is None else compact_bytes({"tools": list(surface.tools.values())})
+
+
+def _tokens(a: int | None, b: int | None) -> str:
+    return before_after(*(None if n is None else n // 4 for n in (a, b)))
+
+
+def _table(old: Mapping[str, Wire], new: Mapping[str, Wire], rows: Sequence[tuple[str | None, str | None]],
+           changed: Mapping[str, object]) -> list[str]:
+    """One row per tool: (old name, new name), None on the side where the tool does not exist."""
+    lines = ["| tool | change | bytes | ~tokens |", "|---|---|---|---|"]
+    for a, b in sorted(rows, key=lambda r: str(r[1] or r[0])):
+        size_old = compact_bytes(old[a]) if a else None
+        size_new = compact_bytes(new[b]) if b else None
+        status = ("added" if a is None else "removed" if b is None else
+                  f"renamed from {code(a)}" if a != b else "changed" if a in changed else "unchanged")
+        lines.append(f"| {code(b or a or '')} | {status} | {before_after(size_old, size_new)} "
+                     f"| {_tokens(size_old, size_new)} |")
+    return lines
 
 
 def _breaking(changes: Sequence[Change], contract: Contract | None) -> tuple[list[str], int]:
@@ -318,33 +340,26 @@ def review_server(package: str, base: Surface | None, head: Surface | None,
         lines += ["No change to the tool surface.", ""]
         return ServerReview(package, lines, counts, sizes, undeclared)
     lines += [", ".join(f"{v} {k}" for k, v in counts.items()) + " tools; `tools/list` "
-              f"{before_after(*sizes)} B, ~tokens {before_after(*(None if s is None else s // 4 for s in sizes))}",
-              "", "| tool | change | bytes | ~tokens |", "|---|---|---|---|"]
-    rows: list[tuple[str | None, str | None]] = [*pairs.items(), *((a, None) for a in removed),
-                                                 *((None, b) for b in added)]
-    for a, b in sorted(rows, key=lambda r: str(r[1] or r[0])):
-        bytes_old = compact_bytes(old[a]) if a else None
-        bytes_new = compact_bytes(new[b]) if b else None
-        status = ("added" if a is None else "removed" if b is None else
-                  f"renamed from {code(a)}" if a != b else "changed" if a in changed else "unchanged")
-        tokens = before_after(*(None if n is None else n // 4 for n in (bytes_old, bytes_new)))
-        lines.append(f"| {code(b or a or '')} | {status} | {before_after(bytes_old, bytes_new)} | {tokens} |")
+              f"{before_after(*sizes)} B, ~tokens {_tokens(*sizes)}", "",
+              *_table(old, new, [*pairs.items(), *((a, None) for a in removed), *((None, b) for b in added)],
+                      changed)]
     lines.append("")
     if breaking:
         lines += ["#### Breaking changes", "", *breaking, ""]
     if contract is None and head is not None and changes:
-        lines += ["No override file at the head declares this package, so nothing can be declared.", ""]
+        lines += ["No override file in the working tree loads for this package (see the lint "
+                  "findings), so no change counts as declared.", ""]
     inert = _inert(changes, contract)
     if inert:
         lines += ["#### Declared but not in this change (inert; remove when convenient)", "", *inert, ""]
     for a in sorted(changed, key=lambda n: renames.get(n, n)):
         b = renames.get(a, a)
-        title = f"#### {code(b)} (renamed from {code(a)})" if a != b else f"#### {code(b)} (changed)"
-        lines += [title, "", *render_deltas(changed[a]), ""]
+        heading = f"#### {code(b)} (renamed from {code(a)})" if a != b else f"#### {code(b)} (changed)"
+        lines += [heading, "", *(render_deltas(changed[a]) or ["- no change besides the name"]), ""]
     for b in added:
         lines += [f"#### {code(b)} (added)", "", *describe_added(new[b], _codes(head, b)), ""]
     for a in removed:
-        lines += [f"#### {code(a)} (removed)", "", f"- was: {value(old[a].get('title', ABSENT))}", ""]
+        lines += [f"#### {code(a)} (removed)", "", f"- was: {title(old[a].get('title', ABSENT))}", ""]
     return ServerReview(package, lines, counts, sizes, undeclared)
 
 
