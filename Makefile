@@ -27,7 +27,7 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check generator ghmcp_runtime generated fakegithub tests bench .github/scripts
-	$(VENV)/bin/mypy --strict generator ghmcp_runtime generated/github_issues_mcp .github/scripts
+	$(VENV)/bin/mypy --strict generator ghmcp_runtime $(wildcard generated/*_mcp) .github/scripts
 	$(VENV)/bin/actionlint -shellcheck $(VENV)/bin/shellcheck -pyflakes ""
 
 demo: $(STAMP)

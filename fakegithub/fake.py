@@ -6,7 +6,7 @@ import copy
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any, Literal, NamedTuple
 
 import httpx
@@ -155,20 +155,16 @@ class FakeGitHub:
             return lb
 
     def add_milestone(self, owner: str, repo: str, title: str, *, description: str | None = None,
-                      state: Literal["open", "closed"] = "open", due_on: datetime | str | None = None,
-                      creator: str | None = None) -> int:
+                      state: Literal["open", "closed"] = "open",
+                      due_on: date | datetime | str | None = None, creator: str | None = None) -> int:
+        """Seed a milestone (no permission or duplicate checks); returns its number. `due_on` is
+        stored as GitHub stores it: midnight US Pacific of that day (a date or `YYYY-MM-DD` is the
+        day itself; an instant is first converted to Pacific time)."""
         with self.lock:
             r = self.state.repo(owner, repo)
-            now = self.state.stamp()
-            number = r.next_milestone
-            r.next_milestone += 1
-            r.milestones[number] = Milestone(
-                id=self.state.next_id("milestone"), number=number, title=title,
-                description=description, state=state, creator=self.state.user(creator or owner).login,
-                created_at=now, updated_at=now, closed_at=now if state == "closed" else None,
-                due_on=self.state.resolve_time(due_on),
-            )
-            return number
+            ms = self.state.milestone(r, title, creator or owner, description=description,
+                                      state=state, due=due_on)
+            return ms.number
 
     def add_issue(
         self,

@@ -540,30 +540,6 @@ def remove_label(ctx: Ctx) -> Reply:
     return _issue_labels(ctx, repo, item)
 
 
-# milestones ----------------------------------------------------------------------------------
-
-
-@handles("issues/list-milestones")
-def list_milestones(ctx: Ctx) -> Reply:
-    repo = _repo(ctx)
-    state_filter = ctx.query.get("state", "open")
-    items = [m for m in repo.milestones.values() if state_filter == "all" or m.state == state_filter]
-    if ctx.query.get("sort", "due_on") == "completeness":
-        def completeness(m: Any) -> tuple[float, int]:
-            issues = [i for i in repo.live_issues() if i.milestone == m.number]
-            done = sum(1 for i in issues if i.state == "closed")
-            return (done / len(issues) if issues else 0.0, m.number)
-
-        items.sort(key=completeness)
-    else:
-        far = parse_time("9999-12-31T00:00:00Z")
-        items.sort(key=lambda m: (m.due_on or far, m.number))
-    if ctx.query.get("direction", "asc") == "desc":
-        items.reverse()
-    chunk, headers = _page(ctx, items)
-    return Reply(200, [objects.milestone(ctx.api, ctx.state, repo, m) for m in chunk], headers)
-
-
 # search ----------------------------------------------------------------------------------------
 
 
@@ -618,3 +594,6 @@ def search_issues(ctx: Ctx) -> Reply:
         },
         headers,
     )
+
+
+from fakegithub import milestone_handlers  # noqa: E402,F401  (registers the milestone operations)

@@ -103,7 +103,7 @@ def label(api: str, repo: Repo, lb: Label) -> JSONDict:
 
 
 def milestone(api: str, state: State, repo: Repo, ms: Milestone) -> JSONDict:
-    issues = [i for i in repo.live_issues() if i.milestone == ms.number]
+    issues = repo.milestone_issues(ms.number)
     url = f"{repo_api(api, repo)}/milestones/{ms.number}"
     return {
         "url": url,

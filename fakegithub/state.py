@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any, Literal
 
-from fakegithub.clock import Clock, parse_time, system_clock
+from fakegithub.clock import Clock, due_on, parse_time, system_clock
 
 DOCS = "https://docs.github.com/rest"
 ALL = "*"
@@ -172,6 +172,10 @@ class Repo:
         folded = title.casefold()
         return next((m for m in self.milestones.values() if m.title.casefold() == folded), None)
 
+    def milestone_issues(self, number: int) -> list[Issue]:
+        """Live issues and pull requests carrying the milestone (GitHub counts both)."""
+        return [i for i in self.live_issues() if i.milestone == number]
+
 
 class State:
     """All mutable data of one fake; every access from handlers happens under the fake's lock."""
@@ -264,3 +268,19 @@ class State:
 
     def resolve_time(self, value: str | datetime | None) -> datetime | None:
         return None if value is None else parse_time(value).replace(microsecond=0)
+
+    def milestone(self, repo: Repo, title: str, creator: str, *, description: str | None = None,
+                  state: Literal["open", "closed"] = "open",
+                  due: str | date | datetime | None = None) -> Milestone:
+        """A new milestone with the next number (numbers of deleted milestones are not reused)."""
+        now = self.stamp()
+        number = repo.next_milestone
+        repo.next_milestone += 1
+        ms = Milestone(
+            id=self.next_id("milestone"), number=number, title=title, description=description,
+            state=state, creator=self.user(creator).login, created_at=now, updated_at=now,
+            closed_at=now if state == "closed" else None,
+            due_on=None if due is None else due_on(due),
+        )
+        repo.milestones[number] = ms
+        return ms

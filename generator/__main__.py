@@ -1,5 +1,9 @@
 """`python -m generator {generate,check,diff,drift,review}`: exit 0 ok, 1 check found a diff (review:
-an undeclared breaking change), 2 user error."""
+an undeclared breaking change), 2 user error.
+
+Without --overrides, every `overrides/*.yaml` is one server, generated into `generated/<package>/`;
+nothing is written unless all of them generate cleanly.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +14,28 @@ from pathlib import Path
 
 from generator.diagnostics import Level
 from generator.io import compare, write
-from generator.pipeline import Result, generate, load_inputs
-from generator.spec import REPO_ROOT, SpecError
+from generator.overrides import schema_text
+from generator.pipeline import Result, generate, load_inputs, override_files
+from generator.render import FileMap
+from generator.spec import REPO_ROOT, SpecError, load_pinned_spec
 
-DEFAULT_OVERRIDES = REPO_ROOT / "overrides" / "github_issues.yaml"
+OVERRIDES_DIR = REPO_ROOT / "overrides"
 DEFAULT_OUT = REPO_ROOT / "generated"
+SCHEMA_FILE = REPO_ROOT / "docs" / "overrides.schema.json"
+
+
+def _schema_is_current(command: str) -> bool:
+    """docs/overrides.schema.json follows the override models: `generate` rewrites it."""
+    want = schema_text()
+    have = SCHEMA_FILE.read_text(encoding="utf-8") if SCHEMA_FILE.is_file() else None
+    if have == want:
+        return True
+    if command == "generate":
+        SCHEMA_FILE.write_text(want, encoding="utf-8", newline="\n")
+        print(f"{'changed' if have else 'missing':>8} docs/{SCHEMA_FILE.name}")
+        return True
+    print(f"{'CHANGED' if have else 'MISSING'}: docs/{SCHEMA_FILE.name} (run `make generate`)")
+    return False
 
 
 def _print_diagnostics(result: Result) -> None:
@@ -26,9 +47,10 @@ def _print_diagnostics(result: Result) -> None:
         print(f"{errors} error(s), {warnings} warning(s)", file=sys.stderr)
 
 
-def _summary(result: Result, seconds: float) -> None:
+def _summary(result: Result) -> None:
     server = result.server
     assert server is not None
+    print(f"{server.name} ({server.package}):")
     budget, desc_budget = server.tools_budget_bytes, server.description_budget_bytes
     print(f"{'tool':<28} {'ops':>3} {'bytes':>6} {'~tokens':>7} {'description':>11}  annotations")
     for tool in server.tools:
@@ -45,14 +67,31 @@ def _summary(result: Result, seconds: float) -> None:
         print(f"breaking change {note}")
     print(f"operations used {len(server.coverage.used)}, excluded {len(server.coverage.excluded)}; "
           f"lint findings {len(result.diagnostics)}; "
-          + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in result.timings.items())
-          + f"; total {seconds * 1000:.0f} ms")
+          + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in result.timings.items()))
+
+
+def _generate_all(paths: list[Path], args: argparse.Namespace) -> list[Result] | None:
+    spec = load_pinned_spec(args.spec_dir) if args.spec_dir else load_pinned_spec()
+    baseline = args.out if args.command == "generate" else None
+    results = []
+    for path in paths:
+        result = generate(load_inputs(path, spec=spec, baseline_dir=baseline))
+        _print_diagnostics(result)
+        results.append(result)
+    if any(r.files is None for r in results):
+        return None
+    packages = [r.server.package for r in results if r.server is not None]
+    if len(set(packages)) != len(packages):
+        print("error: two override files name the same package", file=sys.stderr)
+        return None
+    return results
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m generator")
     parser.add_argument("command", choices=["generate", "check", "diff", "drift", "review"])
-    parser.add_argument("--overrides", type=Path, default=DEFAULT_OVERRIDES)
+    parser.add_argument("--overrides", type=Path, default=None,
+                        help="one override file (default: every overrides/*.yaml)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--spec-dir", type=Path, default=None)
     parser.add_argument("--quiet", action="store_true")
@@ -64,35 +103,44 @@ def main(argv: list[str] | None = None) -> int:
         from generator.review import main as review_main
 
         return review_main(args.root, args.base)
+    paths = [args.overrides] if args.overrides else override_files(OVERRIDES_DIR)
     if args.command == "drift":
         from generator.drift import main as drift_main
 
-        return drift_main(args.overrides, args.to, args.spec_dir)
+        return max((drift_main(path, args.to, args.spec_dir) for path in paths), default=0)
     started = time.perf_counter()
     try:
-        baseline = args.out if args.command == "generate" else None
-        inputs = load_inputs(args.overrides, spec_dir=args.spec_dir, baseline_dir=baseline)
+        results = _generate_all(paths, args)
     except (OSError, SpecError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    result = generate(inputs)
-    _print_diagnostics(result)
-    if result.files is None:
+    if results is None:
         print("generation failed: nothing was written", file=sys.stderr)
         return 2
+    files: FileMap = {}
+    for result in results:
+        assert result.files is not None
+        files.update(result.files)
+    # one override file owns only its package directory; all of them own the whole tree
+    scope = [f"{r.server.package}/" for r in results if r.server] if args.overrides else None
+    # the repository's own tree also carries the override schema; a scratch --out does not
+    repo_tree = args.out.resolve() == DEFAULT_OUT.resolve()
+    schema_ok = _schema_is_current(args.command) if repo_tree else True
     if args.command == "generate":
-        changes = write(result.files, args.out)
+        changes = write(files, args.out, scope)
         if not args.quiet:
             for change in changes:
                 print(f"{change.kind.lower():>8} {args.out.name}/{change.path}")
-            _summary(result, time.perf_counter() - started)
+            for result in results:
+                _summary(result)
+            print(f"total {(time.perf_counter() - started) * 1000:.0f} ms for {len(results)} server(s)")
         return 0
-    changes = compare(result.files, args.out)
+    changes = compare(files, args.out, scope=scope)
     for change in changes:
         print(f"{change.kind}: {args.out.name}/{change.path}")
         if change.diff:
             print(change.diff, end="" if change.diff.endswith("\n") else "\n")
-    if changes and args.command == "check":
+    if (changes or not schema_ok) and args.command == "check":
         print(f"{len(changes)} file(s) in {args.out.name}/ differ from what the generator produces; "
               "run `make generate` (never edit generated/ by hand)", file=sys.stderr)
         return 1

@@ -172,7 +172,7 @@ def check_breaking(server: IRServer, overrides: OverrideFile, located: Located,
         return [], []
     try:
         old = json.loads(baseline[key])["tools"]
-        manifest = json.loads(baseline.get("MANIFEST.json", "{}"))
+        manifest = json.loads(baseline.get(f"{server.package}/MANIFEST.json", "{}"))
     except (ValueError, KeyError, TypeError) as exc:
         return [Diagnostic(Level.ERROR, Where(located.file), f"the committed {key} does not parse: {exc}",
                            "restore it from version control (never edit generated/ by hand)", RULE)], []

@@ -8,6 +8,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from generator.catalog import BUILTIN_CODES
+from generator.declare import DeclarationBuilder
 from generator.diagnostics import Diagnostic, Level, closest
 from generator.hookscan import HookFacts
 from generator.ir import (
@@ -26,11 +28,19 @@ from generator.ir import (
     IRTool,
     JSONObject,
 )
-from generator.overrides import OverrideFile, ParamDef, ShapeField, ToolDef
+from generator.overrides import (
+    ErrorCodeDef,
+    OverrideFile,
+    ParamDef,
+    ShapeField,
+    ToolDef,
+    tool_operations,
+)
 from generator.schemas import compact, is_union, object_branches, python_type, walk
 from generator.spec import SpecOperation, iter_operations, resolve_ref
 from generator.yamlsrc import Located
 from ghmcp_runtime.errors import ENVELOPE_OUTPUT_SCHEMA, UNIVERSAL_CODES
+from ghmcp_runtime.model import Operation
 
 JSON = Any
 ALWAYS_CODES = (*UNIVERSAL_CODES, "internal_error")
@@ -40,6 +50,8 @@ NOT_FOUND_BY_PARAM = {
     "name": "label_not_found",
     "milestone_number": "milestone_not_found",
 }
+REPO_PARAMS = ("owner", "repo")
+DEFAULT_TOOL_BUDGET = 3000
 REQUEST_ID = {"type": "string"}
 RATE_LIMIT_REMAINING = {"type": "integer"}
 
@@ -51,7 +63,7 @@ class Builder:
         located: Located,
         document: Mapping[str, JSON],
         hooks: HookFacts,
-        hooks_file: str,
+        hooks_file: str | None,
         hooks_source: str,
     ) -> None:
         self.o = overrides
@@ -62,6 +74,7 @@ class Builder:
         self.hooks_source = hooks_source
         self.ops = {op.operation_id: op for op in iter_operations(document)}
         self.problems: list[Diagnostic] = []
+        self.catalog: dict[str, ErrorCodeDef] = {**BUILTIN_CODES, **overrides.error_codes}
 
     # -- helpers -----------------------------------------------------------------------------
     def error(self, loc: tuple[str | int, ...], message: str, hint: str = "", rule: str = "") -> None:
@@ -102,7 +115,7 @@ class Builder:
             version=s.version,
             api_version=s.api_version,
             summary=s.summary.strip(),
-            tools_budget_bytes=s.tools_budget_bytes,
+            tools_budget_bytes=s.tools_budget_bytes or DEFAULT_TOOL_BUDGET * max(1, len(built)),
             description_budget_bytes=s.description_budget_bytes,
             tools=tuple(sorted(built, key=lambda t: t.name)),
             shapes=tuple(sorted(shapes.values(), key=lambda sh: sh.name)),
@@ -185,6 +198,9 @@ class Builder:
             for j, op_id in enumerate(tool.operations):
                 if self.lookup_op(op_id, ("tools", i, "operations", j)) is not None:
                     used.setdefault(op_id, i)
+            for k, step in enumerate(tool.steps or []):
+                if self.lookup_op(step.call, ("tools", i, "steps", k, "call")) is not None:
+                    used.setdefault(step.call, i)
         for op_id in self.o.coverage.excluded:
             loc = ("coverage", "excluded", op_id)
             if self.lookup_op(op_id, loc) is not None and op_id in used:
@@ -208,22 +224,56 @@ class Builder:
             loc: tuple[str | int, ...] = ("shapes", name)
             roots = []
             for k, source in enumerate(shape.sources):
-                node = self.doc.get("components", {}).get("schemas", {}).get(source)
-                if node is None:
-                    guess = closest(source, list(self.doc["components"]["schemas"]))
-                    self.error((*loc, "sources", k), f"unknown component schema {source!r}",
-                               f"did you mean {guess!r}?" if guess else "")
-                else:
+                node = self.shape_source(source, (*loc, "sources", k))
+                if node is not None:
                     roots.append((source, node))
             fields = self.build_fields(shape.fields, roots, (*loc, "fields"))
+            version = self.build_version(shape.version or {}, roots, (*loc, "version"))
+            computed_version = [f.name for f in shape.fields if f.computed == "version"]
+            if computed_version and not shape.version:
+                self.error((*loc, "version"), f"shape {name!r} has a `computed: version` field "
+                           "but declares no version", "add `version: {name: path, ...}`")
             if fields is not None:
                 shapes[name] = IRShape(
                     name=name,
                     sources=tuple(shape.sources),
                     fields=fields,
                     schema=row_schema(fields),
+                    version=version,
+                    version_field=computed_version[0] if computed_version else None,
                 )
         return shapes
+
+    def shape_source(self, source: str, loc: tuple[str | int, ...]) -> JSON | None:
+        """A component schema by name, or `<operationId>#response`: its success body (list items)."""
+        if source.endswith("#response"):
+            op = self.lookup_op(source.removesuffix("#response"), loc)
+            if op is None:
+                return None
+            node = success_schema(self.doc, op)
+            if node is None:
+                self.error(loc, f"{op.operation_id} has no JSON success response to project",
+                           "name a component schema instead")
+            return node
+        node = self.doc.get("components", {}).get("schemas", {}).get(source)
+        if node is None:
+            guess = closest(source, list(self.doc["components"]["schemas"]))
+            self.error(loc, f"unknown component schema {source!r}",
+                       f"did you mean {guess!r}?" if guess else
+                       "name a component schema, or <operationId>#response")
+        return node
+
+    def build_version(self, fields: Mapping[str, str], roots: list[tuple[str, JSON]],
+                      loc: tuple[str | int, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        out = []
+        for name, dotted in sorted(fields.items()):
+            path = tuple(p for p in re.split(r"\.|(\[\])", dotted) if p)
+            for source, root in roots:
+                if walk(self.doc, root, path)[0] is None:
+                    self.error((*loc, name), f"version path {dotted!r} does not exist in {source!r}",
+                               "paths are dotted property names; [] steps into list items")
+            out.append((name, path))
+        return tuple(out)
 
     def build_fields(
         self,
@@ -236,7 +286,7 @@ class Builder:
             floc = (*loc, i)
             self.check_identifier((*floc, "name"), f.name, "shape field")
             if f.computed is not None:
-                schema = dict(f.computed)
+                schema = {"type": "string"} if f.computed == "version" else dict(f.computed)
                 if f.description:
                     schema = {**schema, "description": f.description}
                 out.append(IRField(name=f.name, path=(), detail=f.detail, transform=None,
@@ -285,17 +335,29 @@ class Builder:
         loc: tuple[str | int, ...] = ("tools", index)
         before = len([p for p in self.problems if p.level is Level.ERROR])
         ops = []
-        for op_id in tool.operations:
+        for op_id in tool_operations(tool):
             op = self.ops.get(op_id)
             if op is not None:
                 ops.append(self.build_operation(op))
-        if tool.handler not in self.hooks.async_functions:
+        if tool.handler is not None and tool.steps is not None:
+            self.error((*loc, "handler"), f"tool {tool.name} has both `handler` and `steps`",
+                       "declare `steps` (preferred) or name a hook, not both")
+        elif tool.handler is None and tool.steps is None:
+            self.error(loc, f"tool {tool.name} has neither `steps` nor `handler`",
+                       "declare what it does with `steps` (see docs/overrides.md)")
+        elif tool.handler is not None and not tool.operations:
+            self.error((*loc, "operations"), f"tool {tool.name} runs a hook but lists no operations",
+                       "list every operation the hook calls under operations")
+        elif tool.handler is not None and tool.handler not in self.hooks.async_functions:
             guess = closest(tool.handler, list(self.hooks.async_functions))
             self.error((*loc, "handler"),
-                       f"handler {tool.handler!r} is not an async function in {self.hooks_file}",
-                       f"did you mean {guess!r}?" if guess else "define `async def` in the hook module")
+                       f"handler {tool.handler!r} is not an async function in {self.hooks_file or 'the hooks'}",
+                       f"did you mean {guess!r}?" if guess else
+                       "define `async def` in the hook module named by server.hooks")
+        if tool.steps is not None and not tool.steps:
+            self.error((*loc, "steps"), f"tool {tool.name} declares no steps", "add at least one step")
         params = [self.build_param(tool, p, (*loc, "params", k)) for k, p in enumerate(tool.params)]
-        names = [p.name for p in tool.params]
+        names = [str(p.name) for p in tool.params]  # resolve_shared guarantees names
         for k, name in enumerate(names):
             if name in names[:k]:
                 self.error((*loc, "params", k, "name"), f"duplicate parameter {name!r}")
@@ -307,9 +369,9 @@ class Builder:
                                f"parameters are: {', '.join(names)}")
         output = [self.build_output(f, shapes, (*loc, "output", k)) for k, f in enumerate(tool.output)]
         self.check_annotations(tool, loc)
-        for k, code in enumerate(tool.errors):
-            if code not in self.o.error_codes:
-                guess = closest(code, list(self.o.error_codes))
+        for k, code in enumerate(tool.errors or []):
+            if code not in self.catalog:
+                guess = closest(code, list(self.catalog))
                 self.error((*loc, "errors", k), f"error code {code!r} is not in error_codes",
                            f"did you mean {guess!r}?" if guess else "declare it under error_codes")
         for gh_field, param in sorted(tool.field_map.items()):
@@ -320,12 +382,27 @@ class Builder:
         built_params = tuple(p for p in params if p is not None)
         built_output = tuple(f for f in output if f is not None)
         implied = self.implied_codes(tool, ops, built_params)
-        for code in sorted(implied - set(tool.errors)):
+        declaration = None
+        field_map = dict(tool.field_map)
+        if tool.steps is not None:
+            runtime_ops = {op.operation_id: runtime_operation(op) for op in ops}
+            versioned = frozenset(name for name, shape in shapes.items() if shape.version)
+            built = DeclarationBuilder(tool, loc, built_params, self.ops, runtime_ops, self.doc,
+                                       set(self.catalog), self.error, versioned).build()
+            if built is None:
+                return None
+            declaration, derived_map, raised = built
+            field_map = {**derived_map, **field_map}
+            implied |= raised
+        errors = implied if tool.errors is None else set(tool.errors)
+        for code in sorted(implied - errors):
             self.error((*loc, "errors"), f"tool {tool.name} can emit {code!r} but does not declare it",
                        f"add {code} to errors (the generator refuses undeclared codes)", "declared-codes")
-        for code in sorted(set(tool.errors) - implied):
+        for code in sorted(errors - implied):
             self.warn((*loc, "errors"), f"tool {tool.name} declares {code!r} but nothing emits it",
                       "drop it, or raise it from the hook", "declared-codes")
+        if len([p for p in self.problems if p.level is Level.ERROR]) > before:
+            return None
         input_schema = {
             "type": "object",
             "additionalProperties": False,
@@ -353,6 +430,7 @@ class Builder:
             title=tool.title,
             description=description,
             handler=tool.handler,
+            declaration=declaration,
             operations=tuple(ops),
             params=built_params,
             output=built_output,
@@ -361,8 +439,8 @@ class Builder:
             success_schema=success,
             annotations=IRAnnotations(read_only=a.read_only, open_world=a.open_world,
                                       destructive=a.destructive, idempotent=a.idempotent, why=a.why),
-            error_codes=tuple(sorted(set(tool.errors))),
-            field_map=tuple(sorted(tool.field_map.items())),
+            error_codes=tuple(sorted(errors)),
+            field_map=tuple(sorted(field_map.items())),
             echo_safe=tuple(p.name for p in built_params if echo_safe(p)),
             rules=tuple(IRRule(kind=r.kind, fields=tuple(r.fields), when=r.when, reason=r.reason)
                         for r in tool.rules),
@@ -373,7 +451,8 @@ class Builder:
     def build_operation(self, op: SpecOperation) -> IROperation:
         params = re.findall(r"\{([^}]+)\}", op.path)
         last = params[-1] if params else ""
-        not_found = NOT_FOUND_BY_PARAM.get(last, "repo_not_found")
+        not_found = NOT_FOUND_BY_PARAM.get(last, "repo_not_found" if last in ("", *REPO_PARAMS)
+                                           else "not_found")
         statuses = tuple(sorted(int(s) for s in op.node.get("responses", {})
                                 if s.isdigit() and 200 <= int(s) < 300))
         return IROperation(
@@ -393,9 +472,9 @@ class Builder:
                        "write <operationId>#<path|query|body>.<name>, e.g. issues/get#path.issue_number")
             return None
         op_id, where, name = match.groups()
-        if op_id not in tool.operations:
+        if op_id not in tool_operations(tool):
             self.error(loc, f"parameter source {op_id!r} is not one of this tool's operations",
-                       f"add it to operations, or use one of {tool.operations}")
+                       f"call it in a step (or list it in operations), or use one of {tool_operations(tool)}")
             return None
         op = self.ops.get(op_id)
         if op is None:
@@ -455,6 +534,7 @@ class Builder:
                 schema[key] = value
         if p.default is not None:
             schema["default"] = p.default
+        assert p.name is not None and p.description is not None  # resolve_shared guarantees both
         text = p.description.strip()
         if not p.required:
             if not p.omitted:
@@ -469,7 +549,7 @@ class Builder:
                 text += " " + p.null_means.strip()
         schema = {"description": text, **schema}
         return IRParam(name=p.name, required=p.required, schema=schema,
-                       python_type=python_type(schema), source=p.source)
+                       python_type=python_type(schema), source=p.source, transform=p.transform)
 
     def build_output(
         self, f: Any, shapes: Mapping[str, IRShape], loc: tuple[str | int, ...]
@@ -539,17 +619,40 @@ class Builder:
         names = {p.name for p in params}
         if any(n.endswith("cursor") for n in names):
             codes.add("cursor_expired")
-        return codes | set(self.hooks.codes.get(tool.handler, frozenset()))
+        if tool.handler is not None:
+            codes |= self.hooks.codes.get(tool.handler, frozenset())
+        return codes
 
     def build_error_codes(self, tools: list[IRTool]) -> tuple[IRErrorCode, ...]:
         out = []
-        for code, d in sorted(self.o.error_codes.items()):
+        for code, d in sorted(self.catalog.items()):
             users = tuple(sorted(t.name for t in tools if code in t.error_codes))
+            if not users and code not in self.o.error_codes:
+                continue  # a built-in code no tool can emit stays out of the catalog
             out.append(IRErrorCode(code=code, temporary=d.temporary, description=d.description.strip(),
                                    repair=d.repair.strip(), tools=users))
             if not users:
                 self.warn(("error_codes", code), f"error code {code!r} is used by no tool")
         return tuple(out)  # repair targets are checked, with locations, by the linter
+
+
+def success_schema(document: JSON, op: SpecOperation) -> JSON | None:
+    """The JSON body schema of an operation's first 2xx response; list items for an array."""
+    for status, response in sorted(op.node.get("responses", {}).items()):
+        if not (status.isdigit() and 200 <= int(status) < 300):
+            continue
+        content = resolve_ref(document, response).get("content", {})
+        schema = content.get("application/json", {}).get("schema")
+        if schema is None:
+            continue
+        node = resolve_ref(document, schema)
+        return resolve_ref(document, node["items"]) if node.get("type") == "array" else node
+    return None
+
+
+def runtime_operation(op: IROperation) -> Operation:
+    return Operation(operation_id=op.operation_id, method=op.method, path=op.path,
+                     not_found=op.not_found, success_status=op.success_status)
 
 
 def echo_safe(param: IRParam) -> bool:

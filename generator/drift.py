@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.diagnostics import DiagnosticError
-from generator.overrides import OverrideFile, ShapeField, parse_overrides
+from generator.overrides import OverrideFile, ShapeField, parse_overrides, tool_operations
 from generator.patches import apply_patches
 from generator.schemas import object_branches
 from generator.spec import (
@@ -56,7 +56,7 @@ def usage(overrides: OverrideFile) -> Usage:
     tools: dict[str, list[str]] = defaultdict(list)
     params: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     for tool in overrides.tools:
-        for op in tool.operations:
+        for op in tool_operations(tool):
             tools[op].append(tool.name)
         for p in tool.params:
             match = re.fullmatch(r"([\w\-/]+)#(path|query|body)\.([\w\-\[\]]+)", p.source or "")

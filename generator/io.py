@@ -28,8 +28,12 @@ def existing_files(root: Path) -> dict[str, str]:
     return out
 
 
-def compare(files: FileMap, root: Path, label: str = "generated") -> list[Change]:
+def compare(files: FileMap, root: Path, label: str = "generated",
+            scope: list[str] | None = None) -> list[Change]:
+    """Differences between `files` and the tree; with `scope`, only paths under those prefixes."""
     current = existing_files(root)
+    if scope is not None:
+        current = {p: t for p, t in current.items() if p.startswith(tuple(scope))}
     changes: list[Change] = []
     for path in sorted(set(files) | set(current)):
         want, have = files.get(path), current.get(path)
@@ -47,8 +51,8 @@ def compare(files: FileMap, root: Path, label: str = "generated") -> list[Change
     return changes
 
 
-def write(files: FileMap, root: Path) -> list[Change]:
-    changes = compare(files, root)
+def write(files: FileMap, root: Path, scope: list[str] | None = None) -> list[Change]:
+    changes = compare(files, root, scope=scope)
     for change in changes:
         target = root / change.path
         if change.kind == "EXTRA":

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.diagnostics import Where
+from ghmcp_runtime.declared import Declaration
 
 JSONObject = dict[str, Any]
 
@@ -39,6 +40,8 @@ class IRShape:
     sources: tuple[str, ...]
     fields: tuple[IRField, ...]
     schema: JSONObject  # one row, full detail; summary-only required fields
+    version: tuple[tuple[str, tuple[str, ...]], ...] = ()  # declared content version: name -> path
+    version_field: str | None = None  # the computed field that carries it
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,6 +51,7 @@ class IRParam:
     schema: JSONObject
     python_type: str
     source: str | None
+    transform: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,7 +84,8 @@ class IRTool:
     name: str
     title: str
     description: str
-    handler: str
+    handler: str | None  # a hook, or None for a declared tool
+    declaration: Declaration | None
     operations: tuple[IROperation, ...]
     params: tuple[IRParam, ...]
     output: tuple[IROutputField, ...]
@@ -154,7 +159,7 @@ class IRServer:
     shapes: tuple[IRShape, ...]
     error_codes: tuple[IRErrorCode, ...]
     coverage: Coverage
-    hooks_file: str
+    hooks_file: str | None
     hooks_source: str
     overrides_file: str
     resources: tuple[IRResource, ...] = ()

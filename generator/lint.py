@@ -57,7 +57,7 @@ class Ctx:
         if index is None or self.located is None:
             return tool.where
         for k, raw in enumerate(self.located.data["tools"][index].get("params", [])):
-            if isinstance(raw, dict) and raw.get("name") == param:
+            if raw == param or (isinstance(raw, dict) and param in (raw.get("name"), raw.get("use"))):
                 return self.at(("tools", index, "params", k, *path))
         return self.where(tool, "params")
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,7 +13,9 @@ from jsonschema import Draft202012Validator
 
 from generator.diagnostics import Where
 from generator.lint import Ctx
+from ghmcp_runtime.declared import Repair
 from ghmcp_runtime.errors import UNIVERSAL_CODES
+from ghmcp_runtime.refs import references
 
 READ_VERBS = frozenset({"get", "list", "read", "search", "view", "show", "find", "fetch",
                         "retrieve", "check", "count", "describe"})
@@ -146,7 +149,8 @@ def _catalog(ctx: Ctx) -> None:
     raises, _ = _scan(ctx.server.hooks_source)
     for found in raises:
         if found.code not in catalog:
-            ctx.error(Where(ctx.server.hooks_file, found.line, found.col), "error-catalog",
+            ctx.error(Where(ctx.server.hooks_file or ctx.server.overrides_file, found.line, found.col),
+                      "error-catalog",
                       f"the hooks raise {found.code!r}, which is not in error_codes",
                       "declare it under error_codes (and in the errors of the tools that emit it)")
 
@@ -154,10 +158,47 @@ def _catalog(ctx: Ctx) -> None:
 # -- repairs ---------------------------------------------------------------------------------
 
 
+def _declared_repairs(value: Any) -> Iterator[Repair]:
+    """Every Repair inside a declaration (steps, error mappings, guards)."""
+    if isinstance(value, Repair):
+        yield value
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            yield from _declared_repairs(getattr(value, f.name))
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _declared_repairs(item)
+
+
+def _template_problems(schema: dict[str, Any], arguments: Mapping[str, Any]) -> Iterator[str]:
+    props = schema.get("properties", {})
+    for name, value in arguments.items():
+        if name not in props:
+            yield f"argument {name!r} is not a parameter"
+        elif not references(value):  # a constant: it must be valid as it stands
+            errors = sorted(Draft202012Validator(props[name]).iter_errors(value), key=lambda e: e.message)
+            if errors:
+                yield f"argument {name!r}: {errors[0].message}"
+    for required in schema.get("required", []):
+        if required not in arguments:
+            yield f"required argument {required!r} is missing"
+
+
 def _repairs(ctx: Ctx) -> None:
+    for tool in ctx.server.tools:
+        for found_repair in _declared_repairs(tool.declaration):
+            where = ctx.where(tool, "steps")
+            target = ctx.wire.get(found_repair.tool)
+            if target is None:
+                ctx.error(where, "repair-tool", f"{tool.name}: a repair names {found_repair.tool!r}, which "
+                          "is not a tool", "repair.tool must name a listed tool")
+                continue
+            for problem in _template_problems(target["inputSchema"], found_repair.arguments):
+                ctx.error(where, "repair-arguments", f"{tool.name}: repair with {found_repair.tool}: {problem}",
+                          "repair arguments must be callable as they are against the tool's inputSchema")
     _, repairs = _scan(ctx.server.hooks_source)
     for found in repairs:
-        where = Where(ctx.server.hooks_file, found.line, found.col)
+        where = Where(ctx.server.hooks_file or ctx.server.overrides_file, found.line, found.col)
         wire = ctx.wire.get(found.tool)
         if wire is None:
             ctx.error(where, "repair-tool", f"a repair names {found.tool!r}, which is not a tool",

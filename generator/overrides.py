@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+)
 
 from generator.diagnostics import Diagnostic, DiagnosticError, Level, closest
 from generator.patches import SpecPatch
@@ -26,18 +34,22 @@ class ServerSection(Strict):
     version: str
     tool_prefix: str = Field(pattern=r"^[a-z][a-z0-9]*_$")
     api_version: str
-    hooks: str = Field(description="hand-written hook module, relative to the override file")
+    hooks: str | None = Field(
+        default=None, description="hand-written hook module, relative to the override file; only for "
+        "tools, templates or completions a declaration cannot express")
     summary: str = Field(description="capability summary: rules first, then context")
-    tools_budget_bytes: int = Field(gt=0, description="budget for the whole tools/list")
-    description_budget_bytes: int = Field(gt=0, description="budget for one tool description")
+    tools_budget_bytes: int | None = Field(
+        default=None, gt=0, description="budget for the whole tools/list; default 3,000 B per tool")
+    description_budget_bytes: int = Field(default=1200, gt=0, description="budget for one tool description")
     tool_essentials: str | None = Field(
         default=None, description="one line appended to every tool description (clients may hide instructions)"
     )
 
 
 class Coverage(Strict):
-    categories: list[str]
-    excluded: dict[str, str] = Field(description="operationId -> one-line reason")
+    categories: list[str] = Field(
+        default_factory=list, description="spec categories whose every operation must be used or excluded")
+    excluded: dict[str, str] = Field(default_factory=dict, description="operationId -> one-line reason")
 
 
 class ErrorCodeDef(Strict):
@@ -49,27 +61,36 @@ class ErrorCodeDef(Strict):
 class ShapeField(Strict):
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     source: str | None = Field(default=None, alias="from", description="dotted path; [] maps a list")
-    detail: Literal["summary", "full"]
+    detail: Literal["summary", "full"] = "full"
     transform: Literal["preview"] | None = None
-    computed: dict[str, Any] | None = Field(default=None, description="JSON schema of a computed field")
+    computed: dict[str, Any] | Literal["version"] | None = Field(
+        default=None, description="`version` (the shape's declared content version), or the JSON "
+        "schema of a value a hook supplies")
     fields: list[ShapeField] | None = Field(default=None, description="project an object field by field")
     description: str | None = None
 
 
 class ShapeDef(Strict):
-    sources: list[str] = Field(min_length=1, description="component schemas the paths must exist in")
+    sources: list[str] = Field(
+        min_length=1, description="component schemas (e.g. label) or operation responses "
+        "(e.g. issues/get-label#response) the paths must exist in")
     fields: list[ShapeField] = Field(min_length=1)
+    version: dict[str, str] | None = Field(
+        default=None, description="content version: name -> dotted path of each field it covers")
 
 
 class ParamDef(Strict):
-    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    name: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_]*$",
+                             description="required unless `use` names a shared parameter")
+    use: str | None = Field(default=None, description="a parameter of the top-level `parameters`; "
+                            "keys given here override its keys (a bare name in `params` is short for this)")
     source: str | None = Field(
         default=None, alias="from", description="<operationId>#<path|query|body>.<name>"
     )
     type: Literal["string", "integer", "boolean", "array"] | None = None
     items: dict[str, Any] | None = None
     enum: list[Any] | None = None
-    description: str
+    description: str | None = Field(default=None, description="required (here or in the shared parameter)")
     required: bool = False
     omitted: str | None = Field(default=None, description="what leaving the parameter out means")
     default: Any = None
@@ -83,6 +104,13 @@ class ParamDef(Strict):
     maximum: int | None = None
     min_items: int | None = None
     max_items: int | None = None
+    transform: str | None = Field(
+        default=None, description="a registered transform applied before any call (e.g. hex_color)")
+
+
+def _shared_reference(value: Any) -> Any:
+    """`- owner` in a tool's params is short for `- {use: owner}`."""
+    return {"use": value} if isinstance(value, str) else value
 
 
 class Annotations(Strict):
@@ -102,31 +130,133 @@ class OutputField(Strict):
     optional: bool = False
     nullable: bool = False
     description: str | None = Field(default=None, description="only where the name is not enough")
+    source: str | list[str] | None = Field(
+        default=None, alias="from", description="declared tools: a step id (shapes; a list = first "
+        "that produced a body, or every one for items_shape) or a reference template such as "
+        "{step.field}")
+    version_of: str | None = Field(
+        default=None, description="declared tools: the content version (by this shape's `version`) "
+        "of the body of the step named in `from`")
 
 
 class Rule(Strict):
-    kind: Literal["at_least_one", "all_or_none", "requires"]
+    kind: Literal["at_least_one", "all_or_none", "requires", "not_together"]
     fields: list[str] = Field(min_length=1)
     when: str | None = Field(default=None, description="for `requires`: the field that triggers it")
     reason: str
 
 
+class MatchDef(Strict):
+    status: int | None = Field(default=None, ge=400, le=599)
+    github_code: str | None = Field(default=None, description="errors[0].code of a 422, e.g. already_exists")
+    code: str | None = Field(default=None, description="the code the generic mapping chose, e.g. label_not_found")
+
+
+class RepairDef(Strict):
+    next_step: Identifier
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict, description="values: templates such as {owner}")
+    alternative: str | None = None
+
+
+class ErrorDef(Strict):
+    code: Identifier | None = None
+    message: str | None = None
+    field: str | None = None
+    reason: str | None = None
+    repair: RepairDef | None = None
+
+
+class OnErrorDef(ErrorDef):
+    when: MatchDef
+    skip: bool = Field(default=False, description="the step then produced nothing (no error)")
+
+
+class RejectDef(ErrorDef):
+    present: str = Field(description="dotted path in the response body; set (not null) -> refuse")
+
+
+class PaginateDef(Strict):
+    cursor: str = Field(description="the tool parameter carrying the cursor")
+    page_size: int = Field(default=30, ge=1, le=100)
+    style: Literal["link", "total_count"] = "link"
+    items: str | None = Field(default=None, description="where the rows are in the body (search: items)")
+    has_more: str = "has_more"
+    next_cursor: str = "next_cursor"
+
+
+class CompareDef(Strict):
+    against: Identifier = Field(description="the step that read the current state")
+    fields: dict[str, str] = Field(description="body field -> dotted path in that step's body")
+    normalize: dict[str, str] = Field(default_factory=dict, description="body field -> transform")
+    changed: str = Field(default="changed_fields", description="output field listing what changed")
+
+
+Condition = str | dict[str, Any]
+
+
+class GuardDef(Strict):
+    count: list[str] = Field(min_length=1, description="dotted paths in this step's body, summed")
+    refuse: ErrorDef
+    when: dict[str, Any] | None = None
+    unknown: ErrorDef | None = Field(default=None, description="this step failed: the count is unknown")
+    incomplete: str | None = None
+    unknown_field: str | None = None
+
+
+class StepDef(Strict):
+    id: Identifier | None = Field(default=None, description="default: the operation name in snake_case")
+    call: str = Field(description="operationId")
+    path: dict[str, Any] = Field(default_factory=dict)
+    query: dict[str, Any] = Field(default_factory=dict)
+    body: dict[str, Any] = Field(default_factory=dict)
+    when: Condition | None = Field(default=None, description="a parameter name (present) or {param: value}")
+    unless: str | None = Field(default=None, description="run only when this parameter is absent")
+    on_error: list[OnErrorDef] = Field(default_factory=list)
+    reject: list[RejectDef] = Field(default_factory=list)
+    paginate: PaginateDef | None = None
+    compare: CompareDef | None = None
+    guard: GuardDef | None = None
+
+
+class RecoverDef(Strict):
+    call: str = Field(description="a list operation whose rows include what the write created")
+    path: dict[str, Any] = Field(default_factory=dict)
+    query: dict[str, Any] = Field(default_factory=dict)
+    match: dict[str, Any] = Field(min_length=1, description="row field -> template its value must equal")
+
+
+class IdempotencyDef(Strict):
+    key: str = Field(description="the parameter carrying the client's idempotency key")
+    scope: list[str] = Field(default_factory=list, description="parameters the key is scoped to")
+    write: Identifier = Field(description="the step whose lost response may be recovered")
+    recover: RecoverDef | None = None
+
+
 class ToolDef(Strict):
     name: str
     title: str
-    handler: str
-    operations: list[str] = Field(min_length=1)
+    handler: str | None = Field(default=None, description="async hook; omit to run from `steps`")
+    steps: list[StepDef] | None = None
+    idempotency: IdempotencyDef | None = None
+    operations: list[str] = Field(default_factory=list, description="hooks: the operations they call")
     description: str
     example: dict[str, Any]
     annotations: Annotations
-    params: list[ParamDef]
+    params: list[Annotated[ParamDef, BeforeValidator(_shared_reference, json_schema_input_type=str | ParamDef)]]
     rules: list[Rule] = Field(default_factory=list)
     output: list[OutputField]
-    errors: list[str]
+    errors: list[str] | None = Field(default=None, description="default: every code the tool can emit")
     field_map: dict[str, str] = Field(default_factory=dict)
     renamed_from: str | None = Field(
         default=None, description="the tool's previous name: declares the rename, published in the summary"
     )
+
+
+def tool_operations(tool: ToolDef) -> list[str]:
+    """Every operation a tool calls: its steps', then those its hook declares, without repeats."""
+    recover = [tool.idempotency.recover.call] if tool.idempotency and tool.idempotency.recover else []
+    return list(dict.fromkeys([*(s.call for s in tool.steps or []), *recover, *tool.operations]))
 
 
 BreakingKind = Literal[
@@ -173,9 +303,12 @@ class OverrideFile(Strict):
     breaking_changes: list[BreakingChange] = Field(
         default_factory=list, description="breaking changes against the committed tools.json, accepted"
     )
-    coverage: Coverage
-    error_codes: dict[Identifier, ErrorCodeDef]
-    shapes: dict[Identifier, ShapeDef]
+    coverage: Coverage = Field(default_factory=Coverage)
+    error_codes: dict[Identifier, ErrorCodeDef] = Field(
+        default_factory=dict, description="extra codes, or new wording for the built-in ones")
+    shapes: dict[Identifier, ShapeDef] = Field(default_factory=dict)
+    parameters: dict[Identifier, ParamDef] = Field(
+        default_factory=dict, description="shared parameters, used by name in tools' params")
     tools: list[ToolDef] = Field(min_length=1)
     resources: list[StaticResourceDef] = Field(default_factory=list)
     resource_templates: list[TemplateDef] = Field(default_factory=list)
@@ -213,10 +346,56 @@ def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
     return []
 
 
+SCHEMA_ID = "https://github-issues-mcp.invalid/overrides.schema.json"
+
+
+def schema_text() -> str:
+    """The override file's JSON Schema (docs/overrides.schema.json), generated from the models:
+    editors validate and complete override files with it."""
+    schema = OverrideFile.model_json_schema(by_alias=True)
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID,
+              "title": "Override file of the github-issues-mcp generator",
+              "description": "One MCP server: tools grouped over GitHub's OpenAPI operations. "
+                             "See docs/overrides.md.",
+              **{k: v for k, v in schema.items() if k != "title"}}
+    return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def resolve_shared(model: OverrideFile, located: Located) -> OverrideFile:
+    """Tools' params with every `use` replaced by the shared parameter (explicit keys win);
+    a parameter without a name or a description after that is reported."""
+    problems: list[Diagnostic] = []
+    tools = []
+    for i, tool in enumerate(model.tools):
+        params = []
+        for k, param in enumerate(tool.params):
+            loc = ("tools", i, "params", k)
+            if param.use is not None:
+                shared = model.parameters.get(param.use)
+                if shared is None:
+                    guess = closest(param.use, list(model.parameters))
+                    problems.append(Diagnostic(
+                        Level.ERROR, located.where(loc), f"unknown shared parameter {param.use!r}",
+                        f"did you mean {guess!r}?" if guess else "declare it under the top-level `parameters`"))
+                    continue
+                given = {key: getattr(param, key) for key in param.model_fields_set if key != "use"}
+                param = shared.model_copy(update={"name": shared.name or param.use, **given})
+            for key in ("name", "description"):
+                if getattr(param, key) is None:
+                    problems.append(Diagnostic(Level.ERROR, located.where(loc),
+                                               f"parameter {k} of {tool.name} has no {key}",
+                                               f"add `{key}:` (or `use:` a shared parameter)"))
+            params.append(param)
+        tools.append(tool.model_copy(update={"params": params}))
+    if problems:
+        raise DiagnosticError(problems)
+    return model.model_copy(update={"tools": tools})
+
+
 def parse_overrides(text: str, file: str) -> tuple[OverrideFile, Located]:
     located = load_yaml(text, file)
     try:
-        return OverrideFile.model_validate(located.data), located
+        model = OverrideFile.model_validate(located.data)
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
@@ -236,6 +415,7 @@ def parse_overrides(text: str, file: str) -> tuple[OverrideFile, Located]:
                 message = f"{dotted}: {err['msg']}"
             problems.append(Diagnostic(Level.ERROR, where, message, hint))
         raise DiagnosticError(sorted(problems, key=lambda d: d.where)) from None
+    return resolve_shared(model, located), located
 
 
 def read_overrides(path: Path, display: str) -> tuple[OverrideFile, Located]:

@@ -50,9 +50,10 @@ class Result:
 
 
 def load_inputs(overrides: Path, root: Path = REPO_ROOT, spec_dir: Path | None = None,
-                baseline_dir: Path | None = None) -> Inputs:
+                baseline_dir: Path | None = None, spec: LoadedSpec | None = None) -> Inputs:
     t0 = time.perf_counter()
-    spec = load_pinned_spec(spec_dir) if spec_dir else load_pinned_spec()
+    if spec is None:
+        spec = load_pinned_spec(spec_dir) if spec_dir else load_pinned_spec()
     display = _display(overrides, root)
     sources = {_display(p, root): p.read_text(encoding="utf-8")
                for p in sorted(overrides.parent.glob("*.py"))}
@@ -61,8 +62,13 @@ def load_inputs(overrides: Path, root: Path = REPO_ROOT, spec_dir: Path | None =
     return Inputs(spec, display, text, sources, baseline, time.perf_counter() - t0)
 
 
+def override_files(directory: Path) -> list[Path]:
+    """Every server's override file: `*.yaml` in the overrides directory, in name order."""
+    return sorted(directory.glob("*.yaml"))
+
+
 def read_baseline(out: Path) -> dict[str, str]:
-    paths = [*sorted(out.glob("*/tools.json")), out / "MANIFEST.json"]
+    paths = [*sorted(out.glob("*/tools.json")), *sorted(out.glob("*/MANIFEST.json"))]
     return {p.relative_to(out).as_posix(): p.read_text(encoding="utf-8") for p in paths if p.is_file()}
 
 
@@ -99,18 +105,21 @@ def generate(inputs: Inputs) -> Result:
         document, [(p, located.where(("spec_patches", i))) for i, p in enumerate(overrides.spec_patches)]
     )
     base = str(PurePosixPath(inputs.overrides_display).parent)
-    hooks_display = str(PurePosixPath(base) / overrides.server.hooks)
-    hooks_source = inputs.sources.get(hooks_display)
     problems = list(patch_problems)
-    if hooks_source is None:
-        problems.append(Diagnostic(Level.ERROR, located.where(("server", "hooks")),
-                                   f"hook module {hooks_display} does not exist",
-                                   "server.hooks is relative to the override file"))
-        hooks_source = ""
+    hooks_display: str | None = None
+    hooks_source = ""
+    if overrides.server.hooks is not None:
+        hooks_display = str(PurePosixPath(base) / overrides.server.hooks)
+        found = inputs.sources.get(hooks_display)
+        if found is None:
+            problems.append(Diagnostic(Level.ERROR, located.where(("server", "hooks")),
+                                       f"hook module {hooks_display} does not exist",
+                                       "server.hooks is relative to the override file"))
+        hooks_source = found or ""
     facts = scan_hooks(hooks_source)
     if facts.syntax_error:
         line, col, msg = facts.syntax_error
-        problems.append(Diagnostic(Level.ERROR, Where(hooks_display, line, col),
+        problems.append(Diagnostic(Level.ERROR, Where(hooks_display or inputs.overrides_display, line, col),
                                    f"hook module does not parse: {msg}", "fix the Python syntax"))
     builder = Builder(overrides, located, document, facts, hooks_display, hooks_source)
     server = builder.build()
@@ -130,12 +139,12 @@ def generate(inputs: Inputs) -> Result:
     except DiagnosticError as exc:
         return Result(None, _sorted(problems + exc.diagnostics), server, timings=timings)
     clock = time.perf_counter()
-    files["MANIFEST.json"] = manifest(inputs, server, hooks_display, hooks_source, files)
+    files[f"{server.package}/MANIFEST.json"] = manifest(inputs, server, hooks_display, hooks_source, files)
     lap("render")
     return Result(files, _sorted(problems), server, stats, timings, notes)
 
 
-def _render_timed(server: IRServer, display: str, hooks_display: str,
+def _render_timed(server: IRServer, display: str, hooks_display: str | None,
                   timings: dict[str, float]) -> tuple[FileMap, dict[str, int]]:
     spent = 0.0
 
@@ -158,7 +167,7 @@ def _sorted(problems: list[Diagnostic]) -> list[Diagnostic]:
     return sorted(problems, key=lambda d: (d.where, d.level.value, d.message))
 
 
-def manifest(inputs: Inputs, server: IRServer, hooks_display: str, hooks_source: str,
+def manifest(inputs: Inputs, server: IRServer, hooks_display: str | None, hooks_source: str,
              files: FileMap) -> str:
     from generator.render import fingerprint, wire_tool
 
@@ -167,11 +176,11 @@ def manifest(inputs: Inputs, server: IRServer, hooks_display: str, hooks_source:
         "error_codes": {t.name: list(t.error_codes) for t in server.tools},  # breaking-change baseline
         "fingerprint": fingerprint(server, {"tools": [wire_tool(t) for t in server.tools]}),
         "generator": {"name": NAME, "version": __version__},
-        "hooks": {"file": hooks_display, "sha256": sha256_text(hooks_source)},
+        **({"hooks": {"file": hooks_display, "sha256": sha256_text(hooks_source)}} if hooks_display else {}),
         "overrides": {"file": inputs.overrides_display, "sha256": sha256_text(inputs.overrides_text)},
         "spec": {"package": inputs.spec.pinned.package, "version": inputs.spec.pinned.version,
                  "sha256": inputs.spec.pinned.sha256},
-        "files": {path: sha256_text(text) for path, text in sorted(files.items())},
+        "files": {path.split("/", 1)[1]: sha256_text(text) for path, text in sorted(files.items())},
         "tools": len(server.tools),
     }
     return json.dumps(data, indent=2, sort_keys=True) + "\n"

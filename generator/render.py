@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Callable, Mapping
@@ -16,7 +17,7 @@ from generator.build import const_name
 from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
 from generator.ir import IRAnnotations, IRServer, IRTool
 from generator.spec import REPO_ROOT
-from ghmcp_runtime.model import Annotations
+from ghmcp_runtime.model import Annotations, FieldRule, Operation, Shape
 
 TEMPLATES = REPO_ROOT / "templates"
 BLACK_MODE = black.Mode(target_versions={TargetVersion.PY311}, line_length=100)
@@ -36,6 +37,16 @@ def wire_tool(tool: IRTool) -> dict[str, Any]:
         "outputSchema": tool.output_schema,
         "annotations": hints,
     }
+
+
+def runtime_fields(fields: Any) -> tuple[FieldRule, ...]:
+    return tuple(FieldRule(name=f.name, path=f.path, detail=f.detail, transform=f.transform,
+                           computed=f.computed, nested=runtime_fields(f.nested)) for f in fields)
+
+
+def runtime_shape(shape: Any) -> Shape:
+    return Shape(name=shape.name, fields=runtime_fields(shape.fields), version=dict(shape.version),
+                 version_field=shape.version_field)
 
 
 def compact_bytes(value: Any) -> int:
@@ -91,6 +102,46 @@ def _py(value: Any) -> str:
     return repr(value)
 
 
+def _pyobj(value: Any) -> str:
+    """Python source for a runtime declaration: keyword arguments, non-default values only;
+    operations by their constant in the generated operations module."""
+    if isinstance(value, Operation):
+        return f"operations.{const_name(value.operation_id)}"
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        args = []
+        for f in dataclasses.fields(value):
+            current = getattr(value, f.name)
+            if f.default is not dataclasses.MISSING and current == f.default:
+                continue
+            if f.default_factory is not dataclasses.MISSING and current == f.default_factory():
+                continue
+            args.append(f"{f.name}={_pyobj(current)}")
+        return f"{type(value).__name__}({', '.join(args)})"
+    if isinstance(value, tuple):  # no magic trailing comma: black decides the layout
+        return "(" + ", ".join(_pyobj(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, list):
+        return "[" + ", ".join(_pyobj(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{k!r}: {_pyobj(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+def _classes(value: Any, out: set[str] | None = None) -> set[str]:
+    """Names of the declaration classes a value uses (for the generated imports)."""
+    out = set() if out is None else out
+    if dataclasses.is_dataclass(value) and not isinstance(value, type) and not isinstance(value, Operation):
+        out.add(type(value).__name__)
+        for f in dataclasses.fields(value):
+            _classes(getattr(value, f.name), out)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            _classes(v, out)
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            _classes(v, out)
+    return out
+
+
 def _pascal(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
 
@@ -136,8 +187,8 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         autoescape=False,
     )
-    env.filters.update(py=_py, pydict=lambda v: repr(dict(v)), const=const_name, pascal=_pascal, md=_md,
-                       typename=_typename, pytype=_pytype, hints=_hints)
+    env.filters.update(py=_py, pyobj=_pyobj, pydict=lambda v: repr(dict(v)), const=const_name,
+                       pascal=_pascal, md=_md, typename=_typename, pytype=_pytype, hints=_hints)
     return env
 
 
@@ -157,7 +208,7 @@ def render(
     server: IRServer,
     *,
     header_source: str,
-    hooks_display: str,
+    hooks_display: str | None,
     formatter: Callable[[str, str], str] = format_python,
 ) -> tuple[FileMap, dict[str, int]]:
     env = environment()
@@ -167,12 +218,21 @@ def render(
     used = [op for t in server.tools for op in t.operations]
     used += [op for tmpl in server.templates for op in tmpl.operations]
     operations = sorted({op.operation_id: op for op in used}.values(), key=lambda op: op.operation_id)
+    declarations = [t.declaration for t in server.tools if t.declaration is not None]
+    shapes = {s.name: runtime_shape(s) for s in server.shapes}
     context = {
         "generator": NAME,
         "overrides_file": header_source,
         "server": server,
         "tools": server.tools,
         "shapes": server.shapes,
+        "runtime_shapes": shapes,
+        "declared_classes": sorted(_classes(declarations)),
+        "tool_annotations": {t.name: Annotations(
+            read_only=t.annotations.read_only, open_world=t.annotations.open_world,
+            destructive=t.annotations.destructive, idempotent=t.annotations.idempotent)
+            for t in server.tools},
+        "hooks": hooks_display is not None,
         "error_codes": server.error_codes,
         "operations": operations,
         "coverage": server.coverage,
@@ -194,9 +254,10 @@ def render(
         ("server.py.jinja", f"{pkg}/server.py"),
     ):
         files[target] = formatter(env.get_template(template).render(**context), template)
-    header = env.get_template("_header.jinja").render(**context)
-    hooks_note = f"# Copied verbatim from {hooks_display}; edit that file, then run `make generate`.\n"
-    files[f"{pkg}/hooks.py"] = header + hooks_note + server.hooks_source
+    if hooks_display is not None:
+        header = env.get_template("_header.jinja").render(**context)
+        hooks_note = f"# Copied verbatim from {hooks_display}; edit that file, then run `make generate`.\n"
+        files[f"{pkg}/hooks.py"] = header + hooks_note + server.hooks_source
     files[f"{pkg}/py.typed"] = ""
     files[f"{pkg}/tools.json"] = json.dumps({"tools": wire_tools}, sort_keys=True, indent=2,
                                              ensure_ascii=False) + "\n"

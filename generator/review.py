@@ -1,7 +1,7 @@
 """`python -m generator review --base REF`: what a change does to the published tool surfaces.
 
 Compares the review artifacts committed at REF (`generated/*/tools.json`, `generated/*/errors.json`,
-`generated/MANIFEST.json`) with the working tree, checks breaking changes against the declarations
+`generated/*/MANIFEST.json`) with the working tree, checks breaking changes against the declarations
 in the working tree's `overrides/*.yaml`, lints those override files, and prints Markdown. Exit 0,
 1 when a breaking change is undeclared, 2 when the inputs cannot be read.
 """
@@ -17,12 +17,12 @@ from typing import Any
 
 from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
 from generator.overrides import parse_overrides
-from generator.pipeline import generate, load_inputs
+from generator.pipeline import generate, load_inputs, override_files
 from generator.review_report import Contract, Side, Surface, review
-from generator.spec import SpecError
+from generator.spec import SpecError, load_pinned_spec
 
 OUT = "generated"
-ARTIFACTS = ("tools.json", "errors.json")
+ARTIFACTS = ("tools.json", "errors.json", "MANIFEST.json")
 
 
 class ReviewError(Exception):
@@ -30,7 +30,7 @@ class ReviewError(Exception):
 
 
 def _wanted(path: str) -> bool:
-    """`<package>/tools.json`, `<package>/errors.json` or `MANIFEST.json`, relative to generated/."""
+    """`<package>/{tools,errors,MANIFEST}.json`, or the single-server layout's `MANIFEST.json`."""
     parts = PurePosixPath(path).parts
     return parts == ("MANIFEST.json",) or (len(parts) == 2 and parts[1] in ARTIFACTS)
 
@@ -73,7 +73,7 @@ def _json(files: Mapping[str, str], path: str, where: str) -> Any:
 
 
 def _specs(node: Any) -> set[str]:
-    """Every `spec: {package, version}` in MANIFEST.json, whether top-level or per server."""
+    """Every `spec: {package, version}` in a MANIFEST.json."""
     found: set[str] = set()
     if isinstance(node, dict):
         spec = node.get("spec")
@@ -106,20 +106,24 @@ def _surface(files: Mapping[str, str], package: str, where: str) -> Surface:
 
 def read_side(files: Mapping[str, str], where: str) -> Side:
     packages = sorted(p.partition("/")[0] for p in files if p.endswith("/tools.json"))
-    manifest = _json(files, "MANIFEST.json", where) if "MANIFEST.json" in files else {}
-    return Side({p: _surface(files, p, where) for p in packages}, tuple(sorted(_specs(manifest))))
+    specs = set().union(*(_specs(_json(files, p, where)) for p in files if p.endswith("MANIFEST.json")))
+    return Side({p: _surface(files, p, where) for p in packages}, tuple(sorted(specs)))
 
 
 def read_overrides(root: Path) -> tuple[dict[str, Contract], list[Diagnostic], int]:
     """Per package, what the working tree's override file declares; every lint finding."""
     contracts: dict[str, Contract] = {}
     findings: list[Diagnostic] = []
-    files = sorted((root / "overrides").glob("*.yaml"))
+    files = override_files(root / "overrides")
+    try:
+        spec = load_pinned_spec(root / "spec") if files else None
+    except (OSError, SpecError) as exc:
+        return contracts, [Diagnostic(Level.ERROR, Where("spec"), f"cannot load: {exc}")], len(files)
     for path in files:
         display = path.relative_to(root).as_posix()
         try:
-            inputs = load_inputs(path, root=root, spec_dir=root / "spec")
-        except (OSError, SpecError) as exc:
+            inputs = load_inputs(path, root=root, spec=spec)
+        except OSError as exc:
             findings.append(Diagnostic(Level.ERROR, Where(display), f"cannot load: {exc}"))
             continue
         findings.extend(generate(inputs).diagnostics)

@@ -13,11 +13,12 @@ from pathlib import Path
 
 from generator.drift import drift_report
 from generator.overrides import read_overrides
+from generator.pipeline import override_files
 from generator.spec import REPO_ROOT, SPEC_DIR, index_operations, load_pinned_spec, read_pinned
 
 PACKAGE = "@octokit/openapi"
 MEMBER = "package/generated/api.github.com.json"
-OVERRIDES = REPO_ROOT / "overrides" / "github_issues.yaml"
+OVERRIDES_DIR = REPO_ROOT / "overrides"
 
 
 def fetch(version: str, workdir: Path) -> bytes:
@@ -55,8 +56,10 @@ def main(argv: list[str]) -> int:
     new = json.loads(raw)
     pinned = read_pinned()
     # what changed for the operations we use, printed before anything is re-pinned
-    model, located = read_overrides(OVERRIDES, "overrides/github_issues.yaml")
-    print(drift_report(old, new, model, located, f"{PACKAGE} {pinned.version}", f"{PACKAGE} {version}"))
+    for path in override_files(OVERRIDES_DIR):
+        model, located = read_overrides(path, f"overrides/{path.name}")
+        print(f"## {path.name}")
+        print(drift_report(old, new, model, located, f"{PACKAGE} {pinned.version}", f"{PACKAGE} {version}"))
     (SPEC_DIR / pinned.vendored_file).write_bytes(gzip.compress(raw, compresslevel=9, mtime=0))
     meta = json.loads((SPEC_DIR / "PINNED.json").read_text(encoding="utf-8"))
     meta.update(version=version, sha256=hashlib.sha256(raw).hexdigest())

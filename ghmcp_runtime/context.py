@@ -12,6 +12,7 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
     ctx.open_cursor(token, bound_to=..., field=..., restart_arguments=...) -> dict  (raises ToolError)
     await ctx.idempotent(key, scope=..., fingerprint=..., run=..., recover=...) -> T
     ctx.project(shape_name, raw, detail, computed=...) -> dict
+    ctx.version(shape_name, raw) -> str   (the shape's declared content version)
     ctx.note_rate_limit(remaining, limit)   (called by the upstream layer)
 """
 
@@ -76,6 +77,8 @@ class Projector(Protocol):
     def project(
         self, shape: str, raw: Mapping[str, Any], detail: Detail, computed: Mapping[str, Any]
     ) -> dict[str, Any]: ...
+
+    def version(self, shape: str, raw: Mapping[str, Any]) -> str: ...
 
 
 @dataclass(slots=True)
@@ -146,6 +149,10 @@ class ToolContext:
         computed: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         return self.projector.project(shape, raw, detail, computed or {})
+
+    def version(self, shape: str, raw: Mapping[str, Any]) -> str:
+        """The shape's declared content version of a raw GitHub object."""
+        return self.projector.version(shape, raw)
 
     def note_rate_limit(self, remaining: int, limit: int) -> None:
         self.rate_limit = {"remaining": remaining, "limit": limit}

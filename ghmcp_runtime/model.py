@@ -6,7 +6,7 @@ Generated code only instantiates these; every behaviour lives in the runtime or 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -44,6 +44,9 @@ class FieldRule:
 class Shape:
     name: str
     fields: tuple[FieldRule, ...]
+    # content version: output name -> path of each field it covers; filled into `version_field`
+    version: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    version_field: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ghmcp_runtime.model import Detail, FieldRule, Shape
+from ghmcp_runtime.versioning import canonical_json
 
 PREVIEW_CHARS = 200
 _SPACES = re.compile(r"\s+")
@@ -27,17 +29,27 @@ def count(value: Any) -> Any:
 TRANSFORMS: dict[str, Callable[[Any], Any]] = {"preview": preview, "count": count}
 
 
-def _walk(value: Any, path: tuple[str, ...]) -> Any:
+def walk(value: Any, path: tuple[str, ...]) -> Any:
     for i, step in enumerate(path):
         if value is None:
             return None
         if step == "[]":
             if not isinstance(value, list):
                 return None
-            items = (_walk(item, path[i + 1 :]) for item in value)
+            items = (walk(item, path[i + 1 :]) for item in value)
             return [item for item in items if item is not None]
         value = value.get(step) if isinstance(value, Mapping) else None
     return value
+
+
+def version_of(raw: Mapping[str, Any], fields: Mapping[str, tuple[str, ...]]) -> str:
+    """"v1-" + 20 hex of sha256 over the declared fields (name -> path; "[]" maps a list, whose
+    values are sorted so order on GitHub's side never changes the version)."""
+    state: dict[str, Any] = {}
+    for name, path in sorted(fields.items()):
+        value = walk(raw, path)
+        state[name] = sorted(str(v) for v in value) if isinstance(value, list) else value
+    return "v1-" + hashlib.sha256(canonical_json(state)).hexdigest()[:20]
 
 
 def _check(rules: Iterable[FieldRule], shape: str) -> None:
@@ -56,7 +68,17 @@ class ShapeProjector:
     def project(
         self, shape: str, raw: Mapping[str, Any], detail: Detail, computed: Mapping[str, Any]
     ) -> dict[str, Any]:
-        return _project(self._shapes[shape].fields, raw, detail, computed)
+        declared = self._shapes[shape]
+        if declared.version and declared.version_field and declared.version_field not in computed:
+            computed = {**computed, declared.version_field: self.version(shape, raw)}
+        return _project(declared.fields, raw, detail, computed)
+
+    def version(self, shape: str, raw: Mapping[str, Any]) -> str:
+        """The shape's declared content version of `raw` (for expected_version checks)."""
+        declared = self._shapes[shape]
+        if not declared.version:
+            raise ValueError(f"shape {shape!r} declares no version")
+        return version_of(raw, declared.version)
 
 
 def _project(
@@ -66,7 +88,7 @@ def _project(
     for rule in rules:
         if detail == "summary" and rule.detail == "full":
             continue
-        value = computed.get(rule.name) if rule.computed else _walk(raw, rule.path)
+        value = computed.get(rule.name) if rule.computed else walk(raw, rule.path)
         if rule.transform is not None:
             value = TRANSFORMS[rule.transform](value)
         if rule.nested:

@@ -12,10 +12,10 @@ from ghmcp_runtime.model import Handler
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Rule:
-    kind: Literal["at_least_one", "all_or_none", "requires"]
+    kind: Literal["at_least_one", "all_or_none", "requires", "not_together"]
     fields: tuple[str, ...]
-    when: str | None
     reason: str
+    when: str | None = None
 
 
 def _present(args: Mapping[str, Any], name: str) -> bool:
@@ -28,6 +28,8 @@ def check_rules(args: Mapping[str, Any], rules: tuple[Rule, ...]) -> ToolError |
         missing = [f for f in rule.fields if f not in present]
         if rule.kind == "at_least_one" and not present:
             details: dict[str, Any] = {"fields": list(rule.fields), "reason": rule.reason}
+        elif rule.kind == "not_together" and len(present) > 1:
+            details = {"fields": list(rule.fields), "reason": rule.reason}
         elif (rule.kind == "all_or_none" and present and missing) or (
             rule.kind == "requires" and rule.when and _present(args, rule.when) and missing
         ):

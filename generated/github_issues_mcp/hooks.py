@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -18,9 +17,9 @@ from typing import Any, cast
 from urllib.parse import quote, urlencode
 
 from ghmcp_runtime import ToolContext, ToolError, repair
-from ghmcp_runtime.context import UpstreamResponse
-from ghmcp_runtime.errors import UpstreamError
-from ghmcp_runtime.versioning import issue_version
+from ghmcp_runtime.paging import has_next_link as _has_next
+from ghmcp_runtime.paging import open_page
+from ghmcp_runtime.paging import without as _without
 
 from . import operations as ops
 from .types import (
@@ -29,20 +28,10 @@ from .types import (
     GithubAddCommentResult,
     GithubCreateIssueArgs,
     GithubCreateIssueResult,
-    GithubCreateLabelArgs,
-    GithubCreateLabelResult,
-    GithubDeleteLabelArgs,
-    GithubDeleteLabelResult,
-    GithubGetIssueArgs,
-    GithubGetIssueResult,
-    GithubListLabelsArgs,
-    GithubListLabelsResult,
     GithubSearchIssuesArgs,
     GithubSearchIssuesResult,
     GithubUpdateIssueArgs,
     GithubUpdateIssueResult,
-    GithubUpdateLabelArgs,
-    GithubUpdateLabelResult,
     IssueRow,
     LabelRow,
 )
@@ -60,14 +49,6 @@ def _repo(args: Mapping[str, Any]) -> dict[str, Any]:
     return {"owner": args["owner"], "repo": args["repo"]}
 
 
-def _has_next(resp: UpstreamResponse) -> bool:
-    return 'rel="next"' in resp.headers.get("link", "")
-
-
-def _without(args: Mapping[str, Any], *names: str) -> dict[str, Any]:
-    return {k: v for k, v in args.items() if k not in names}
-
-
 def _fingerprint(args: Mapping[str, Any]) -> str:
     canonical = json.dumps(_without(args, "idempotency_key"), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
@@ -83,25 +64,9 @@ def _window_start() -> str:
     return started.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _page_of(ctx: ToolContext, args: Mapping[str, Any], field: str, bound: Mapping[str, Any]) -> int:
-    token = args.get(field)
-    if token is None:
-        return 1
-    restart = _without(args, field)
-    try:
-        state = ctx.open_cursor(token, bound_to=bound, field=field, restart_arguments=restart)
-    except ToolError as err:
-        if err.repair is not None and not set(restart) <= set(ctx.tool.echo_safe):
-            # a restart repair would have to echo free-form values (query, labels, logins)
-            err.repair = None
-            err.message += f" Repeat your previous call without {field}."
-        raise
-    return int(state["page"])
-
-
 def _issue_row(ctx: ToolContext, raw: Mapping[str, Any], detail: Detail) -> IssueRow:
     # the projector follows the generated IssueRow shape
-    return cast(IssueRow, ctx.project("issue", raw, detail, {"version": issue_version(raw)}))
+    return cast(IssueRow, ctx.project("issue", raw, detail))
 
 
 # -- search -------------------------------------------------------------------------------------
@@ -128,7 +93,7 @@ def _search_query(args: GithubSearchIssuesArgs) -> str:
 async def search_issues(ctx: ToolContext, args: GithubSearchIssuesArgs) -> GithubSearchIssuesResult:
     detail: Detail = args.get("detail", "summary")
     bound = _without(args, "cursor", "detail")
-    page = _page_of(ctx, args, "cursor", bound)
+    page = open_page(ctx, args, "cursor")
     order = args.get("order", "desc")
     sort = args.get("sort", "updated")
     estimated: int | None = None
@@ -196,44 +161,6 @@ async def _get_raw_issue(ctx: ToolContext, args: Mapping[str, Any]) -> dict[str,
             repair=repair("find_issue", "github_search_issues", {**_repo(args), "state": "all"}),
         )
     return raw
-
-
-async def get_issue(ctx: ToolContext, args: GithubGetIssueArgs) -> GithubGetIssueResult:
-    detail: Detail = args.get("detail", "full")
-    bound = _without(args, "comments_cursor", "detail")
-    page = _page_of(ctx, args, "comments_cursor", bound)
-    raw = await _get_raw_issue(ctx, args)
-    resp = await ctx.call(
-        ops.ISSUES_LIST_COMMENTS,
-        path={**_repo(args), "issue_number": args["issue_number"]},
-        query={"per_page": COMMENT_PAGE, "page": page},
-    )
-    comments: list[Any] = [ctx.project("comment", c, detail) for c in resp.data]
-    more = _has_next(resp)
-    result: GithubGetIssueResult = {
-        "issue": _issue_row(ctx, raw, detail),
-        "version": issue_version(raw),
-        "comments": comments,
-        "comments_has_more": more,
-    }
-    if more:
-        result["comments_next_cursor"] = ctx.mint_cursor({"page": page + 1}, bound_to=bound)
-    return result
-
-
-async def list_labels(ctx: ToolContext, args: GithubListLabelsArgs) -> GithubListLabelsResult:
-    if "name" in args:
-        return await _one_label(ctx, args)
-    bound = _without(args, "cursor")
-    page = _page_of(ctx, args, "cursor", bound)
-    resp = await ctx.call(
-        ops.ISSUES_LIST_LABELS_FOR_REPO, path=_repo(args), query={"per_page": LABEL_PAGE, "page": page}
-    )
-    labels: list[Any] = [ctx.project("label", raw, "summary") for raw in resp.data]
-    result: GithubListLabelsResult = {"labels": labels, "has_more": _has_next(resp)}
-    if result["has_more"]:
-        result["next_cursor"] = ctx.mint_cursor({"page": page + 1}, bound_to=bound)
-    return result
 
 
 # -- labels -------------------------------------------------------------------------------------
@@ -305,7 +232,7 @@ async def create_issue(ctx: ToolContext, args: GithubCreateIssueArgs) -> GithubC
             "issue_number": raw["number"],
             "url": raw["html_url"],
             "state": raw["state"],
-            "version": issue_version(raw),
+            "version": ctx.version("issue", raw),
             "created_at": raw["created_at"],
         }
 
@@ -418,7 +345,7 @@ async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs) -> GithubU
                                       _without(args, "lock_reason")))
     path = {**_repo(args), "issue_number": args["issue_number"]}
     current = await _get_raw_issue(ctx, args)
-    if "expected_version" in args and args["expected_version"] != issue_version(current):
+    if "expected_version" in args and args["expected_version"] != ctx.version("issue", current):
         raise ToolError(
             "conflict",
             "The issue changed since that version was read; nothing was written.",
@@ -464,7 +391,7 @@ async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs) -> GithubU
     return {
         "issue_number": final["number"],
         "state": final["state"],
-        "version": issue_version(final),
+        "version": ctx.version("issue", final),
         "changed_fields": applied,
         "url": final["html_url"],
     }
@@ -519,7 +446,7 @@ async def read_issue(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]
     raw = await _get_raw_issue(ctx, params)
     return {
         "issue": _issue_row(ctx, raw, "full"),
-        "version": issue_version(raw),
+        "version": ctx.version("issue", raw),
         "comments": f"{_root(params)}/issues/{params['issue_number']}/comments",
     }
 
@@ -579,35 +506,8 @@ async def complete_label(ctx: ToolContext, prefix: str, chosen: dict[str, str]) 
     return sorted((await _label_catalog(ctx, chosen)).values())
 
 
-# -- label lifecycle --------------------------------------------------------------------------------
+# -- labels (the label resources) ----------------------------------------------------------------
 # Label names are free-form: they never appear in messages, details or repair arguments.
-
-COLOR = re.compile(r"#?([0-9A-Fa-f]{6})")
-COLOR_FORMS = "six hex digits, rrggbb or #rrggbb, in any case (e.g. d73a4a or #D73A4A)"
-NOT_COUNTED = (
-    "Nothing was deleted: delete_mode safe could not count the issues and pull requests "
-    "carrying the label."
-)
-REVIEW_THEN_FORCE = (
-    "To see the issues carrying the label, add its name to labels in these arguments (this server "
-    "does not list pull requests: review those on GitHub). To delete it anyway, call "
-    'github_delete_label again with delete_mode "force": the label is then stripped from every '
-    "issue and pull request, with no undo."
-)
-
-
-def _color(args: Mapping[str, Any]) -> str | None:
-    """The color as GitHub wants it (six lower-case hex digits, no #); None when not given.
-
-    Anything else is refused before any upstream call; a shorthand is never expanded."""
-    if "color" not in args:
-        return None
-    match = COLOR.fullmatch(str(args["color"]))
-    if match is None:
-        reason = f"must be {COLOR_FORMS}; three-digit shorthand, color names and other lengths are refused"
-        raise ToolError("invalid_field", f"Invalid argument `color`: {reason}.",
-                        details={"field": "color", "reason": reason})
-    return match.group(1).lower()
 
 
 def _label_row(ctx: ToolContext, raw: Mapping[str, Any]) -> LabelRow:
@@ -624,154 +524,9 @@ def _label_missing(err: ToolError, args: Mapping[str, Any]) -> ToolError:
     return err
 
 
-def _label_exists(err: ToolError, args: Mapping[str, Any], field: str) -> ToolError:
-    """GitHub's 422 already_exists as label_exists on `field` (nothing was changed)."""
-    if not (isinstance(err, UpstreamError) and err.github_code == "already_exists"):
-        return _label_missing(err, args)
-    return ToolError(
-        "label_exists",
-        "A label with that name already exists in the repository (names ignore letter case); "
-        "nothing was changed. If this call repeats one whose answer was lost, that first call "
-        "may have created it.",
-        details={"field": field, "reason": "another label already has this name"},
-        repair=repair("read_existing_label", "github_list_labels", _repo(args),
-                      "pass the name to github_list_labels to compare the existing label, and "
-                      "change it with github_update_label; or pick another name"),
-    )
-
-
-def _label_path(args: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """Path parameters for /labels/{name}. "." and ".." would be dot segments that URL
-    normalization removes, sending the call to another endpoint (DELETE /repos/{owner}/{repo})."""
-    if name in (".", ".."):
-        raise ToolError("invalid_field", "Invalid argument `name`: a label cannot be addressed by "
-                        "this name.", details={"field": "name", "reason": "must not be . or .."})
-    return {**_repo(args), "name": name}
-
-
-async def _get_label(ctx: ToolContext, args: Mapping[str, Any]) -> dict[str, Any]:
-    try:
-        resp = await ctx.call(ops.ISSUES_GET_LABEL, path=_label_path(args, args["name"]))
-    except ToolError as err:
-        raise _label_missing(err, args) from None
-    raw: dict[str, Any] = resp.data
-    return raw
-
-
-async def _one_label(ctx: ToolContext, args: GithubListLabelsArgs) -> GithubListLabelsResult:
-    if "cursor" in args:
-        raise ToolError(
-            "invalid_field",
-            "Pass name or cursor, not both: name reads one label, cursor pages the whole list.",
-            details={"fields": ["name", "cursor"], "reason": "name and cursor cannot be combined"},
-        )
-    try:
-        raw = await _get_label(ctx, args)
-    except ToolError as err:
-        if err.code == "label_not_found":
-            return {"labels": [], "has_more": False}
-        raise
-    return {"labels": [_label_row(ctx, raw)], "has_more": False}
-
-
-async def create_label(ctx: ToolContext, args: GithubCreateLabelArgs) -> GithubCreateLabelResult:
-    body: dict[str, Any] = {"name": args["name"]}
-    color = _color(args)
-    if color is not None:
-        body["color"] = color
-    if "description" in args:
-        body["description"] = args["description"]
-    try:
-        resp = await ctx.call(ops.ISSUES_CREATE_LABEL, path=_repo(args), body=body)
-    except ToolError as err:
-        raise _label_exists(err, args, "name") from None
-    return {"label": _label_row(ctx, resp.data)}
-
-
-async def update_label(ctx: ToolContext, args: GithubUpdateLabelArgs) -> GithubUpdateLabelResult:
-    color = _color(args)
-    current = await _get_label(ctx, args)
-    patch: dict[str, Any] = {}
-    changed: list[str] = []
-    if "new_name" in args and args["new_name"] != current["name"]:
-        patch["new_name"] = args["new_name"]
-        changed.append("new_name")
-    if color is not None and color != str(current["color"]).lower():
-        patch["color"] = color
-        changed.append("color")
-    if "description" in args and args["description"] != (current.get("description") or ""):
-        patch["description"] = args["description"]
-        changed.append("description")
-    if not patch:
-        return {"label": _label_row(ctx, current), "changed_fields": []}
-    try:
-        resp = await ctx.call(ops.ISSUES_UPDATE_LABEL, path=_label_path(args, str(current["name"])),
-                              body=patch)
-    except ToolError as err:
-        raise _label_exists(err, args, "new_name") from None
-    return {"label": _label_row(ctx, resp.data), "changed_fields": changed}
-
-
-def _usage_unknown(args: Mapping[str, Any], reason: str, field: str | None = None) -> ToolError:
-    details: dict[str, Any] = {"reason": reason}
-    if field is not None:
-        details["field"] = field
-    return ToolError(
-        "label_usage_unknown",
-        f"{NOT_COUNTED} {reason[0].upper()}{reason[1:]}.",
-        details=details,
-        repair=repair("review_labelled_items", "github_search_issues", {**_repo(args), "state": "all"},
-                      REVIEW_THEN_FORCE),
-    )
-
-
-async def _refuse_if_in_use(ctx: ToolContext, args: Mapping[str, Any], name: str) -> None:
-    """Count issues and pull requests carrying the label; raise unless the count is known to be 0."""
-    if any(char in name for char in '"\\,'):
-        # inside label:"..." a quote ends the value, a backslash may escape it, a comma separates
-        # alternatives: the query would not count exactly this label
-        raise _usage_unknown(args, "the label name contains a double quote, a backslash or a comma, "
-                             "which GitHub search cannot match exactly", "name")
-    query = f'repo:{args["owner"]}/{args["repo"]} label:"{name}"'
-    try:
-        resp = await ctx.call(ops.SEARCH_ISSUES_AND_PULL_REQUESTS, path={},
-                              query={"q": query, "per_page": 1})
-    except ToolError as err:
-        if err.temporary or err.code in ("missing_credential", "invalid_credential", "insufficient_scope"):
-            err.message = f"{NOT_COUNTED} {err.message}"
-            raise
-        raise _usage_unknown(args, "GitHub search refused the counting query") from None
-    count = int(resp.data["total_count"])
-    if count == 0 and resp.data.get("incomplete_results"):
-        raise ToolError(
-            "upstream_unavailable",
-            f"{NOT_COUNTED} GitHub search stopped before it had looked at every item; retry shortly.",
-            temporary=True,
-            details={"reason": "GitHub search answered with incomplete_results"},
-        )
-    if count > 0:
-        raise ToolError(
-            "label_in_use",
-            f"At least {count} issue(s) or pull request(s) carry this label, so delete_mode safe "
-            "deleted nothing. The count comes from GitHub search: it can miss items the token "
-            "cannot see and items labelled moments ago.",
-            details={"field": "name", "reason": "the label is still on issues or pull requests",
-                     "count": count},
-            repair=repair("review_labelled_items", "github_search_issues",
-                          {**_repo(args), "state": "all"}, REVIEW_THEN_FORCE),
-        )
-
-
-async def delete_label(ctx: ToolContext, args: GithubDeleteLabelArgs) -> GithubDeleteLabelResult:
-    current = await _get_label(ctx, args)
-    if args.get("delete_mode", "safe") == "safe":
-        await _refuse_if_in_use(ctx, args, str(current["name"]))
-    try:
-        await ctx.call(ops.ISSUES_DELETE_LABEL, path=_label_path(args, str(current["name"])))
-    except ToolError as err:
-        raise _label_missing(err, args) from None
-    return {"deleted_label": _label_row(ctx, current)}
-
-
 async def read_label(ctx: ToolContext, params: dict[str, Any]) -> dict[str, Any]:
-    return {"label": _label_row(ctx, await _get_label(ctx, params))}
+    try:
+        resp = await ctx.call(ops.ISSUES_GET_LABEL, path={**_repo(params), "name": params["name"]})
+    except ToolError as err:
+        raise _label_missing(err, params) from None
+    return {"label": _label_row(ctx, resp.data)}

@@ -6,8 +6,23 @@ from importlib import resources
 from typing import Any
 
 from ghmcp_runtime import Annotations, ErrorCode, FieldRule, ServerSpec, Shape, ToolSpec
+from ghmcp_runtime.declared import (
+    Compare,
+    Condition,
+    Declaration,
+    ErrorSpec,
+    Guard,
+    Match,
+    OnError,
+    Output,
+    Paginate,
+    Reject,
+    Repair,
+    Step,
+)
 from ghmcp_runtime.model import StaticResource, TemplateResource
 from ghmcp_runtime.rules import Rule, with_rules
+from ghmcp_runtime.runner import declared
 
 from . import hooks, operations
 
@@ -31,265 +46,77 @@ SHAPES = {
     "comment": Shape(
         name="comment",
         fields=(
-            FieldRule(
-                name="comment_id",
-                path=("id",),
-                detail="summary",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="author",
-                path=("user", "login"),
-                detail="summary",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="created_at",
-                path=("created_at",),
-                detail="summary",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="preview",
-                path=("body",),
-                detail="summary",
-                transform="preview",
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="body",
-                path=("body",),
-                detail="full",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="updated_at",
-                path=("updated_at",),
-                detail="full",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="url",
-                path=("html_url",),
-                detail="full",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
+            FieldRule(name="comment_id", path=("id",), detail="summary"),
+            FieldRule(name="author", path=("user", "login"), detail="summary"),
+            FieldRule(name="created_at", path=("created_at",), detail="summary"),
+            FieldRule(name="preview", path=("body",), detail="summary", transform="preview"),
+            FieldRule(name="body", path=("body",), detail="full"),
+            FieldRule(name="updated_at", path=("updated_at",), detail="full"),
+            FieldRule(name="url", path=("html_url",), detail="full"),
         ),
     ),
     "issue": Shape(
         name="issue",
         fields=(
-            FieldRule(
-                name="issue_number",
-                path=("number",),
-                detail="summary",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="title",
-                path=("title",),
-                detail="summary",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="state",
-                path=("state",),
-                detail="summary",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="author",
-                path=("user", "login"),
-                detail="summary",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="labels",
-                path=("labels", "[]", "name"),
-                detail="summary",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="comment_count",
-                path=("comments",),
-                detail="summary",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="updated_at",
-                path=("updated_at",),
-                detail="summary",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="url",
-                path=("html_url",),
-                detail="summary",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="preview",
-                path=("body",),
-                detail="summary",
-                transform="preview",
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="body",
-                path=("body",),
-                detail="full",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="state_reason",
-                path=("state_reason",),
-                detail="full",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="assignees",
-                path=("assignees", "[]", "login"),
-                detail="full",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
+            FieldRule(name="issue_number", path=("number",), detail="summary"),
+            FieldRule(name="title", path=("title",), detail="summary"),
+            FieldRule(name="state", path=("state",), detail="summary"),
+            FieldRule(name="author", path=("user", "login"), detail="summary"),
+            FieldRule(name="labels", path=("labels", "[]", "name"), detail="summary"),
+            FieldRule(name="comment_count", path=("comments",), detail="summary"),
+            FieldRule(name="updated_at", path=("updated_at",), detail="summary"),
+            FieldRule(name="url", path=("html_url",), detail="summary"),
+            FieldRule(name="preview", path=("body",), detail="summary", transform="preview"),
+            FieldRule(name="body", path=("body",), detail="full"),
+            FieldRule(name="state_reason", path=("state_reason",), detail="full"),
+            FieldRule(name="assignees", path=("assignees", "[]", "login"), detail="full"),
             FieldRule(
                 name="milestone",
                 path=("milestone",),
                 detail="full",
-                transform=None,
-                computed=False,
                 nested=(
-                    FieldRule(
-                        name="number",
-                        path=("number",),
-                        detail="full",
-                        transform=None,
-                        computed=False,
-                        nested=(),
-                    ),
-                    FieldRule(
-                        name="title",
-                        path=("title",),
-                        detail="full",
-                        transform=None,
-                        computed=False,
-                        nested=(),
-                    ),
+                    FieldRule(name="number", path=("number",), detail="full"),
+                    FieldRule(name="title", path=("title",), detail="full"),
                 ),
             ),
-            FieldRule(
-                name="locked",
-                path=("locked",),
-                detail="full",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="lock_reason",
-                path=("active_lock_reason",),
-                detail="full",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="created_at",
-                path=("created_at",),
-                detail="full",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="closed_at",
-                path=("closed_at",),
-                detail="full",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="version", path=(), detail="full", transform=None, computed=True, nested=()
-            ),
+            FieldRule(name="locked", path=("locked",), detail="full"),
+            FieldRule(name="lock_reason", path=("active_lock_reason",), detail="full"),
+            FieldRule(name="created_at", path=("created_at",), detail="full"),
+            FieldRule(name="closed_at", path=("closed_at",), detail="full"),
+            FieldRule(name="version", path=(), detail="full", computed=True),
         ),
+        version={
+            "assignees": ("assignees", "[]", "login"),
+            "body": ("body",),
+            "labels": ("labels", "[]", "name"),
+            "locked": ("locked",),
+            "milestone": ("milestone", "number"),
+            "state": ("state",),
+            "state_reason": ("state_reason",),
+            "title": ("title",),
+        },
+        version_field="version",
     ),
     "label": Shape(
         name="label",
         fields=(
-            FieldRule(
-                name="name",
-                path=("name",),
-                detail="summary",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="color",
-                path=("color",),
-                detail="summary",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="description",
-                path=("description",),
-                detail="summary",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
+            FieldRule(name="name", path=("name",), detail="summary"),
+            FieldRule(name="color", path=("color",), detail="summary"),
+            FieldRule(name="description", path=("description",), detail="summary"),
         ),
     ),
 }
 
 
 def _tool(
+    *,
     name: str,
     handler: Any,
-    ops: tuple[Any, ...],
+    operations: tuple[Any, ...],
     annotations: Annotations,
     codes: tuple[str, ...],
-    field_map: dict[str, str],
-    echo_safe: tuple[str, ...],
+    field_map: dict[str, str] | None = None,
+    echo_safe: tuple[str, ...] = (),
 ) -> ToolSpec:
     wire = _WIRE[name]
     return ToolSpec(
@@ -300,24 +127,275 @@ def _tool(
         output_schema=wire["outputSchema"],
         annotations=annotations,
         error_codes=codes,
-        operations=ops,
+        operations=operations,
         handler=handler,
         meta={},
-        field_map=field_map,
+        field_map=field_map or {},
         echo_safe=echo_safe,
     )
 
 
+# github_create_label: POST /repos/{owner}/{repo}/labels
+GITHUB_CREATE_LABEL = Declaration(
+    steps=(
+        Step(
+            id="create_label",
+            operation=operations.ISSUES_CREATE_LABEL,
+            path={"owner": "{owner}", "repo": "{repo}"},
+            body={"name": "{name}", "color": "{color}", "description": "{description}"},
+            on_error=(
+                OnError(
+                    when=Match(status=422, github_code="already_exists"),
+                    error=ErrorSpec(
+                        code="label_exists",
+                        message="A label with that name already exists in the repository (names ignore letter case); nothing was changed. If this call repeats one whose answer was lost, that first call may have created it.",
+                        field="name",
+                        reason="another label already has this name",
+                        repair=Repair(
+                            next_step="read_existing_label",
+                            tool="github_list_labels",
+                            arguments={"owner": "{owner}", "repo": "{repo}"},
+                            alternative="pass the name to github_list_labels to compare the existing label, and change it with github_update_label; or pick another name",
+                        ),
+                    ),
+                ),
+            ),
+        ),
+    ),
+    output=(Output(name="label", shape="label", sources=("create_label",)),),
+    transforms={"color": "hex_color"},
+)
+
+# github_delete_label: GET /repos/{owner}/{repo}/labels/{name}, GET /search/issues, DELETE /repos/{owner}/{repo}/labels/{name}
+GITHUB_DELETE_LABEL = Declaration(
+    steps=(
+        Step(
+            id="current",
+            operation=operations.ISSUES_GET_LABEL,
+            path={"owner": "{owner}", "repo": "{repo}", "name": "{name}"},
+            on_error=(
+                OnError(
+                    when=Match(code="label_not_found"),
+                    error=ErrorSpec(
+                        field="name",
+                        reason="no label of the repository has this name",
+                        repair=Repair(
+                            next_step="list_labels",
+                            tool="github_list_labels",
+                            arguments={"owner": "{owner}", "repo": "{repo}"},
+                            alternative="pass name to github_list_labels to read one label",
+                        ),
+                    ),
+                ),
+            ),
+        ),
+        Step(
+            id="usage",
+            operation=operations.SEARCH_ISSUES_AND_PULL_REQUESTS,
+            query={"q": 'repo:{owner}/{repo} label:"{current.name|search_phrase}"', "per_page": 1},
+            when=(Condition(param="delete_mode", equals="safe"),),
+            after=("current",),
+            guard=Guard(
+                count=("total_count",),
+                refuse=ErrorSpec(
+                    code="label_in_use",
+                    message="At least {count} issue(s) or pull request(s) carry this label, so delete_mode safe deleted nothing. The count comes from GitHub search: it can miss items the token cannot see and items labelled moments ago.",
+                    field="name",
+                    reason="the label is still on issues or pull requests",
+                    repair=Repair(
+                        next_step="review_labelled_items",
+                        tool="github_search_issues",
+                        arguments={"owner": "{owner}", "repo": "{repo}", "state": "all"},
+                        alternative='To see the issues carrying the label, add its name to labels in these arguments (this server does not list pull requests: review those on GitHub). To delete it anyway, call github_delete_label again with delete_mode "force": the label is then stripped from every issue and pull request, with no undo.',
+                    ),
+                ),
+                unknown=ErrorSpec(
+                    code="label_usage_unknown",
+                    message="Nothing was deleted: delete_mode safe could not count the issues and pull requests carrying the label.",
+                    reason="GitHub search refused the counting query",
+                    repair=Repair(
+                        next_step="review_labelled_items",
+                        tool="github_search_issues",
+                        arguments={"owner": "{owner}", "repo": "{repo}", "state": "all"},
+                        alternative='To see the issues carrying the label, add its name to labels in these arguments (this server does not list pull requests: review those on GitHub). To delete it anyway, call github_delete_label again with delete_mode "force": the label is then stripped from every issue and pull request, with no undo.',
+                    ),
+                ),
+                incomplete="incomplete_results",
+                unknown_field="name",
+            ),
+        ),
+        Step(
+            id="delete_label",
+            operation=operations.ISSUES_DELETE_LABEL,
+            path={"owner": "{owner}", "repo": "{repo}", "name": "{current.name}"},
+            after=("current", "usage"),
+            on_error=(
+                OnError(
+                    when=Match(code="label_not_found"),
+                    error=ErrorSpec(
+                        field="name",
+                        reason="no label of the repository has this name",
+                        repair=Repair(
+                            next_step="list_labels",
+                            tool="github_list_labels",
+                            arguments={"owner": "{owner}", "repo": "{repo}"},
+                            alternative="pass name to github_list_labels to read one label",
+                        ),
+                    ),
+                ),
+            ),
+        ),
+    ),
+    output=(Output(name="deleted_label", shape="label", sources=("current",)),),
+    defaults={"delete_mode": "safe"},
+)
+
+# github_get_issue: GET /repos/{owner}/{repo}/issues/{issue_number}, GET /repos/{owner}/{repo}/issues/{issue_number}/comments
+GITHUB_GET_ISSUE = Declaration(
+    steps=(
+        Step(
+            id="issue",
+            operation=operations.ISSUES_GET,
+            path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
+            reject=(
+                Reject(
+                    present="pull_request",
+                    error=ErrorSpec(
+                        code="issue_not_found",
+                        message="That number is a pull request; this server only handles issues.",
+                        field="issue_number",
+                        reason="the number belongs to a pull request",
+                        repair=Repair(
+                            next_step="find_issue",
+                            tool="github_search_issues",
+                            arguments={"owner": "{owner}", "repo": "{repo}", "state": "all"},
+                        ),
+                    ),
+                ),
+            ),
+        ),
+        Step(
+            id="comments",
+            operation=operations.ISSUES_LIST_COMMENTS,
+            path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
+            paginate=Paginate(
+                cursor="comments_cursor",
+                has_more="comments_has_more",
+                next_cursor="comments_next_cursor",
+            ),
+        ),
+    ),
+    output=(
+        Output(name="issue", shape="issue", sources=("issue",)),
+        Output(name="version", sources=("issue",), version_of="issue"),
+        Output(name="comments", shape="comment", each=True, sources=("comments",)),
+    ),
+    defaults={"detail": "full"},
+    detail="detail",
+)
+
+# github_list_labels: GET /repos/{owner}/{repo}/labels, GET /repos/{owner}/{repo}/labels/{name}
+GITHUB_LIST_LABELS = Declaration(
+    steps=(
+        Step(
+            id="page",
+            operation=operations.ISSUES_LIST_LABELS_FOR_REPO,
+            path={"owner": "{owner}", "repo": "{repo}"},
+            when=(Condition(param="name", present=False),),
+            paginate=Paginate(cursor="cursor", page_size=100),
+        ),
+        Step(
+            id="one",
+            operation=operations.ISSUES_GET_LABEL,
+            path={"owner": "{owner}", "repo": "{repo}", "name": "{name}"},
+            when=(Condition(param="name"),),
+            on_error=(OnError(when=Match(code="label_not_found"), skip=True),),
+        ),
+    ),
+    output=(Output(name="labels", shape="label", each=True, sources=("page", "one")),),
+)
+
+# github_update_label: GET /repos/{owner}/{repo}/labels/{name}, PATCH /repos/{owner}/{repo}/labels/{name}
+GITHUB_UPDATE_LABEL = Declaration(
+    steps=(
+        Step(
+            id="current",
+            operation=operations.ISSUES_GET_LABEL,
+            path={"owner": "{owner}", "repo": "{repo}", "name": "{name}"},
+            on_error=(
+                OnError(
+                    when=Match(code="label_not_found"),
+                    error=ErrorSpec(
+                        field="name",
+                        reason="no label of the repository has this name",
+                        repair=Repair(
+                            next_step="list_labels",
+                            tool="github_list_labels",
+                            arguments={"owner": "{owner}", "repo": "{repo}"},
+                            alternative="pass name to github_list_labels to read one label",
+                        ),
+                    ),
+                ),
+            ),
+        ),
+        Step(
+            id="update",
+            operation=operations.ISSUES_UPDATE_LABEL,
+            path={"owner": "{owner}", "repo": "{repo}", "name": "{current.name}"},
+            body={"new_name": "{new_name}", "color": "{color}", "description": "{description}"},
+            after=("current",),
+            on_error=(
+                OnError(
+                    when=Match(status=422, github_code="already_exists"),
+                    error=ErrorSpec(
+                        code="label_exists",
+                        message="A label with that name already exists in the repository (names ignore letter case); nothing was changed. If this call repeats one whose answer was lost, that first call may have created it.",
+                        field="new_name",
+                        reason="another label already has this name",
+                        repair=Repair(
+                            next_step="read_existing_label",
+                            tool="github_list_labels",
+                            arguments={"owner": "{owner}", "repo": "{repo}"},
+                            alternative="pass the name to github_list_labels to compare the existing label, and change it with github_update_label; or pick another name",
+                        ),
+                    ),
+                ),
+                OnError(
+                    when=Match(code="label_not_found"),
+                    error=ErrorSpec(
+                        field="name",
+                        reason="no label of the repository has this name",
+                        repair=Repair(
+                            next_step="list_labels",
+                            tool="github_list_labels",
+                            arguments={"owner": "{owner}", "repo": "{repo}"},
+                            alternative="pass name to github_list_labels to read one label",
+                        ),
+                    ),
+                ),
+            ),
+            compare=Compare(
+                against="current",
+                fields={"new_name": "name", "color": "color", "description": "description"},
+            ),
+        ),
+    ),
+    output=(Output(name="label", shape="label", sources=("update", "current")),),
+    transforms={"color": "hex_color"},
+)
+
 TOOLS = (
     _tool(
-        "github_add_comment",
-        hooks.add_comment,
-        (
+        name="github_add_comment",
+        handler=hooks.add_comment,
+        operations=(
             operations.ISSUES_CREATE_COMMENT,
             operations.ISSUES_LIST_COMMENTS,
         ),
-        Annotations(read_only=False, open_world=True, destructive=False, idempotent=False),
-        (
+        annotations=Annotations(
+            read_only=False, open_world=True, destructive=False, idempotent=False
+        ),
+        codes=(
             "conflict",
             "insufficient_scope",
             "internal_error",
@@ -330,19 +408,21 @@ TOOLS = (
             "repo_not_found",
             "upstream_unavailable",
         ),
-        {"body": "body"},
-        ("owner", "repo", "issue_number"),
+        field_map={"body": "body"},
+        echo_safe=("owner", "repo", "issue_number"),
     ),
     _tool(
-        "github_create_issue",
-        hooks.create_issue,
-        (
+        name="github_create_issue",
+        handler=hooks.create_issue,
+        operations=(
             operations.ISSUES_CREATE,
             operations.ISSUES_LIST_LABELS_FOR_REPO,
             operations.ISSUES_LIST_FOR_REPO,
         ),
-        Annotations(read_only=False, open_world=True, destructive=False, idempotent=False),
-        (
+        annotations=Annotations(
+            read_only=False, open_world=True, destructive=False, idempotent=False
+        ),
+        codes=(
             "conflict",
             "insufficient_scope",
             "internal_error",
@@ -355,21 +435,23 @@ TOOLS = (
             "repo_not_found",
             "upstream_unavailable",
         ),
-        {
+        field_map={
             "assignees": "assignee_logins",
             "body": "body",
             "labels": "labels",
             "milestone": "milestone_number",
             "title": "title",
         },
-        ("owner", "repo", "milestone_number"),
+        echo_safe=("owner", "repo", "milestone_number"),
     ),
     _tool(
-        "github_create_label",
-        hooks.create_label,
-        (operations.ISSUES_CREATE_LABEL,),
-        Annotations(read_only=False, open_world=True, destructive=False, idempotent=True),
-        (
+        name="github_create_label",
+        handler=declared(GITHUB_CREATE_LABEL),
+        operations=(operations.ISSUES_CREATE_LABEL,),
+        annotations=Annotations(
+            read_only=False, open_world=True, destructive=False, idempotent=True
+        ),
+        codes=(
             "conflict",
             "insufficient_scope",
             "internal_error",
@@ -381,19 +463,21 @@ TOOLS = (
             "repo_not_found",
             "upstream_unavailable",
         ),
-        {},
-        ("owner", "repo"),
+        field_map={"color": "color", "description": "description", "name": "name"},
+        echo_safe=("owner", "repo"),
     ),
     _tool(
-        "github_delete_label",
-        hooks.delete_label,
-        (
+        name="github_delete_label",
+        handler=declared(GITHUB_DELETE_LABEL),
+        operations=(
             operations.ISSUES_GET_LABEL,
             operations.SEARCH_ISSUES_AND_PULL_REQUESTS,
             operations.ISSUES_DELETE_LABEL,
         ),
-        Annotations(read_only=False, open_world=True, destructive=True, idempotent=True),
-        (
+        annotations=Annotations(
+            read_only=False, open_world=True, destructive=True, idempotent=True
+        ),
+        codes=(
             "conflict",
             "insufficient_scope",
             "internal_error",
@@ -407,18 +491,17 @@ TOOLS = (
             "repo_not_found",
             "upstream_unavailable",
         ),
-        {},
-        ("owner", "repo", "delete_mode"),
+        echo_safe=("owner", "repo", "delete_mode"),
     ),
     _tool(
-        "github_get_issue",
-        hooks.get_issue,
-        (
+        name="github_get_issue",
+        handler=declared(GITHUB_GET_ISSUE),
+        operations=(
             operations.ISSUES_GET,
             operations.ISSUES_LIST_COMMENTS,
         ),
-        Annotations(read_only=True, open_world=True, destructive=None, idempotent=None),
-        (
+        annotations=Annotations(read_only=True, open_world=True),
+        codes=(
             "cursor_expired",
             "insufficient_scope",
             "internal_error",
@@ -430,18 +513,26 @@ TOOLS = (
             "repo_not_found",
             "upstream_unavailable",
         ),
-        {},
-        ("owner", "repo", "issue_number", "detail", "comments_cursor"),
+        echo_safe=("owner", "repo", "issue_number", "detail", "comments_cursor"),
     ),
     _tool(
-        "github_list_labels",
-        hooks.list_labels,
-        (
+        name="github_list_labels",
+        handler=with_rules(
+            declared(GITHUB_LIST_LABELS),
+            (
+                Rule(
+                    kind="not_together",
+                    fields=("name", "cursor"),
+                    reason="name and cursor cannot be combined",
+                ),
+            ),
+        ),
+        operations=(
             operations.ISSUES_LIST_LABELS_FOR_REPO,
             operations.ISSUES_GET_LABEL,
         ),
-        Annotations(read_only=True, open_world=True, destructive=None, idempotent=None),
-        (
+        annotations=Annotations(read_only=True, open_world=True),
+        codes=(
             "cursor_expired",
             "insufficient_scope",
             "internal_error",
@@ -453,34 +544,31 @@ TOOLS = (
             "repo_not_found",
             "upstream_unavailable",
         ),
-        {},
-        ("owner", "repo", "cursor"),
+        echo_safe=("owner", "repo", "cursor"),
     ),
     _tool(
-        "github_search_issues",
-        with_rules(
+        name="github_search_issues",
+        handler=with_rules(
             hooks.search_issues,
             (
                 Rule(
                     kind="all_or_none",
                     fields=("owner", "repo"),
-                    when=None,
                     reason="owner and repo go together",
                 ),
                 Rule(
                     kind="at_least_one",
                     fields=("query", "owner"),
-                    when=None,
                     reason="pass query, or owner and repo",
                 ),
             ),
         ),
-        (
+        operations=(
             operations.ISSUES_LIST_FOR_REPO,
             operations.SEARCH_ISSUES_AND_PULL_REQUESTS,
         ),
-        Annotations(read_only=True, open_world=True, destructive=None, idempotent=None),
-        (
+        annotations=Annotations(read_only=True, open_world=True),
+        codes=(
             "cursor_expired",
             "insufficient_scope",
             "internal_error",
@@ -491,12 +579,11 @@ TOOLS = (
             "repo_not_found",
             "upstream_unavailable",
         ),
-        {},
-        ("owner", "repo", "state", "sort", "order", "detail", "cursor"),
+        echo_safe=("owner", "repo", "state", "sort", "order", "detail", "cursor"),
     ),
     _tool(
-        "github_update_issue",
-        with_rules(
+        name="github_update_issue",
+        handler=with_rules(
             hooks.update_issue,
             (
                 Rule(
@@ -518,12 +605,11 @@ TOOLS = (
                         "milestone_number",
                         "locked",
                     ),
-                    when=None,
                     reason="pass at least one field to change",
                 ),
             ),
         ),
-        (
+        operations=(
             operations.ISSUES_GET,
             operations.ISSUES_UPDATE,
             operations.ISSUES_ADD_LABELS,
@@ -532,8 +618,10 @@ TOOLS = (
             operations.ISSUES_UNLOCK,
             operations.ISSUES_LIST_LABELS_FOR_REPO,
         ),
-        Annotations(read_only=False, open_world=True, destructive=True, idempotent=True),
-        (
+        annotations=Annotations(
+            read_only=False, open_world=True, destructive=True, idempotent=True
+        ),
+        codes=(
             "conflict",
             "insufficient_scope",
             "internal_error",
@@ -548,7 +636,7 @@ TOOLS = (
             "repo_not_found",
             "upstream_unavailable",
         ),
-        {
+        field_map={
             "assignees": "assignee_logins",
             "body": "body",
             "labels": "add_labels",
@@ -558,7 +646,7 @@ TOOLS = (
             "state_reason": "state_reason",
             "title": "title",
         },
-        (
+        echo_safe=(
             "owner",
             "repo",
             "issue_number",
@@ -570,24 +658,25 @@ TOOLS = (
         ),
     ),
     _tool(
-        "github_update_label",
-        with_rules(
-            hooks.update_label,
+        name="github_update_label",
+        handler=with_rules(
+            declared(GITHUB_UPDATE_LABEL),
             (
                 Rule(
                     kind="at_least_one",
                     fields=("new_name", "color", "description"),
-                    when=None,
                     reason="pass at least one of new_name, color, description",
                 ),
             ),
         ),
-        (
+        operations=(
             operations.ISSUES_GET_LABEL,
             operations.ISSUES_UPDATE_LABEL,
         ),
-        Annotations(read_only=False, open_world=True, destructive=True, idempotent=True),
-        (
+        annotations=Annotations(
+            read_only=False, open_world=True, destructive=True, idempotent=True
+        ),
+        codes=(
             "conflict",
             "insufficient_scope",
             "internal_error",
@@ -600,8 +689,13 @@ TOOLS = (
             "repo_not_found",
             "upstream_unavailable",
         ),
-        {"name": "new_name"},
-        ("owner", "repo"),
+        field_map={
+            "color": "color",
+            "description": "description",
+            "name": "new_name",
+            "new_name": "new_name",
+        },
+        echo_safe=("owner", "repo"),
     ),
 )
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -35,9 +34,14 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # run as a script: make `tests.support` importable
+    sys.path.insert(0, str(ROOT))
+
+from tests.support.node import NodeSetupError, ensure_npm_package, node_env  # noqa: E402
+
 INSPECTOR = "@modelcontextprotocol/inspector"
 INSPECTOR_VERSION = "2.12.0"
 DEMO_TOKEN = "ghp_demo"
@@ -95,7 +99,7 @@ class Row:
     detail: str = field(default="", repr=False)
 
 
-def fail_setup(message: str, code: int = 2) -> None:
+def fail_setup(message: str, code: int = 2) -> NoReturn:
     print(f"inspector_compat: {message}", file=sys.stderr)
     sys.exit(code)
 
@@ -112,39 +116,10 @@ def free_port() -> int:
 def ensure_inspector(prefix: Path) -> Path:
     """The `inspector` bin of @modelcontextprotocol/inspector@2.12.0 under `prefix` (installed if
     missing); the same file `npx --prefix <prefix> inspector` resolves to, without npx's overhead."""
-    for tool in ("node", "npm"):
-        if shutil.which(tool) is None:
-            fail_setup(f"`{tool}` is not on PATH: the Inspector CLI needs Node.js 20+ and npm "
-                       "(install them, e.g. `apt-get install -y nodejs npm`)")
-    manifest = prefix / "node_modules" / "@modelcontextprotocol" / "inspector" / "package.json"
-    installed = json.loads(manifest.read_text()).get("version") if manifest.exists() else None
-    if installed != INSPECTOR_VERSION:
-        print(f"installing {INSPECTOR}@{INSPECTOR_VERSION} into {prefix} ...", flush=True)
-        prefix.mkdir(parents=True, exist_ok=True)
-        cmd = ["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
-               "--loglevel=error", f"{INSPECTOR}@{INSPECTOR_VERSION}"]
-        try:
-            done = subprocess.run(cmd, capture_output=True, text=True, env=node_env(None),
-                                  timeout=900)
-        except subprocess.TimeoutExpired:
-            fail_setup(f"`{' '.join(cmd)}` did not finish in 15 minutes (registry unreachable? "
-                       "proxy or CA settings such as NODE_EXTRA_CA_CERTS missing?)")
-        if done.returncode != 0:
-            fail_setup(f"`{' '.join(cmd)}` failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    binary = prefix / "node_modules" / ".bin" / "inspector"
-    if not binary.exists():
-        fail_setup(f"{binary} is missing after the install")
-    return binary
-
-
-def node_env(home: str | None) -> dict[str, str]:
-    """The caller's environment (proxies, NODE_EXTRA_CA_CERTS, npm_config_* must reach npm and
-    node) with a quiet, non-interactive setup and, for Inspector runs, a throw-away HOME."""
-    env = {**os.environ, "CI": "1", "NO_UPDATE_NOTIFIER": "1",
-           "npm_config_update_notifier": "false", "NO_COLOR": "1"}
-    if home is not None:
-        env["HOME"] = home
-    return env
+    try:
+        return ensure_npm_package(prefix, INSPECTOR, INSPECTOR_VERSION, "inspector")
+    except NodeSetupError as exc:
+        fail_setup(f"the Inspector CLI: {exc}")
 
 
 def _http(method: str, url: str, body: Any = None) -> Any:

@@ -147,7 +147,7 @@ async def test_milestones_list_and_counts(fake: FakeGitHub, gh: httpx.AsyncClien
     fake.add_milestone(OWNER, REPO, "someday")
     open_ = (await gh.get(f"{R}/milestones")).json()
     assert [m["title"] for m in open_] == ["v1.0", "v2.0", "someday"]
-    assert open_[0]["open_issues"] == 1 and open_[0]["due_on"] == "2024-06-01T00:00:00Z"
+    assert open_[0]["open_issues"] == 1 and open_[0]["due_on"] == "2024-05-31T07:00:00Z"
     closed = (await gh.get(f"{R}/milestones", params={"state": "closed"})).json()
     assert [m["title"] for m in closed] == ["v0.9"] and closed[0]["closed_at"]
     every = (await gh.get(f"{R}/milestones", params={"state": "all", "direction": "desc"})).json()

@@ -97,8 +97,9 @@ def test_identical_across_processes_hash_seeds_and_working_directories(tmp_path:
 def test_the_real_output_matches_the_manifest_digests() -> None:
     result = generate(load_inputs(OVERRIDES))
     assert result.files is not None
-    manifest = json.loads(result.files["MANIFEST.json"])
-    without = {k: v for k, v in digests(result.files).items() if k != "MANIFEST.json"}
+    manifest = json.loads(result.files["github_issues_mcp/MANIFEST.json"])
+    without = {k.split("/", 1)[1]: v for k, v in digests(result.files).items()
+               if k != "github_issues_mcp/MANIFEST.json"}
     assert manifest["files"] == without
 
 

@@ -106,8 +106,7 @@ def _mistakes() -> list[Mistake]:
         lambda: replace(t, "description: More labels exist.", "descriptoin: More labels exist.", labels),
         r"unknown key 'descriptoin'")
     add("unknown-operation-id",
-        lambda: replace(t, "operations: [issues/list-labels-for-repo", "operations: [issues/list-label-for-repo",
-                        labels),
+        lambda: replace(t, "call: issues/list-labels-for-repo", "call: issues/list-label-for-repo", labels),
         r"unknown operationId 'issues/list-label-for-repo'", hint=r"did you mean 'issues/list-labels-for-repo'")
     add("invalid-yaml-syntax",
         lambda: replace(t, "title: List a repository's labels", "title: List labels: of a repository", labels),
@@ -159,8 +158,8 @@ def _mistakes() -> list[Mistake]:
                  line_of(t, "- name: creator_login", search)),
         r"optional parameter '?creator_login'? (must|does not) say what omitting it means")
     add("handler-not-defined",
-        lambda: replace(t, "handler: list_labels", "handler: list_label", labels),
-        r"handler 'list_label' is not an async function", hint=r"did you mean 'list_labels'")
+        lambda: replace(t, "handler: search_issues", "handler: search_issue", search),
+        r"handler 'search_issue' is not an async function", hint=r"did you mean 'search_issues'")
     add("operation-neither-used-nor-excluded",
         lambda: (delete_line(t, "    issues/get-event: ")[0], line_of(t, "  excluded:\n")),
         r"operation issues/get-event \(GET /repos/\{owner\}/\{repo\}/issues/events/\{event_id\}\) is "
@@ -177,8 +176,31 @@ def _mistakes() -> list[Mistake]:
         lambda: replace(t, "name: github_list_labels", "name: list_repo_labels", labels),
         r"tool name 'list_repo_labels' lacks the service prefix 'github_'", hint=r"github_list_repo_labels")
     add("unknown-items-shape",
-        lambda: replace(t, "{name: labels, items_shape: label}", "{name: labels, items_shape: labels}", labels),
+        lambda: replace(t, "{name: labels, items_shape: label,", "{name: labels, items_shape: labels,", labels),
         r"unknown shape 'labels'", hint=r"did you mean 'label'")
+    delete = tool_block("github_delete_label")
+    update = tool_block("github_update_label")
+    create = tool_block("github_create_label")
+    add("step-template-reads-nothing",
+        lambda: replace(t, 'label:"{current.name|search_phrase}"', 'label:"{curent.name|search_phrase}"', delete),
+        r"template reads 'curent': not a parameter or an earlier step", hint=r"did you mean 'current'")
+    add("unknown-transform",
+        lambda: replace(t, "transform: hex_color", "transform: hex_colour", create),
+        r"unknown transform 'hex_colour'", hint=r"did you mean 'hex_color'")
+    add("compare-against-unknown-step",
+        lambda: replace(t, "compare: {against: current,", "compare: {against: currant,", update),
+        r"compare names 'currant', not an earlier step")
+    add("step-query-field-unknown",
+        lambda: replace(t, "per_page: 1}", "per_pag: 1}", delete),
+        r"search/issues-and-pull-requests has no query field 'per_pag'", hint=r"did you mean 'per_page'")
+    add("paginate-unknown-cursor",
+        lambda: replace(t, "paginate: {cursor: cursor, page_size: 100}", "paginate: {cursor: cursr, page_size: 100}",
+                        labels),
+        r"paginate names unknown parameter 'cursr'")
+    add("declared-output-without-from",
+        lambda: replace(t, "{name: deleted_label, shape: label, from: current,", "{name: deleted_label, shape: label,",
+                        delete),
+        r"output 'deleted_label' of a declared tool needs `from`")
     add("unknown-component-schema",
         lambda: replace(t, "sources: [label]", "sources: [labell]"),
         r"unknown component schema 'labell'", hint=r"did you mean 'label'")

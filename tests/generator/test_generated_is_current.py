@@ -3,6 +3,7 @@ and `python -m generator check` must catch every kind of hand edit."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -13,15 +14,19 @@ import pytest
 from gen_support import GENERATED, OVERRIDES, cli, snapshot
 
 from generator.io import compare, existing_files
-from generator.pipeline import generate, load_inputs
+from generator.pipeline import generate, load_inputs, override_files
 from generator.render import FileMap
 
 
 @pytest.fixture(scope="module")
 def files() -> FileMap:
-    result = generate(load_inputs(OVERRIDES))
-    assert result.files is not None, "\n".join(d.render() for d in result.diagnostics)
-    return result.files
+    """Every server of overrides/*.yaml, as `make generate` writes them."""
+    out: FileMap = {}
+    for path in override_files(OVERRIDES.parent):
+        result = generate(load_inputs(path))
+        assert result.files is not None, "\n".join(d.render() for d in result.diagnostics)
+        out.update(result.files)
+    return out
 
 
 def test_generated_is_current(files: FileMap) -> None:
@@ -32,13 +37,25 @@ def test_generated_is_current(files: FileMap) -> None:
         "run `make generate` (never edit generated/ by hand) and commit the result")
 
 
-def test_manifest_lists_every_other_generated_file(files: FileMap) -> None:
-    import json
+def test_each_package_manifest_lists_every_other_file_of_its_package(files: FileMap) -> None:
+    packages = sorted({path.split("/", 1)[0] for path in files})
+    assert packages == ["github_issues_mcp", "github_milestones_mcp"]
+    for package in packages:
+        manifest = json.loads(files[f"{package}/MANIFEST.json"])
+        own = {p.split("/", 1)[1] for p in files if p.startswith(f"{package}/")}
+        assert set(manifest["files"]) == own - {"MANIFEST.json"}
+        assert manifest["overrides"]["file"] == f"overrides/{package.removesuffix('_mcp')}.yaml"
 
-    manifest = json.loads(files["MANIFEST.json"])
-    assert set(manifest["files"]) == set(files) - {"MANIFEST.json"}
-    assert manifest["overrides"]["file"] == "overrides/github_issues.yaml"
-    assert manifest["hooks"]["file"] == "overrides/github_issues_hooks.py"
+
+def test_one_override_file_regenerates_only_its_package(tmp_path: Path) -> None:
+    out = _copy(tmp_path, "one")
+    _edit(out)
+    milestones = out / "github_milestones_mcp" / "tools.json"
+    milestones.write_text("{}", encoding="utf-8")  # another server's file: not this run's business
+    proc = cli(["generate", "--quiet", "--overrides", str(OVERRIDES), "--out", str(out)], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert existing_files(out / "github_issues_mcp") == existing_files(GENERATED / "github_issues_mcp")
+    assert milestones.read_text(encoding="utf-8") == "{}"
 
 
 # -- hand-edit detection through the CLI ------------------------------------------------------

@@ -7,7 +7,7 @@ ISSUES_GET_X_Y_ = Operation(
     operation_id="issues/get-\"\"\"'''{{x}}{%y%}\\",
     method="GET",
     path="/repos/{owner}/{repo}/issues/{issue_number}/\"\"\"'''{{x}}{%y%}\\\\",
-    not_found="repo_not_found",
+    not_found="not_found",
     success_status=(200,),
 )
 ISSUES_LIST_FOR_REPO = Operation(

@@ -10,7 +10,7 @@ from ghmcp_runtime.rules import Rule, with_rules
 
 from . import hooks, operations
 
-FINGERPRINT = "golden-hostile@0.0.1+\"\"\"'''{{x}}\\\\+277405d0dc0d"
+FINGERPRINT = "golden-hostile@0.0.1+\"\"\"'''{{x}}\\\\+04e9e887a136"
 
 
 def _text(name: str) -> str:
@@ -30,51 +30,24 @@ SHAPES = {
     "issue": Shape(
         name="issue",
         fields=(
-            FieldRule(
-                name="issue_number",
-                path=("number",),
-                detail="summary",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="title",
-                path=("title",),
-                detail="summary",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="state",
-                path=("state",),
-                detail="summary",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="weird",
-                path=('we\'ird"""{{key}}',),
-                detail="full",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
+            FieldRule(name="issue_number", path=("number",), detail="summary"),
+            FieldRule(name="title", path=("title",), detail="summary"),
+            FieldRule(name="state", path=("state",), detail="summary"),
+            FieldRule(name="weird", path=('we\'ird"""{{key}}',), detail="full"),
         ),
     ),
 }
 
 
 def _tool(
+    *,
     name: str,
     handler: Any,
-    ops: tuple[Any, ...],
+    operations: tuple[Any, ...],
     annotations: Annotations,
     codes: tuple[str, ...],
-    field_map: dict[str, str],
-    echo_safe: tuple[str, ...],
+    field_map: dict[str, str] | None = None,
+    echo_safe: tuple[str, ...] = (),
 ) -> ToolSpec:
     wire = _WIRE[name]
     return ToolSpec(
@@ -85,49 +58,48 @@ def _tool(
         output_schema=wire["outputSchema"],
         annotations=annotations,
         error_codes=codes,
-        operations=ops,
+        operations=operations,
         handler=handler,
         meta={},
-        field_map=field_map,
+        field_map=field_map or {},
         echo_safe=echo_safe,
     )
 
 
 TOOLS = (
     _tool(
-        "demo_get_issue",
-        hooks.get_issue,
-        (operations.ISSUES_GET_X_Y_,),
-        Annotations(read_only=True, open_world=False, destructive=None, idempotent=None),
-        (
+        name="demo_get_issue",
+        handler=hooks.get_issue,
+        operations=(operations.ISSUES_GET_X_Y_,),
+        annotations=Annotations(read_only=True, open_world=False),
+        codes=(
             "insufficient_scope",
             "internal_error",
             "invalid_credential",
             "invalid_field",
             "missing_credential",
+            "not_found",
             "rate_limited",
             "repo_not_found",
             "upstream_unavailable",
         ),
-        {},
-        ("owner", "repo", "issue_number"),
+        echo_safe=("owner", "repo", "issue_number"),
     ),
     _tool(
-        "demo_list_issues",
-        with_rules(
+        name="demo_list_issues",
+        handler=with_rules(
             hooks.list_issues,
             (
                 Rule(
                     kind="all_or_none",
                     fields=("owner", "repo"),
-                    when=None,
                     reason='tricky """ and \'\'\' quotes, {{ server.name }} {% if true %}jinja{% endif %} {# c #}, back\\slash \\x00 \\n \\u0041 \\N{BULLET} \\\\ and \\", unicode café ✓ 漢字 🚀 \u2028sep\u2029sep \x85nel, "); import os; os.system("x")#',
                 ),
             ),
         ),
-        (operations.ISSUES_LIST_FOR_REPO,),
-        Annotations(read_only=True, open_world=True, destructive=None, idempotent=None),
-        (
+        operations=(operations.ISSUES_LIST_FOR_REPO,),
+        annotations=Annotations(read_only=True, open_world=True),
+        codes=(
             "insufficient_scope",
             "internal_error",
             "invalid_credential",
@@ -137,8 +109,8 @@ TOOLS = (
             "repo_not_found",
             "upstream_unavailable",
         ),
-        {'"); import os; os.system("x")#': "state", 'we\'ird"""{{key}}': "query"},
-        ("owner", "repo", "state"),
+        field_map={'"); import os; os.system("x")#': "state", 'we\'ird"""{{key}}': "query"},
+        echo_safe=("owner", "repo", "state"),
     ),
 )
 
@@ -167,6 +139,12 @@ ERROR_CODES = (
         temporary=False,
         description='nul:\x00 cr:\r tab:\t bell:\x07 esc:\x1b tricky """ and \'\'\' quotes, {{ server.name }} {% if true %}jinja{% endif %} {# c #}, back\\slash \\x00 \\n \\u0041 \\N{BULLET} \\\\ and \\", unicode café ✓ 漢字 🚀 \u2028sep\u2029sep \x85nel, "); import os; os.system("x")#',
         repair='tricky """ and \'\'\' quotes, {{ server.name }} {% if true %}jinja{% endif %} {# c #}, back\\slash \\x00 \\n \\u0041 \\N{BULLET} \\\\ and \\", unicode café ✓ 漢字 🚀 \u2028sep\u2029sep \x85nel, "); import os; os.system("x")#',
+    ),
+    ErrorCode(
+        code="not_found",
+        temporary=False,
+        description="The requested item does not exist or the token cannot see it.",
+        repair="Check the identifying arguments named in details.field.",
     ),
     ErrorCode(
         code="rate_limited",

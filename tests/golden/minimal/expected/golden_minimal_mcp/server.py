@@ -23,13 +23,14 @@ INSTRUCTIONS = "Reads one issue." + "\nCapability fingerprint: " + FINGERPRINT
 
 
 def _tool(
+    *,
     name: str,
     handler: Any,
-    ops: tuple[Any, ...],
+    operations: tuple[Any, ...],
     annotations: Annotations,
     codes: tuple[str, ...],
-    field_map: dict[str, str],
-    echo_safe: tuple[str, ...],
+    field_map: dict[str, str] | None = None,
+    echo_safe: tuple[str, ...] = (),
 ) -> ToolSpec:
     wire = _WIRE[name]
     return ToolSpec(
@@ -40,21 +41,21 @@ def _tool(
         output_schema=wire["outputSchema"],
         annotations=annotations,
         error_codes=codes,
-        operations=ops,
+        operations=operations,
         handler=handler,
         meta={},
-        field_map=field_map,
+        field_map=field_map or {},
         echo_safe=echo_safe,
     )
 
 
 TOOLS = (
     _tool(
-        "demo_get_issue",
-        hooks.get_issue,
-        (operations.ISSUES_GET,),
-        Annotations(read_only=True, open_world=True, destructive=None, idempotent=None),
-        (
+        name="demo_get_issue",
+        handler=hooks.get_issue,
+        operations=(operations.ISSUES_GET,),
+        annotations=Annotations(read_only=True, open_world=True),
+        codes=(
             "insufficient_scope",
             "internal_error",
             "invalid_credential",
@@ -65,8 +66,7 @@ TOOLS = (
             "repo_not_found",
             "upstream_unavailable",
         ),
-        {},
-        ("owner", "repo", "issue_number"),
+        echo_safe=("owner", "repo", "issue_number"),
     ),
 )
 

@@ -26,51 +26,24 @@ SHAPES = {
     "issue": Shape(
         name="issue",
         fields=(
-            FieldRule(
-                name="issue_number",
-                path=("number",),
-                detail="summary",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="title",
-                path=("title",),
-                detail="summary",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="comment_count",
-                path=("comments",),
-                detail="summary",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
-            FieldRule(
-                name="state_reason",
-                path=("state_reason",),
-                detail="full",
-                transform=None,
-                computed=False,
-                nested=(),
-            ),
+            FieldRule(name="issue_number", path=("number",), detail="summary"),
+            FieldRule(name="title", path=("title",), detail="summary"),
+            FieldRule(name="comment_count", path=("comments",), detail="summary"),
+            FieldRule(name="state_reason", path=("state_reason",), detail="full"),
         ),
     ),
 }
 
 
 def _tool(
+    *,
     name: str,
     handler: Any,
-    ops: tuple[Any, ...],
+    operations: tuple[Any, ...],
     annotations: Annotations,
     codes: tuple[str, ...],
-    field_map: dict[str, str],
-    echo_safe: tuple[str, ...],
+    field_map: dict[str, str] | None = None,
+    echo_safe: tuple[str, ...] = (),
 ) -> ToolSpec:
     wire = _WIRE[name]
     return ToolSpec(
@@ -81,31 +54,32 @@ def _tool(
         output_schema=wire["outputSchema"],
         annotations=annotations,
         error_codes=codes,
-        operations=ops,
+        operations=operations,
         handler=handler,
         meta={},
-        field_map=field_map,
+        field_map=field_map or {},
         echo_safe=echo_safe,
     )
 
 
 TOOLS = (
     _tool(
-        "demo_update_issue",
-        with_rules(
+        name="demo_update_issue",
+        handler=with_rules(
             hooks.update_issue,
             (
                 Rule(
                     kind="at_least_one",
                     fields=("title", "body", "state", "milestone_number"),
-                    when=None,
                     reason="pass a field to change",
                 ),
             ),
         ),
-        (operations.ISSUES_UPDATE,),
-        Annotations(read_only=False, open_world=True, destructive=True, idempotent=True),
-        (
+        operations=(operations.ISSUES_UPDATE,),
+        annotations=Annotations(
+            read_only=False, open_world=True, destructive=True, idempotent=True
+        ),
+        codes=(
             "conflict",
             "insufficient_scope",
             "internal_error",
@@ -118,8 +92,13 @@ TOOLS = (
             "repo_not_found",
             "upstream_unavailable",
         ),
-        {"body": "body", "milestone": "milestone_number", "state": "state", "title": "title"},
-        ("owner", "repo", "issue_number", "state", "milestone_number"),
+        field_map={
+            "body": "body",
+            "milestone": "milestone_number",
+            "state": "state",
+            "title": "title",
+        },
+        echo_safe=("owner", "repo", "issue_number", "state", "milestone_number"),
     ),
 )
 

@@ -1,0 +1,49 @@
+"""Built-in error codes: what the runtime can emit for any tool, worded once.
+
+An override file lists only its own codes (or new wording for these); the catalog of a generated
+server holds the codes its tools can emit.
+"""
+
+from __future__ import annotations
+
+from generator.overrides import ErrorCodeDef
+
+
+def _code(temporary: bool, description: str, repair: str) -> ErrorCodeDef:
+    return ErrorCodeDef(temporary=temporary, description=description, repair=repair)
+
+
+BUILTIN_CODES: dict[str, ErrorCodeDef] = {
+    "missing_credential": _code(False, "No GitHub token was supplied.",
+                                "Configure GITHUB_TOKEN (stdio) or send an Authorization bearer token (HTTP)."),
+    "invalid_credential": _code(False, "GitHub rejected the token (expired or revoked).",
+                                "Replace the token; retrying unchanged will not help."),
+    "insufficient_scope": _code(False, "The token lacks a scope the call needs; details.required_scopes lists it.",
+                                "Grant the listed scopes to the token, then retry."),
+    "invalid_field": _code(False, "An argument is invalid; details names the field and why.",
+                           "Fix the named field and call again."),
+    "repo_not_found": _code(False, "The repository does not exist or the token cannot see it.",
+                            "Check owner and repo."),
+    "not_found": _code(False, "The requested item does not exist or the token cannot see it.",
+                       "Check the identifying arguments named in details.field."),
+    "issue_not_found": _code(False, "The issue does not exist, was deleted or was transferred.",
+                             "Check the issue number."),
+    "comment_not_found": _code(False, "The comment does not exist in the repository.",
+                               "Check the comment id."),
+    "label_not_found": _code(False, "A label named in the call does not exist in the repository.",
+                             "Check the label name."),
+    "milestone_not_found": _code(False, "The milestone does not exist in the repository.",
+                                 "Check the milestone number."),
+    "issue_locked": _code(False, "The issue is locked and the caller may not change it.",
+                          "Ask a collaborator with write access."),
+    "conflict": _code(False, "GitHub reported a conflict with the current state; nothing was written.",
+                      "Re-read the resource and retry with its current state."),
+    "cursor_expired": _code(False, "The cursor is older than 15 minutes.",
+                            "Repeat the same call without the cursor."),
+    "rate_limited": _code(True, "GitHub's rate limit is exhausted; retry_after_ms says when it resets.",
+                          "Repeat the same call after retry_after_ms."),
+    "upstream_unavailable": _code(True, "GitHub failed or timed out; writes were not retried blindly.",
+                                  "Repeat the same call after retry_after_ms."),
+    "internal_error": _code(False, "The server hit an unexpected error; nothing more is known.",
+                            "Report it with the request_id."),
+}

@@ -1,0 +1,452 @@
+"""A tool's `steps` + `output` in the override file → a runtime `Declaration`, checked against the spec.
+
+Every binding is resolved here, so the generated declaration says exactly what each request
+carries: path parameters (explicit, a parameter mapped with `from: op#path.x`, or a parameter of the
+same name), query and body fields (explicit, or mapped with `from:`). Dependencies (`after`) are
+derived: a step waits for the steps its templates read; a write waits for every earlier step, and
+every later step waits for an earlier write.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from generator.diagnostics import closest
+from generator.ir import IRParam
+from generator.overrides import (
+    ErrorDef,
+    OnErrorDef,
+    OutputField,
+    RecoverDef,
+    RepairDef,
+    StepDef,
+    ToolDef,
+)
+from generator.schemas import object_branches
+from generator.spec import SpecOperation, resolve_ref
+from ghmcp_runtime.declared import (
+    Compare,
+    Condition,
+    Declaration,
+    ErrorSpec,
+    Guard,
+    Idempotency,
+    Match,
+    OnError,
+    Output,
+    Paginate,
+    Recover,
+    Reject,
+    Repair,
+    Step,
+)
+from ghmcp_runtime.model import Operation
+from ghmcp_runtime.refs import Ref, parse, references
+from ghmcp_runtime.transforms import TRANSFORMS
+
+Loc = tuple[str | int, ...]
+
+
+class _Invalid:
+    """A declaration part that was reported wrong (distinct from absent)."""
+
+
+INVALID = _Invalid()
+Report = Callable[[Loc, str, str], None]
+READ_METHODS = frozenset({"GET", "HEAD"})
+RECIPE_VALUES = frozenset({"count"})
+
+
+def step_id(operation_id: str) -> str:
+    """Default step id: the operation's name in snake_case (issues/get-label -> get_label)."""
+    return re.sub(r"[^0-9a-z]+", "_", operation_id.split("/")[-1].lower()).strip("_")
+
+
+def spec_fields(document: Any, op: SpecOperation, where: str) -> dict[str, Any]:
+    """The path/query parameters or JSON body properties an operation accepts, by name."""
+    if where == "body":
+        body = op.node.get("requestBody", {}).get("content", {}).get("application/json", {})
+        fields: dict[str, Any] = {}
+        for branch in object_branches(document, body.get("schema", {})):
+            fields.update(branch.get("properties", {}))
+        return fields
+    found = {}
+    for raw in [*op.path_item.get("parameters", []), *op.node.get("parameters", [])]:
+        param = resolve_ref(document, raw)
+        if param.get("in") == where:
+            found[param["name"]] = param.get("schema", {})
+    return found
+
+
+def path_names(op: SpecOperation) -> list[str]:
+    return re.findall(r"\{([^}]+)\}", op.path)
+
+
+def _error(spec: ErrorDef | None) -> ErrorSpec | None:
+    if spec is None:
+        return None
+    return ErrorSpec(code=spec.code, message=_text(spec.message), field=spec.field,
+                     reason=_text(spec.reason), repair=_repair(spec.repair))
+
+
+def _repair(r: RepairDef | None) -> Repair | None:
+    if r is None:
+        return None
+    return Repair(next_step=r.next_step, tool=r.tool, arguments=dict(r.arguments),
+                  alternative=_text(r.alternative))
+
+
+def _text(value: str | None) -> str | None:
+    return value.strip() if isinstance(value, str) else value
+
+
+def condition(raw: Any, negate: bool = False) -> Condition:
+    if isinstance(raw, str):
+        return Condition(param=raw, present=not negate)
+    (param, value), = raw.items()
+    return Condition(param=param, equals=value)
+
+
+@dataclass(slots=True)
+class DeclarationBuilder:
+    tool: ToolDef
+    loc: Loc
+    params: Sequence[IRParam]
+    ops: Mapping[str, SpecOperation]
+    runtime_ops: Mapping[str, Operation]
+    document: Any
+    codes: set[str]  # every error code known to the catalog
+    error: Report
+    versioned: frozenset[str] = frozenset()  # shapes that declare a content version
+
+    def build(self) -> tuple[Declaration, dict[str, str], set[str]] | None:
+        """The declaration, the GitHub body field -> parameter map, and the codes it can raise."""
+        assert self.tool.steps is not None
+        names = {p.name for p in self.params}
+        steps: list[Step] = []
+        field_map: dict[str, str] = {}
+        raised: set[str] = set()
+        seen: dict[str, int] = {}
+        for k, raw in enumerate(self.tool.steps):
+            sloc = (*self.loc, "steps", k)
+            built = self.step(raw, sloc, steps, names, seen)
+            if built is None:
+                continue
+            steps.append(built)
+            for key, value in built.body.items():
+                ref = _whole_param(value, names)
+                if ref is not None and ref != key:
+                    field_map[key] = ref
+                elif ref is not None:
+                    field_map.setdefault(key, ref)
+            raised |= _codes_of(raw)
+        output = self.outputs(steps, names)
+        idempotency = self.idempotency(steps, names)
+        if output is None or len(steps) != len(self.tool.steps) or idempotency is INVALID:
+            return None
+        assert not isinstance(idempotency, _Invalid)
+        defaults = {p.name: p.schema["default"] for p in self.params if "default" in p.schema}
+        transforms = {p.name: p.transform for p in self.params if p.transform}
+        for p in self.params:
+            if p.transform and p.transform not in TRANSFORMS:
+                index = next(i for i, raw in enumerate(self.tool.params) if raw.name == p.name)
+                guess = closest(p.transform, list(TRANSFORMS))
+                self.error((*self.loc, "params", index, "transform"), f"unknown transform {p.transform!r}",
+                           f"did you mean {guess!r}?" if guess else f"transforms: {', '.join(TRANSFORMS)}")
+        detail = "detail" if "detail" in names else None
+        for code in sorted(raised - self.codes):
+            self.error((*self.loc, "steps"), f"steps raise {code!r}, which is not an error code",
+                       "declare it under error_codes (with description and repair)")
+        return (Declaration(steps=tuple(steps), output=output, defaults=defaults,
+                            transforms=transforms, detail=detail, idempotency=idempotency),
+                field_map, raised)
+
+    def idempotency(self, steps: list[Step], names: set[str]) -> Idempotency | _Invalid | None:
+        """The declared idempotency (None when absent, INVALID when it is wrong)."""
+        idem = self.tool.idempotency
+        if idem is None:
+            return None
+        loc = (*self.loc, "idempotency")
+        ok = True
+        for key, value in [("key", idem.key), *[("scope", p) for p in idem.scope]]:
+            if value not in names:
+                self.error((*loc, key), f"idempotency names unknown parameter {value!r}",
+                           f"parameters are: {', '.join(sorted(names))}")
+                ok = False
+        write = next((s for s in steps if s.id == idem.write), None)
+        if write is None or write.operation.method in READ_METHODS:
+            self.error((*loc, "write"), f"idempotency.write {idem.write!r} is not a write step",
+                       f"steps: {', '.join(s.id for s in steps)}")
+            ok = False
+        recover = None
+        if idem.recover is not None:
+            r = idem.recover
+            op = self.ops.get(r.call)
+            if op is None or r.call not in self.runtime_ops:
+                self.error((*loc, "recover", "call"), f"unknown operationId {r.call!r}", "")
+                return INVALID
+            path = self.bind_path(r, op, (*loc, "recover"), names)
+            query = self.bind(r, op, "query", r.query, (*loc, "recover"))
+            for tloc, template in (((*loc, "recover"), path), ((*loc, "recover", "query"), query),
+                                   ((*loc, "recover", "match"), dict(r.match))):
+                self.check_refs(template, tloc, names, set())
+            recover = Recover(operation=self.runtime_ops[r.call], path=path, query=query, match=dict(r.match))
+        if not ok:
+            return INVALID
+        return Idempotency(key=idem.key, write=idem.write, scope=tuple(idem.scope), recover=recover)
+
+    # -- one step ---------------------------------------------------------------------------
+
+    def step(self, raw: StepDef, loc: Loc, earlier: list[Step], names: set[str],
+             seen: dict[str, int]) -> Step | None:
+        op = self.ops.get(raw.call)
+        if op is None:
+            return None  # reported with the coverage check
+        sid = raw.id or step_id(raw.call)
+        if sid in seen:
+            self.error((*loc, "id"), f"two steps are named {sid!r}", "give one of them another `id`")
+        if sid in names or sid in RECIPE_VALUES:
+            self.error((*loc, "id"), f"step id {sid!r} is also a parameter name",
+                       "give the step another `id`; templates could not tell them apart")
+        seen[sid] = len(seen)
+        known = {s.id for s in earlier}
+        path = self.bind_path(raw, op, loc, names)
+        query = self.bind(raw, op, "query", raw.query, loc)
+        body = self.bind(raw, op, "body", raw.body, loc)
+        conditions: list[Condition] = []
+        for key, negate, value in (("when", False, raw.when), ("unless", True, raw.unless)):
+            if value is None:
+                continue
+            cond = condition(value, negate)
+            if cond.param not in names:
+                self.error((*loc, key), f"condition names unknown parameter {cond.param!r}",
+                           f"parameters are: {', '.join(sorted(names))}")
+            conditions.append(cond)
+        templates: list[tuple[Loc, Any]] = [((*loc, "path"), path), ((*loc, "query"), query),
+                                            ((*loc, "body"), body)]
+        on_error = []
+        for j, rule in enumerate(raw.on_error):
+            on_error.append(OnError(when=Match(status=rule.when.status, github_code=rule.when.github_code,
+                                               code=rule.when.code),
+                                    error=_error(rule) or ErrorSpec(), skip=rule.skip))
+            templates.append(((*loc, "on_error", j), _error_templates(rule)))
+        reject = [Reject(present=r.present, error=_error(r) or ErrorSpec()) for r in raw.reject]
+        templates += [((*loc, "reject", j), _error_templates(r)) for j, r in enumerate(raw.reject)]
+        paginate = self.paginate(raw, loc, names)
+        compare = self.compare(raw, loc, known, body)
+        guard = self.guard(raw, loc, names)
+        if raw.guard is not None:
+            for key in ("refuse", "unknown"):
+                templates.append(((*loc, "guard", key), _error_templates(getattr(raw.guard, key))))
+        reads: set[str] = set()
+        for tloc, template in templates:
+            reads |= self.check_refs(template, tloc, names, known, allow_count="guard" in tloc)
+        if compare is not None:
+            reads.add(compare.against)
+        operation = self.runtime_ops[raw.call]
+        after = set(reads & known)
+        if operation.method not in READ_METHODS:
+            after |= known
+        after |= {s.id for s in earlier if s.operation.method not in READ_METHODS}
+        return Step(id=sid, operation=operation, path=path, query=query, body=body,
+                    when=tuple(conditions), after=tuple(s.id for s in earlier if s.id in after),
+                    on_error=tuple(on_error), reject=tuple(reject), paginate=paginate,
+                    compare=compare, guard=guard)
+
+    def bind_path(self, raw: StepDef | RecoverDef, op: SpecOperation, loc: Loc,
+                  names: set[str]) -> dict[str, Any]:
+        wanted = path_names(op)
+        out: dict[str, Any] = {}
+        for key in raw.path:
+            if key not in wanted:
+                self.error((*loc, "path", key), f"{raw.call} has no path parameter {key!r}",
+                           f"its path parameters are: {', '.join(wanted) or 'none'}")
+        for name in wanted:
+            if name in raw.path:
+                out[name] = raw.path[name]
+                continue
+            mapped = self.mapped(raw.call, "path", name)
+            if mapped is None and name in names:
+                mapped = name
+            if mapped is None:
+                self.error((*loc, "path"), f"nothing fills path parameter {name!r} of {raw.call}",
+                           f"add a parameter named {name}, one with `from: {raw.call}#path.{name}`, "
+                           f"or `path: {{{name}: ...}}` on the step")
+                continue
+            out[name] = "{" + mapped + "}"
+        return out
+
+    def mapped(self, op_id: str, where: str, name: str) -> str | None:
+        for p in self.params:
+            if p.source == f"{op_id}#{where}.{name}":
+                return p.name
+        return None
+
+    def bind(self, raw: StepDef | RecoverDef, op: SpecOperation, where: str,
+             explicit: Mapping[str, Any], loc: Loc) -> dict[str, Any]:
+        accepted = spec_fields(self.document, op, where)
+        for key in explicit:
+            if key not in accepted:
+                guess = closest(key, list(accepted))
+                self.error((*loc, where, key), f"{raw.call} has no {where} field {key!r}",
+                           f"did you mean {guess!r}?" if guess else
+                           f"{where} fields are: {', '.join(sorted(accepted)) or 'none'}")
+        out = dict(explicit)
+        for p in self.params:
+            if p.source and p.source.startswith(f"{raw.call}#{where}."):
+                out.setdefault(p.source.split(".", 1)[1], "{" + p.name + "}")
+        return out
+
+    def paginate(self, raw: StepDef, loc: Loc, names: set[str]) -> Paginate | None:
+        p = raw.paginate
+        if p is None:
+            return None
+        if p.cursor not in names:
+            self.error((*loc, "paginate", "cursor"), f"paginate names unknown parameter {p.cursor!r}",
+                       "declare a string parameter for the cursor (max_length 2048)")
+        return Paginate(cursor=p.cursor, page_size=p.page_size, style=p.style, items=p.items,
+                        has_more=p.has_more, next_cursor=p.next_cursor)
+
+    def compare(self, raw: StepDef, loc: Loc, known: set[str], body: dict[str, Any]) -> Compare | None:
+        c = raw.compare
+        if c is None:
+            return None
+        if c.against not in known:
+            self.error((*loc, "compare", "against"), f"compare names {c.against!r}, not an earlier step",
+                       f"earlier steps: {', '.join(sorted(known)) or 'none'}")
+        for key in [*c.fields, *c.normalize]:
+            if key not in body:
+                self.error((*loc, "compare", "fields", key), f"{key!r} is not a body field of this step",
+                           f"body fields: {', '.join(sorted(body)) or 'none'}")
+        for key, name in c.normalize.items():
+            if name not in TRANSFORMS:
+                self.error((*loc, "compare", "normalize", key), f"unknown transform {name!r}",
+                           f"transforms: {', '.join(TRANSFORMS)}")
+        names = {key: ref for key, value in body.items()
+                 if (ref := _whole_ref(value)) is not None and ref != key}
+        return Compare(against=c.against, fields=dict(c.fields), normalize=dict(c.normalize),
+                       changed=c.changed, names=names)
+
+    def guard(self, raw: StepDef, loc: Loc, names: set[str]) -> Guard | None:
+        g = raw.guard
+        if g is None:
+            return None
+        when = condition(g.when) if g.when else None
+        if when is not None and when.param not in names:
+            self.error((*loc, "guard", "when"), f"guard names unknown parameter {when.param!r}",
+                       f"parameters are: {', '.join(sorted(names))}")
+        refuse = _error(g.refuse)
+        assert refuse is not None
+        return Guard(count=tuple(g.count), refuse=refuse, when=when, unknown=_error(g.unknown),
+                     incomplete=g.incomplete, unknown_field=g.unknown_field)
+
+    def check_refs(self, template: Any, loc: Loc, names: set[str], known: set[str],
+                   allow_count: bool = False) -> set[str]:
+        """The earlier steps a template reads; unknown names and filters are reported."""
+        reads: set[str] = set()
+        for ref in references(template):
+            head = ref.path[0]
+            if head in known:
+                reads.add(head)
+            elif head not in names and not (allow_count and head in RECIPE_VALUES):
+                choices = sorted(names | known)
+                guess = closest(head, choices)
+                self.error(loc, f"template reads {head!r}: not a parameter or an earlier step",
+                           f"did you mean {guess!r}?" if guess else f"available: {', '.join(choices)}")
+            for name in ref.filters:
+                if name not in TRANSFORMS:
+                    self.error(loc, f"unknown filter {name!r}", f"transforms: {', '.join(TRANSFORMS)}")
+        return reads
+
+    # -- outputs ----------------------------------------------------------------------------
+
+    def outputs(self, steps: list[Step], names: set[str]) -> tuple[Output, ...] | None:
+        ids = {s.id for s in steps}
+        implicit = {n for s in steps if s.paginate for n in (s.paginate.has_more, s.paginate.next_cursor)}
+        implicit |= {s.compare.changed for s in steps if s.compare}
+        out: list[Output] = []
+        ok = True
+        for k, f in enumerate(self.tool.output):
+            floc = (*self.loc, "output", k)
+            if f.name in implicit:
+                if f.source is not None:
+                    self.error((*floc, "from"), f"output {f.name!r} is filled by a recipe",
+                               "drop `from`: pagination and compare fill it")
+                continue
+            built = self.output(f, floc, ids, names, steps)
+            if built is None:
+                ok = False
+                continue
+            out.append(built)
+        return tuple(out) if ok else None
+
+    def output(self, f: OutputField, loc: Loc, ids: set[str], names: set[str],
+               steps: list[Step]) -> Output | None:
+        if f.source is None:
+            self.error(loc, f"output {f.name!r} of a declared tool needs `from`",
+                       "name a step (for shapes) or a template such as {step.field}")
+            return None
+        shape = f.shape or f.items_shape
+        if f.version_of is not None:
+            if f.version_of not in self.versioned:
+                self.error((*loc, "version_of"), f"shape {f.version_of!r} declares no version",
+                           f"shapes with a version: {', '.join(sorted(self.versioned)) or 'none'}")
+                return None
+            if not isinstance(f.source, str) or f.source not in ids:
+                self.error((*loc, "from"), f"output {f.name!r}: version_of needs `from` naming a step",
+                           f"steps: {', '.join(sorted(ids))}")
+                return None
+            return Output(name=f.name, version_of=f.version_of, sources=(f.source,))
+        if shape is not None:
+            sources = [f.source] if isinstance(f.source, str) else list(f.source)
+            for s in sources:
+                if s not in ids:
+                    self.error((*loc, "from"), f"output {f.name!r} reads {s!r}, not a step",
+                               f"steps: {', '.join(sorted(ids))}")
+                    return None
+            return Output(name=f.name, shape=shape, each=f.items_shape is not None, sources=tuple(sources))
+        if not isinstance(f.source, str):
+            self.error((*loc, "from"), f"output {f.name!r} takes one template", "e.g. {step.field}")
+            return None
+        self.check_refs(f.source, (*loc, "from"), names, ids)
+        return Output(name=f.name, value=f.source)
+
+
+def _error_templates(spec: ErrorDef | None) -> list[Any]:
+    if spec is None:
+        return []
+    parts: list[Any] = [spec.message, spec.reason]
+    if spec.repair is not None:
+        parts += [dict(spec.repair.arguments), spec.repair.alternative]
+    return [p for p in parts if p is not None]
+
+
+def _codes_of(raw: StepDef) -> set[str]:
+    specs: list[ErrorDef | None] = [*raw.on_error, *raw.reject]
+    if raw.guard is not None:
+        specs += [raw.guard.refuse, raw.guard.unknown]
+    codes = {s.code for s in specs if s is not None and s.code}
+    if raw.guard is not None and raw.guard.incomplete:
+        codes.add("upstream_unavailable")
+    return codes
+
+
+def _whole_ref(template: Any) -> str | None:
+    if not isinstance(template, str):
+        return None
+    parts = parse(template)
+    if len(parts) == 1 and isinstance(parts[0], Ref) and len(parts[0].path) == 1 and not parts[0].filters:
+        return parts[0].path[0]
+    return None
+
+
+def _whole_param(template: Any, names: set[str]) -> str | None:
+    ref = _whole_ref(template)
+    return ref if ref in names else None
+
+
+def skip_codes(rules: Sequence[OnErrorDef]) -> set[str]:
+    return {r.when.code for r in rules if r.skip and r.when.code}

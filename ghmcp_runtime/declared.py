@@ -1,0 +1,166 @@
+"""Declarations of tools that run without a hook: steps, error mappings, recipes, outputs.
+
+The generator writes these from the override file (keyword arguments, non-default values only);
+`ghmcp_runtime.runner.declared` turns one into a tool handler. Every string that names a value is a
+*reference template*: `{name}` is a tool argument (after defaults and transforms), `{step.a.b}` a
+field of an earlier step's response body, `{step}` the whole body, `{name|filter}` passes the value
+through a filter of `ghmcp_runtime.transforms`. A template that is exactly one reference keeps the
+value's JSON type; otherwise the values are formatted into the text. A reference to something
+absent (an omitted argument, a skipped step) drops the key it fills.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ghmcp_runtime.model import Operation
+
+Template = Any  # a reference template (str) or a constant JSON value
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Condition:
+    """A step runs only when `param` is present (present=True), absent (False), or equals `equals`."""
+
+    param: str
+    present: bool = True
+    equals: Any = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Match:
+    """Which upstream failures an `OnError` handles; every given key must match."""
+
+    status: int | None = None  # GitHub's HTTP status
+    github_code: str | None = None  # errors[0].code of a 422 (e.g. already_exists)
+    code: str | None = None  # the code the runtime's generic mapping chose (e.g. label_not_found)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Repair:
+    next_step: str
+    tool: str
+    arguments: Mapping[str, Template] = field(default_factory=dict)
+    alternative: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ErrorSpec:
+    """The envelope to answer with; unset keys keep what the failure already carried."""
+
+    code: str | None = None
+    message: str | None = None
+    field: str | None = None
+    reason: str | None = None
+    repair: Repair | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OnError:
+    when: Match
+    error: ErrorSpec = field(default_factory=ErrorSpec)
+    skip: bool = False  # the step produced nothing (outputs read from it are empty)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reject:
+    """Refuse a successful response whose body has `present` set (e.g. an issue that is a PR)."""
+
+    present: str
+    error: ErrorSpec
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Paginate:
+    """Page numbers carried in an HMAC cursor argument; `has_more` from a Link header or a total."""
+
+    cursor: str  # the tool parameter that carries the cursor
+    page_size: int = 30
+    style: Literal["link", "total_count"] = "link"
+    items: str | None = None  # where the rows are in the body; None: the body is the list
+    has_more: str = "has_more"  # output field names
+    next_cursor: str = "next_cursor"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Compare:
+    """Partial update: send only body fields whose value differs from an earlier read."""
+
+    against: str  # step id of the read
+    fields: Mapping[str, str]  # body field -> dotted path in the read's body
+    normalize: Mapping[str, str] = field(default_factory=dict)  # body field -> filter, both sides
+    changed: str = "changed_fields"  # output field listing the changed parameters
+    names: Mapping[str, str] = field(default_factory=dict)  # body field -> name in `changed`
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Guard:
+    """Safe delete: count what still uses the resource; refuse unless the count is known to be 0."""
+
+    count: tuple[str, ...]  # dotted paths in this step's body, summed
+    refuse: ErrorSpec  # count > 0; `{count}` is available to its templates
+    when: Condition | None = None  # the guard applies only then (e.g. delete_mode safe)
+    unknown: ErrorSpec | None = None  # the count could not be obtained (this step failed)
+    incomplete: str | None = None  # body flag meaning the count may be partial (search)
+    unknown_field: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Step:
+    id: str
+    operation: Operation
+    path: Mapping[str, Template] = field(default_factory=dict)
+    query: Mapping[str, Template] = field(default_factory=dict)
+    body: Mapping[str, Template] = field(default_factory=dict)
+    when: tuple[Condition, ...] = ()
+    after: tuple[str, ...] = ()  # steps that must finish first (the generator derives them)
+    on_error: tuple[OnError, ...] = ()
+    reject: tuple[Reject, ...] = ()
+    paginate: Paginate | None = None
+    compare: Compare | None = None
+    guard: Guard | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Output:
+    """One field of the success payload."""
+
+    name: str
+    value: Template = None  # a reference template; or, with `shape`, the steps to project
+    shape: str | None = None
+    each: bool = False  # a list of `shape` rows gathered from every step in `sources`
+    sources: tuple[str, ...] = ()  # with `shape`: the first step that produced a body wins
+    version_of: str | None = None  # the shape whose declared version of the first source's body
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Recover:
+    """Find what a write created when its response was lost: a row of `operation` whose fields
+    equal `match` (templates over the arguments)."""
+
+    operation: Operation
+    path: Mapping[str, Template] = field(default_factory=dict)
+    query: Mapping[str, Template] = field(default_factory=dict)
+    match: Mapping[str, Template] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Idempotency:
+    """Repeats of a key (per caller, tool and `scope` arguments) return the first result."""
+
+    key: str  # the parameter carrying the key
+    write: str  # the step whose lost response `recover` finds
+    scope: tuple[str, ...] = ()
+    recover: Recover | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Declaration:
+    steps: tuple[Step, ...]
+    output: tuple[Output, ...]
+    defaults: Mapping[str, Any] = field(default_factory=dict)  # parameter defaults
+    transforms: Mapping[str, str] = field(default_factory=dict)  # parameter -> transform
+    detail: str | None = None  # the parameter choosing the row density, if any
+    idempotency: Idempotency | None = None

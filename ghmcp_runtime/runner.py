@@ -1,0 +1,359 @@
+"""Run a `Declaration`: transforms, steps in dependency waves, recipes, error mapping, outputs.
+
+Steps whose `after` lists are satisfied run together (at most MAX_CONCURRENT upstream requests at
+once per call: GitHub's secondary limits punish bursts). The generator makes every write wait for
+all earlier steps and every later step wait for the write, so writes never overlap or reorder.
+When several steps of one wave fail, the earliest declared failure is reported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from ghmcp_runtime.context import ToolContext, UpstreamResponse
+from ghmcp_runtime.declared import (
+    Compare,
+    Condition,
+    Declaration,
+    ErrorSpec,
+    Guard,
+    OnError,
+    Output,
+    Recover,
+    Step,
+)
+from ghmcp_runtime.errors import ToolError, UpstreamError
+from ghmcp_runtime.model import Handler
+from ghmcp_runtime.paging import has_next_link, next_cursor, open_page, without
+from ghmcp_runtime.refs import MISSING, Scope, render, walk
+from ghmcp_runtime.transforms import TRANSFORMS, Refused
+from ghmcp_runtime.versioning import canonical_json
+
+MAX_CONCURRENT = 4
+CREDENTIAL_CODES = frozenset({"missing_credential", "invalid_credential", "insufficient_scope"})
+INCOMPLETE = "GitHub search stopped before it had looked at every item; retry shortly."
+
+
+def declared(decl: Declaration) -> Handler:
+    """The tool handler for a declaration."""
+
+    async def handler(ctx: ToolContext, args: Any) -> dict[str, Any]:
+        return await _Call(ctx, decl, prepare(decl, args), dict(args)).run()
+
+    return handler
+
+
+def prepare(decl: Declaration, args: Mapping[str, Any]) -> dict[str, Any]:
+    """Arguments with defaults filled in and transforms applied; a refusal is invalid_field."""
+    out = {**decl.defaults, **args}
+    for name, transform in decl.transforms.items():
+        if name in args and args[name] is not None:
+            try:
+                out[name] = TRANSFORMS[transform](args[name])
+            except Refused as refused:
+                raise ToolError("invalid_field", f"Invalid argument `{name}`: {refused.reason}.",
+                                details={"field": name, "reason": refused.reason}) from None
+    return out
+
+
+def holds(condition: Condition, args: Mapping[str, Any]) -> bool:
+    if condition.equals is not None:
+        return bool(args.get(condition.param) == condition.equals)
+    return (condition.param in args) == condition.present
+
+
+def _matches(rule: OnError, err: ToolError) -> bool:
+    when = rule.when
+    status = err.status if isinstance(err, UpstreamError) else None
+    github_code = err.github_code if isinstance(err, UpstreamError) else None
+    return ((when.status is None or when.status == status)
+            and (when.github_code is None or when.github_code == github_code)
+            and (when.code is None or when.code == err.code))
+
+
+def _repair(spec: ErrorSpec, scope: Scope) -> dict[str, Any] | None:
+    if spec.repair is None:
+        return None
+    r = spec.repair
+    out: dict[str, Any] = {"next_step": r.next_step, "tool": r.tool,
+                           "arguments": render(dict(r.arguments), scope)}
+    if r.alternative:
+        out["alternative"] = render(r.alternative, scope)
+    return out
+
+
+def build_error(spec: ErrorSpec, scope: Scope, base: ToolError | None = None,
+                details: Mapping[str, Any] | None = None) -> ToolError:
+    """A ToolError from a declared envelope, keeping what `base` carried where `spec` is silent."""
+    merged: dict[str, Any] = dict(base.details or {}) if base is not None else {}
+    if spec.field is not None:
+        merged["field"] = spec.field
+    if spec.reason is not None:
+        merged["reason"] = render(spec.reason, scope)
+    merged.update(details or {})
+    message = render(spec.message, scope) if spec.message is not None else (
+        base.message if base is not None else "The call failed.")
+    err = ToolError(
+        spec.code or (base.code if base is not None else "internal_error"),
+        message,
+        temporary=base.temporary if base is not None and spec.code is None else False,
+        retry_after_ms=base.retry_after_ms if base is not None and spec.code is None else None,
+        details=merged or None,
+        repair=_repair(spec, scope) or (base.repair if base is not None else None),
+        extra=base.extra if base is not None and spec.code is None else None,
+    )
+    return err
+
+
+@dataclass(slots=True)
+class _Page:
+    page: int
+    has_more: bool
+
+
+@dataclass(slots=True)
+class _Call:
+    ctx: ToolContext
+    decl: Declaration
+    args: dict[str, Any]  # with defaults and transforms: what steps and outputs read
+    given: dict[str, Any]  # as the caller sent them: what cursors bind and repairs repeat
+    results: dict[str, Any] = field(default_factory=dict)
+    pages: dict[str, _Page] = field(default_factory=dict)
+    changed: dict[str, list[str]] = field(default_factory=dict)
+    limit: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(MAX_CONCURRENT))
+
+    def scope(self, **extra: Any) -> Scope:
+        return Scope(self.args, self.results, extra)
+
+    async def run(self) -> dict[str, Any]:
+        idem = self.decl.idempotency
+        key = self.given.get(idem.key) if idem is not None else None
+        if idem is None or key is None:
+            return await self.run_steps()
+        scope = (self.ctx.tool.name, *(str(self.args.get(p, "")).lower() for p in idem.scope))
+        fingerprint = hashlib.sha256(canonical_json(without(self.given, idem.key))).hexdigest()
+        result: dict[str, Any] = await self.ctx.idempotent(
+            str(key), scope=scope, fingerprint=fingerprint, run=self.run_steps,
+            recover=self.recover if idem.recover is not None else None)
+        return result
+
+    async def recover(self) -> dict[str, Any] | None:
+        """The outputs of a write whose response was lost, if its row can be found."""
+        idem = self.decl.idempotency
+        assert idem is not None and idem.recover is not None
+        found = await find_row(self.ctx, idem.recover, self.scope())
+        if found is None:
+            return None
+        self.results[idem.write] = found
+        return self.outputs()
+
+    async def run_steps(self) -> dict[str, Any]:
+        pending = list(self.decl.steps)
+        finished: set[str] = set()
+        while pending:
+            wave = [s for s in pending if set(s.after) <= finished]
+            if not wave:
+                raise RuntimeError("declared steps wait on each other")  # the generator prevents it
+            failures: dict[str, ToolError] = {}
+
+            async def run_one(step: Step, failures: dict[str, ToolError] = failures) -> None:
+                try:
+                    await self.step(step)
+                except ToolError as err:
+                    failures[step.id] = err
+
+            if len(wave) == 1:
+                await run_one(wave[0])
+            else:
+                async with anyio.create_task_group() as group:
+                    for step in wave:
+                        group.start_soon(run_one, step)
+            for step in wave:
+                if step.id in failures:
+                    raise failures[step.id]
+            finished |= {s.id for s in wave}
+            pending = [s for s in pending if s.id not in finished]
+        return self.outputs()
+
+    # -- one step ---------------------------------------------------------------------------
+
+    async def step(self, step: Step) -> None:
+        if not all(holds(c, self.args) for c in step.when):
+            return
+        guard = step.guard if step.guard and (step.guard.when is None
+                                              or holds(step.guard.when, self.args)) else None
+        scope = self.scope()
+        try:
+            path = render(dict(step.path), scope)
+            query = render(dict(step.query), scope)
+            body = render(dict(step.body), scope)
+        except Refused as refused:
+            raise self.refused(step, guard, refused) from None
+        if step.compare is not None:
+            body = self.only_changed(step.compare, body)
+            if not body:
+                return
+        if step.paginate is not None:
+            page = open_page(self.ctx, self.given, step.paginate.cursor)
+            query = {**query, "per_page": step.paginate.page_size, "page": page}
+        try:
+            async with self.limit:
+                resp = await self.ctx.call(step.operation, path=path, query=query or None,
+                                           body=body or None)
+        except ToolError as err:
+            mapped = self.on_error(step, err)
+            if mapped is None:
+                return
+            if guard is not None and guard.unknown is not None:
+                raise self.uncounted(guard, mapped) from None
+            raise mapped from None
+        data = resp.data
+        for reject in step.reject:
+            if walk(data, tuple(reject.present.split("."))) not in (MISSING, None):
+                raise build_error(reject.error, self.scope())
+        if step.paginate is not None:
+            self.pages[step.id] = _Page(page, self.more(step, resp, page))
+        self.results[step.id] = data
+        if guard is not None:
+            self.check_guard(guard, data)
+
+    def only_changed(self, compare: Compare, body: dict[str, Any]) -> dict[str, Any]:
+        current = self.results.get(compare.against)
+        changed = self.changed.setdefault(compare.changed, [])
+        out: dict[str, Any] = {}
+        for key, value in body.items():
+            path = compare.fields.get(key)
+            if path is not None and current is not None:
+                now = walk(current, tuple(path.split(".")))
+                norm = TRANSFORMS.get(compare.normalize.get(key, ""), lambda v: v)
+                if _same(norm(value), norm(None if now is MISSING else now)):
+                    continue
+            out[key] = value
+            changed.append(compare.names.get(key, key))
+        return out
+
+    def more(self, step: Step, resp: UpstreamResponse, page: int) -> bool:
+        assert step.paginate is not None
+        if step.paginate.style == "total_count":
+            total = resp.data.get("total_count", 0) if isinstance(resp.data, Mapping) else 0
+            return page * step.paginate.page_size < int(total)
+        return has_next_link(resp)
+
+    def on_error(self, step: Step, err: ToolError) -> ToolError | None:
+        """The mapped error, or None when a rule says the step just produced nothing."""
+        for rule in step.on_error:
+            if _matches(rule, err):
+                return None if rule.skip else build_error(rule.error, self.scope(), err)
+        return err
+
+    # -- safe delete ------------------------------------------------------------------------
+
+    def refused(self, step: Step, guard: Guard | None, refused: Refused) -> ToolError:
+        if guard is not None and guard.unknown is not None:
+            details = {"reason": refused.reason}
+            if guard.unknown_field:
+                details["field"] = guard.unknown_field
+            return self.unknown_error(guard.unknown, details)
+        return ToolError("invalid_field", f"A value cannot be used here: {refused.reason}.",
+                         details={"reason": refused.reason})
+
+    def unknown_error(self, spec: ErrorSpec, details: dict[str, Any]) -> ToolError:
+        reason = str(details["reason"])
+        message = f"{render(spec.message, self.scope())} {reason[0].upper()}{reason[1:]}."
+        return build_error(ErrorSpec(code=spec.code, message=message, repair=spec.repair),
+                           self.scope(), None, details)
+
+    def uncounted(self, guard: Guard, err: ToolError) -> ToolError:
+        assert guard.unknown is not None
+        if err.temporary or err.code in CREDENTIAL_CODES:
+            err.message = f"{render(guard.unknown.message, self.scope())} {err.message}"
+            return err
+        return self.unknown_error(guard.unknown, {"reason": guard.unknown.reason or err.message})
+
+    def check_guard(self, guard: Guard, data: Any) -> None:
+        total = 0
+        for path in guard.count:
+            value = walk(data, tuple(path.split(".")))
+            total += int(value) if isinstance(value, int) else 0
+        prefix = render(guard.unknown.message, self.scope()) if guard.unknown else ""
+        if total == 0 and guard.incomplete and walk(data, (guard.incomplete,)) is True:
+            raise ToolError("upstream_unavailable", f"{prefix} {INCOMPLETE}".strip(), temporary=True,
+                            details={"reason": "GitHub search answered with incomplete_results"})
+        if total > 0:
+            raise build_error(guard.refuse, self.scope(count=total), None, {"count": total})
+
+    # -- outputs ----------------------------------------------------------------------------
+
+    def outputs(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        detail = self.args.get(self.decl.detail, "full") if self.decl.detail else "full"
+        for spec in self.decl.output:
+            value = self.output(spec, detail)
+            if value is not MISSING:
+                out[spec.name] = value
+        for step in self.decl.steps:
+            if step.compare is not None:
+                out[step.compare.changed] = list(self.changed.get(step.compare.changed, []))
+            if step.paginate is None:
+                continue
+            state = self.pages.get(step.id)
+            out[step.paginate.has_more] = bool(state and state.has_more)
+            if state and state.has_more:
+                out[step.paginate.next_cursor] = next_cursor(
+                    self.ctx, self.given, step.paginate.cursor, state.page)
+        return out
+
+    def output(self, spec: Output, detail: Any) -> Any:
+        if spec.version_of is not None:
+            body = next((self.results[s] for s in spec.sources if self.results.get(s) is not None), None)
+            return MISSING if body is None else self.ctx.version(spec.version_of, body)
+        if spec.shape is None:
+            return render(spec.value, self.scope())
+        bodies = [(s, self.results[s]) for s in spec.sources if self.results.get(s) is not None]
+        if spec.each:
+            rows: list[Any] = []
+            for source, body in bodies:
+                items = self.rows_of(source, body)
+                rows += [self.ctx.project(spec.shape, r, detail) for r in items if isinstance(r, Mapping)]
+            return rows
+        if not bodies:
+            return MISSING
+        return self.ctx.project(spec.shape, bodies[0][1], detail)
+
+    def rows_of(self, source: str, body: Any) -> list[Any]:
+        step = next(s for s in self.decl.steps if s.id == source)
+        if step.paginate is not None and step.paginate.items:
+            body = walk(body, tuple(step.paginate.items.split(".")))
+        if isinstance(body, list):
+            return body
+        return [body] if isinstance(body, Mapping) else []
+
+
+RECOVER_PAGES = 10
+
+
+async def find_row(ctx: ToolContext, recover: Recover, scope: Scope) -> dict[str, Any] | None:
+    """The first row of `recover.operation` (100 per page, at most RECOVER_PAGES pages) whose
+    `match` fields equal the rendered templates exactly."""
+    path = render(dict(recover.path), scope)
+    wanted = render(dict(recover.match), scope)
+    for page in range(1, RECOVER_PAGES + 1):
+        query = {**render(dict(recover.query), scope), "per_page": 100, "page": page}
+        resp = await ctx.call(recover.operation, path=path, query=query)
+        rows = resp.data if isinstance(resp.data, list) else []
+        for row in rows:
+            if isinstance(row, Mapping) and all(row.get(k) == v for k, v in wanted.items()):
+                return dict(row)
+        if not has_next_link(resp):
+            return None
+    return None
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal, treating null and "" as the same (GitHub returns null for an empty description)."""
+    return (a if a != "" else None) == (b if b != "" else None)

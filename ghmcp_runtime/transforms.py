@@ -1,0 +1,88 @@
+"""The registry of named value transforms an override file may reference.
+
+A parameter's `transform` runs on the argument before any upstream call; a filter in a reference
+template (`{step.name|search_phrase}`) runs where the template is evaluated. A transform that cannot
+accept a value raises `Refused` with a reason written from the rule alone (never the value); the
+runner turns that into `invalid_field` on the parameter, with nothing sent.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+
+class Refused(ValueError):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+Transform = Callable[[Any], Any]
+
+_HEX_COLOR = re.compile(r"#?([0-9A-Fa-f]{6})")
+_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[T ].*)?")
+COLOR_RULE = (
+    "must be six hex digits, rrggbb or #rrggbb, in any case (e.g. d73a4a or #D73A4A); "
+    "three-digit shorthand, color names and other lengths are refused"
+)
+
+
+def hex_color(value: Any) -> str:
+    """Six lower-case hex digits without '#'; a shorthand is never expanded."""
+    match = _HEX_COLOR.fullmatch(str(value))
+    if match is None:
+        raise Refused(COLOR_RULE)
+    return match.group(1).lower()
+
+
+def lower(value: Any) -> Any:
+    return value.lower() if isinstance(value, str) else value
+
+
+def comma_join(value: Any) -> Any:
+    return ",".join(str(v) for v in value) if isinstance(value, list | tuple) else value
+
+
+def search_phrase(value: Any) -> str:
+    """A value that a quoted GitHub search qualifier (`label:"…"`) matches exactly."""
+    text = str(value)
+    if any(char in text for char in '"\\,'):
+        # inside "...": a quote ends the value, a backslash may escape it, a comma separates
+        # alternatives; the qualifier would not match exactly this value
+        raise Refused("the value contains a double quote, a backslash or a comma, which GitHub "
+                      "search cannot match exactly")
+    return text
+
+
+def date(value: Any) -> Any:
+    """The calendar date of an ISO 8601 date or timestamp (for comparing due dates)."""
+    if not isinstance(value, str):
+        return value
+    match = _DATE.fullmatch(value.strip())
+    return match.group(1) if match else value
+
+
+def empty_as_none(value: Any) -> Any:
+    return None if value == "" else value
+
+
+TRANSFORMS: dict[str, Transform] = {
+    "hex_color": hex_color,
+    "lower": lower,
+    "comma_join": comma_join,
+    "search_phrase": search_phrase,
+    "date": date,
+    "empty_as_none": empty_as_none,
+}
+
+# What each transform does, for docs/overrides.md and the generator's did-you-mean.
+DESCRIPTIONS: dict[str, str] = {
+    "hex_color": "rrggbb or #rrggbb in any case -> six lower-case hex digits; anything else is refused",
+    "lower": "lower-cases a string",
+    "comma_join": "a list -> one comma-separated string",
+    "search_phrase": "refuses values a quoted search qualifier cannot match exactly (\" \\ ,)",
+    "date": "an ISO 8601 date or timestamp -> its YYYY-MM-DD date (for comparisons)",
+    "empty_as_none": "\"\" -> null",
+}

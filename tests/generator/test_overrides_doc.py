@@ -1,0 +1,88 @@
+"""docs/overrides.md is the contract for override authors: its complete example must generate,
+lint clean, run without a line of Python, and keep a one-operation tool within 20 lines."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from gen_support import PYTHON
+
+from generator.overrides import OverrideFile, schema_text
+from generator.spec import REPO_ROOT
+
+DOC = REPO_ROOT / "docs" / "overrides.md"
+SCHEMA = REPO_ROOT / "docs" / "overrides.schema.json"
+
+
+def complete_example() -> str:
+    """The first YAML block after the '## A complete file' heading."""
+    text = DOC.read_text(encoding="utf-8")
+    section = text[text.index("## A complete file"):]
+    match = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
+    assert match, "docs/overrides.md lost its complete example"
+    return match.group(1)
+
+
+def generate_example(tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
+    overrides = tmp_path / "overrides" / "from_the_doc.yaml"
+    overrides.parent.mkdir()
+    overrides.write_text(complete_example(), encoding="utf-8")
+    out = tmp_path / "generated"
+    proc = subprocess.run([PYTHON, "-m", "generator", "generate", "--overrides", str(overrides),
+                           "--out", str(out)], capture_output=True, text=True, cwd=REPO_ROOT,
+                          timeout=300, check=False)
+    return proc, out
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    proc, out = generate_example(tmp_path_factory.mktemp("doc"))
+    assert proc.returncode == 0, proc.stderr
+    assert "lint findings 0" in proc.stdout, proc.stdout + proc.stderr
+    return out
+
+
+def test_the_example_generates_lint_clean_without_hooks(generated: Path) -> None:
+    package = generated / "github_releases_mcp"
+    assert not (package / "hooks.py").exists()
+    server_py = (package / "server.py").read_text(encoding="utf-8")
+    assert "from . import operations" in server_py and "hooks" not in server_py
+    tools = {t["name"] for t in json.loads((package / "tools.json").read_text())["tools"]}
+    assert tools == {"github_get_release", "github_list_releases"}
+
+
+def test_the_declaration_shown_in_the_doc_is_what_is_generated(generated: Path) -> None:
+    text = DOC.read_text(encoding="utf-8")
+    shown = re.search(r"```python\n(# github_get_release.*?)```", text, re.DOTALL)
+    assert shown, "docs/overrides.md lost the generated declaration it shows"
+    assert shown.group(1) in (generated / "github_releases_mcp" / "server.py").read_text(encoding="utf-8")
+
+
+def test_a_one_operation_tool_is_at_most_20_lines() -> None:
+    lines = complete_example().splitlines()
+    start = lines.index("  - name: github_get_release")
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("  - name: "))
+    tool = [line for line in lines[start:end] if line.strip()]
+    assert len(tool) <= 20, len(tool)
+    parsed = OverrideFile.model_validate(yaml.safe_load(complete_example()))
+    assert parsed.tools[0].handler is None and parsed.server.hooks is None
+
+
+def test_the_published_schema_is_current() -> None:
+    assert SCHEMA.read_text(encoding="utf-8") == schema_text(), "run `make generate`"
+
+
+def test_the_schema_validates_every_shipped_override_file() -> None:
+    from jsonschema import Draft202012Validator
+
+    validator = Draft202012Validator(json.loads(schema_text()))
+    for path in sorted((REPO_ROOT / "overrides").glob("*.yaml")):
+        errors = list(validator.iter_errors(yaml.safe_load(path.read_text(encoding="utf-8"))))
+        assert not errors, (path.name, [e.message for e in errors[:3]])
+    errors = list(validator.iter_errors(yaml.safe_load(complete_example())))
+    assert not errors, [e.message for e in errors[:3]]
