@@ -48,7 +48,11 @@ def _git(root: Path, *args: str) -> str:
 
 def read_ref(root: Path, ref: str) -> dict[str, str]:
     """The review artifacts committed at `ref`, by path relative to generated/."""
-    commit = _git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}").strip()
+    try:
+        commit = _git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}").strip()
+    except ReviewError:
+        raise ReviewError(f"{ref!r} names no commit in {root} (in a shallow clone, fetch the base "
+                          "first)") from None
     names = _git(root, "ls-tree", "-r", "-z", "--name-only", commit, "--", OUT).split("\0")
     files = {}
     for name in names:
