@@ -10,7 +10,7 @@ from typing import Any
 
 from generator.catalog import BUILTIN_CODES
 from generator.declare import DeclarationBuilder
-from generator.diagnostics import Diagnostic, Level, closest
+from generator.diagnostics import Diagnostic, Level, Where, closest
 from generator.hookscan import HookFacts
 from generator.ir import (
     Coverage,
@@ -39,6 +39,7 @@ from generator.overrides import (
 from generator.schemas import compact, is_union, object_branches, python_type, walk
 from generator.spec import SpecOperation, iter_operations, resolve_ref
 from generator.yamlsrc import Located
+from ghmcp_runtime.declared import Repair
 from ghmcp_runtime.errors import ENVELOPE_OUTPUT_SCHEMA, UNIVERSAL_CODES
 from ghmcp_runtime.model import Operation
 
@@ -156,7 +157,11 @@ class Builder:
                 guess = closest(t.tool, list(names))
                 self.error((*loc, "tool"), f"template {t.name!r} names unknown tool {t.tool!r}",
                            f"did you mean {guess!r}?" if guess else "every resource must be reachable by a tool")
-            for key, fn in [("handler", t.handler), *[(f"completions.{v}", h) for v, h in t.completions.items()]]:
+            hooks = [("handler", t.handler)] if t.handler else []
+            if (t.handler is None) == (t.steps is None):
+                self.error(loc, f"template {t.name!r} needs exactly one of `handler` or `steps`",
+                           "declare the read with steps and output (preferred), or name a hook")
+            for key, fn in [*hooks, *[(f"completions.{v}", h) for v, h in t.completions.items()]]:
                 if fn not in self.hooks.async_functions:
                     self.error((*loc, *key.split(".")), f"hook {fn!r} is not an async function in {self.hooks_file}",
                                "define it with `async def` in the hook module")
@@ -165,13 +170,24 @@ class Builder:
                     self.error((*loc, "completions", var), f"{var!r} is not a variable of {t.uri_template}",
                                f"variables are: {', '.join(variables)}")
             ops = []
-            for j, op_id in enumerate(t.operations):
+            for j, op_id in enumerate([*(s.call for s in t.steps or []), *t.operations]):
                 op = self.lookup_op(op_id, (*loc, "operations", j))
                 if op is not None:
                     ops.append(self.build_operation(op))
+            tool = next((x for x in tools if x.name == t.tool), None)
+            declaration = None
+            if t.steps is not None and tool is not None:
+                params = [p for p in tool.params if p.name in variables]
+                body = ToolDef.model_construct(name=t.name, steps=t.steps, output=t.output, params=[],
+                                               idempotency=None)
+                runtime_ops = {op.operation_id: runtime_operation(op) for op in ops}
+                built = DeclarationBuilder(body, loc, params, self.ops, runtime_ops, self.doc,
+                                           set(self.catalog), self.error, self.versioned).build()
+                declaration = built[0] if built else None
             out.append(IRTemplate(uri_template=t.uri_template, name=t.name, title=t.title,
                                   description=t.description.strip(), mime_type=t.mime_type, tool=t.tool,
-                                  handler=t.handler, operations=tuple(ops), variables=variables,
+                                  handler=t.handler, declaration=declaration, operations=tuple(ops),
+                                  variables=variables,
                                   ttl_ms=t.ttl_ms, cache_scope=t.cache_scope,
                                   completions=tuple(sorted(t.completions.items()))))
         return tuple(out)
@@ -217,6 +233,11 @@ class Builder:
                     "add it to a tool's operations, or to coverage.excluded with a one-line reason",
                     "coverage",
                 )
+
+    @property
+    def versioned(self) -> frozenset[str]:
+        """Shapes that declare a content version."""
+        return frozenset(name for name, shape in self.o.shapes.items() if shape.version)
 
     def build_shapes(self) -> dict[str, IRShape]:
         shapes: dict[str, IRShape] = {}
@@ -383,14 +404,16 @@ class Builder:
         built_output = tuple(f for f in output if f is not None)
         implied = self.implied_codes(tool, ops, built_params)
         declaration = None
+        repairs: tuple[tuple[Where, Repair], ...] = ()
         field_map = dict(tool.field_map)
         if tool.steps is not None:
             runtime_ops = {op.operation_id: runtime_operation(op) for op in ops}
-            versioned = frozenset(name for name, shape in shapes.items() if shape.version)
-            built = DeclarationBuilder(tool, loc, built_params, self.ops, runtime_ops, self.doc,
-                                       set(self.catalog), self.error, versioned).build()
+            builder = DeclarationBuilder(tool, loc, built_params, self.ops, runtime_ops, self.doc,
+                                         set(self.catalog), self.error, self.versioned)
+            built = builder.build()
             if built is None:
                 return None
+            repairs = tuple((self.loc.where(rloc), r) for rloc, r in builder.repairs)
             declaration, derived_map, raised = built
             field_map = {**derived_map, **field_map}
             implied |= raised
@@ -431,6 +454,7 @@ class Builder:
             description=description,
             handler=tool.handler,
             declaration=declaration,
+            repairs=repairs,
             operations=tuple(ops),
             params=built_params,
             output=built_output,

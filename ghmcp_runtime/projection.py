@@ -12,6 +12,15 @@ from ghmcp_runtime.versioning import canonical_json
 
 PREVIEW_CHARS = 200
 _SPACES = re.compile(r"\s+")
+# Versions before content-matched recovery appended this marker to bodies written with an
+# idempotency key. It is not the user's text, so no tool or resource returns it.
+LEGACY_MARKER = re.compile(r"(?:\n\n)?<!-- ghmcp-idempotency:[0-9a-f]{24} -->")
+
+
+def without_legacy_marker(value: Any) -> Any:
+    if isinstance(value, str) and "<!-- ghmcp-idempotency:" in value:
+        return LEGACY_MARKER.sub("", value)
+    return value
 
 
 def preview(value: Any) -> Any:
@@ -88,7 +97,7 @@ def _project(
     for rule in rules:
         if detail == "summary" and rule.detail == "full":
             continue
-        value = computed.get(rule.name) if rule.computed else walk(raw, rule.path)
+        value = computed.get(rule.name) if rule.computed else without_legacy_marker(walk(raw, rule.path))
         if rule.transform is not None:
             value = TRANSFORMS[rule.transform](value)
         if rule.nested:

@@ -31,10 +31,8 @@ DEFAULT_TIMEOUT = httpx.Timeout(20.0, connect=5.0)
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
 
 UNAVAILABLE = "GitHub is unavailable or did not answer in time; retry shortly."
-MAYBE_APPLIED = (
-    "the request may have been applied; retry with the same idempotency key, or read the "
-    "resource before retrying"
-)
+# tool-neutral: the idempotency runner replaces it with same-key advice when the call had a key
+MAYBE_APPLIED = "the request may have been applied; read the resource before repeating the call"
 
 TokenResolver = Callable[[ToolContext], str | None]
 
@@ -100,7 +98,10 @@ class GitHubUpstream:
         self.base_url = base_url.rstrip("/")
         self._origin = urlsplit(self.base_url)[:2]
         self._headers = {
-            "Accept": "application/vnd.github+json",
+            # GitHub's media type first; plain JSON as well, which GitHub serves identically and
+            # which mocks built from the OpenAPI description (whose responses say
+            # application/json) can negotiate instead of answering 406
+            "Accept": "application/vnd.github+json, application/json;q=0.9",
             "User-Agent": USER_AGENT,
             "X-GitHub-Api-Version": api_version,
         }

@@ -12,10 +12,12 @@ from ghmcp_runtime.declared import (
     Declaration,
     ErrorSpec,
     Guard,
+    Idempotency,
     Match,
     OnError,
     Output,
     Paginate,
+    Recover,
     Reject,
     Repair,
     Step,
@@ -26,7 +28,7 @@ from ghmcp_runtime.runner import declared
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+65759ca30b3e"
+FINGERPRINT = "github-issues-mcp@0.1.0+849ce5ab637b"
 
 
 def _text(name: str) -> str:
@@ -134,6 +136,100 @@ def _tool(
         echo_safe=echo_safe,
     )
 
+
+# resource ghissues://repos/{owner}/{repo}/issues/{issue_number}
+ISSUE_RESOURCE = Declaration(
+    steps=(
+        Step(
+            id="issue",
+            operation=operations.ISSUES_GET,
+            path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
+            reject=(
+                Reject(
+                    present="pull_request",
+                    error=ErrorSpec(
+                        code="issue_not_found",
+                        message="That number is a pull request; this server only handles issues.",
+                        field="issue_number",
+                        reason="the number belongs to a pull request",
+                        repair=Repair(
+                            next_step="find_issue",
+                            tool="github_search_issues",
+                            arguments={"owner": "{owner}", "repo": "{repo}", "state": "all"},
+                        ),
+                    ),
+                ),
+            ),
+        ),
+    ),
+    output=(
+        Output(name="issue", shape="issue", sources=("issue",)),
+        Output(name="version", sources=("issue",), version_of="issue"),
+        Output(
+            name="comments", value="ghissues://repos/{owner}/{repo}/issues/{issue_number}/comments"
+        ),
+    ),
+)
+
+# resource ghissues://repos/{owner}/{repo}/labels/{name}
+LABEL_RESOURCE = Declaration(
+    steps=(
+        Step(
+            id="label",
+            operation=operations.ISSUES_GET_LABEL,
+            path={"owner": "{owner}", "repo": "{repo}", "name": "{name}"},
+            on_error=(
+                OnError(
+                    when=Match(code="label_not_found"),
+                    error=ErrorSpec(
+                        field="name",
+                        reason="no label of the repository has this name",
+                        repair=Repair(
+                            next_step="list_labels",
+                            tool="github_list_labels",
+                            arguments={"owner": "{owner}", "repo": "{repo}"},
+                            alternative="pass name to github_list_labels to read one label",
+                        ),
+                    ),
+                ),
+            ),
+        ),
+    ),
+    output=(Output(name="label", shape="label", sources=("label",)),),
+)
+
+# github_add_comment: POST /repos/{owner}/{repo}/issues/{issue_number}/comments, GET /repos/{owner}/{repo}/issues/{issue_number}/comments, GET /user
+GITHUB_ADD_COMMENT = Declaration(
+    steps=(
+        Step(
+            id="comment",
+            operation=operations.ISSUES_CREATE_COMMENT,
+            path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
+            body={"body": "{body}"},
+        ),
+    ),
+    output=(
+        Output(name="comment_id", value="{comment.id}"),
+        Output(name="url", value="{comment.html_url}"),
+        Output(name="created_at", value="{comment.created_at}"),
+    ),
+    idempotency=Idempotency(
+        key="idempotency_key",
+        write="comment",
+        scope=("owner", "repo", "issue_number"),
+        recover=Recover(
+            operation=operations.ISSUES_LIST_COMMENTS,
+            path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
+            match={"body": "{body}"},
+            repair=Repair(
+                next_step="read_thread",
+                tool="github_get_issue",
+                arguments={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
+                alternative="if the comment is not there, call github_add_comment with a new idempotency_key",
+            ),
+        ),
+    ),
+)
 
 # github_create_label: POST /repos/{owner}/{repo}/labels
 GITHUB_CREATE_LABEL = Declaration(
@@ -387,10 +483,11 @@ GITHUB_UPDATE_LABEL = Declaration(
 TOOLS = (
     _tool(
         name="github_add_comment",
-        handler=hooks.add_comment,
+        handler=declared(GITHUB_ADD_COMMENT),
         operations=(
             operations.ISSUES_CREATE_COMMENT,
             operations.ISSUES_LIST_COMMENTS,
+            operations.USERS_GET_AUTHENTICATED,
         ),
         annotations=Annotations(
             read_only=False, open_world=True, destructive=False, idempotent=False
@@ -404,6 +501,7 @@ TOOLS = (
             "issue_locked",
             "issue_not_found",
             "missing_credential",
+            "outcome_unknown",
             "rate_limited",
             "repo_not_found",
             "upstream_unavailable",
@@ -418,6 +516,7 @@ TOOLS = (
             operations.ISSUES_CREATE,
             operations.ISSUES_LIST_LABELS_FOR_REPO,
             operations.ISSUES_LIST_FOR_REPO,
+            operations.USERS_GET_AUTHENTICATED,
         ),
         annotations=Annotations(
             read_only=False, open_world=True, destructive=False, idempotent=False
@@ -431,6 +530,7 @@ TOOLS = (
             "label_not_found",
             "milestone_not_found",
             "missing_credential",
+            "outcome_unknown",
             "rate_limited",
             "repo_not_found",
             "upstream_unavailable",
@@ -785,6 +885,12 @@ ERROR_CODES = (
         repair="Configure GITHUB_TOKEN (stdio) or send an Authorization bearer token (HTTP).",
     ),
     ErrorCode(
+        code="outcome_unknown",
+        temporary=False,
+        description="An earlier call with this idempotency_key may have written, and GitHub's records cannot tell (several items by this account match exactly, or too many changed since); nothing new was written.",
+        repair="Look with the tool in repair; if the item is missing, call again with a new idempotency_key.",
+    ),
+    ErrorCode(
         code="rate_limited",
         temporary=True,
         description="GitHub's rate limit is exhausted; retry_after_ms says when it resets.",
@@ -850,7 +956,7 @@ TEMPLATES = (
         description="One issue with every field and its version, plus the URI of its comment thread.",
         mime_type="application/json",
         tool="github_get_issue",
-        handler=hooks.read_issue,
+        handler=declared(ISSUE_RESOURCE),
         ttl_ms=15000,
         cache_scope="private",
         completions={
@@ -895,7 +1001,7 @@ TEMPLATES = (
         description="One label (name, color, description). A missing label is a label_not_found error.",
         mime_type="application/json",
         tool="github_list_labels",
-        handler=hooks.read_label,
+        handler=declared(LABEL_RESOURCE),
         ttl_ms=60000,
         cache_scope="private",
         completions={

@@ -14,6 +14,7 @@ from mcp import StdioServerParameters
 
 from fakegithub import FakeGitHub
 from ghmcp_runtime.app import Settings, build_server
+from ghmcp_runtime.model import ServerSpec
 from ghmcp_runtime.upstream import GitHubUpstream, RetryPolicy
 from github_issues_mcp import SERVER
 
@@ -67,10 +68,11 @@ def in_memory_server(
     timeout: float = 5.0,
     cursors: Any = None,
     idempotency: Any = None,
+    spec: ServerSpec = SERVER,
 ) -> Any:
-    upstream = GitHubUpstream(base_url="http://fake.test", api_version=SERVER.api_version,
+    upstream = GitHubUpstream(base_url="http://fake.test", api_version=spec.api_version,
                               transport=fake.asgi_transport(), timeout=timeout, retry=FAST_RETRY)
-    return build_server(SERVER, Settings(github_token=token), upstream=upstream, cursors=cursors,
+    return build_server(spec, Settings(github_token=token), upstream=upstream, cursors=cursors,
                         idempotency=idempotency)
 
 

@@ -7,15 +7,13 @@ table-tested (every accepted spelling, every rejected form), and no error ever e
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator
-from mcp import Client
 
 from fakegithub import FakeGitHub
-from tests.functional.conftest import OWNER, REPO, TOKEN, in_memory_server, payload
+from tests.functional.conftest import OWNER, REPO, in_memory_server
+from tests.functional.session import Opened
 
 pytestmark = pytest.mark.anyio
 REPO_ARGS = {"owner": OWNER, "repo": REPO}
@@ -28,62 +26,8 @@ NOT_COUNTED = ("Nothing was deleted: delete_mode safe could not count the issues
                "carrying the label.")
 
 
-class Session:
-    """One client session; every result is checked against the tool's published schemas."""
-
-    def __init__(self, client: Client, tools: dict[str, dict[str, Any]]) -> None:
-        self.client = client
-        self.tools = tools
-
-    async def call(self, name: str, args: dict[str, Any], *, secrets: tuple[str, ...] = ()) -> dict[str, Any]:
-        result = await self.client.call_tool(name, args)
-        data = payload(result)
-        problems = list(Draft202012Validator(self.tools[name]["outputSchema"]).iter_errors(data))
-        assert not problems, problems[0].message
-        assert result.is_error == ("code" in data)
-        if result.is_error:
-            wire = json.dumps(result.model_dump(mode="json"), ensure_ascii=False).lower()
-            for secret in (SECRET, TOKEN, *secrets):
-                assert secret.lower() not in wire, (secret, data)
-            assert "value" not in data.get("details", {})
-            if "repair" in data:
-                self.assert_callable(data["repair"])
-        return data
-
-    async def ok(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
-        data = await self.call(name, args)
-        assert "code" not in data, data
-        return data
-
-    async def error(self, name: str, args: dict[str, Any], code: str, **kw: Any) -> dict[str, Any]:
-        data = await self.call(name, args, **kw)
-        assert data.get("code") == code, data
-        return data
-
-    def assert_callable(self, repair: dict[str, Any]) -> None:
-        """[6.repair-callable]: a listed tool, arguments valid against its inputSchema."""
-        assert repair["tool"] in self.tools, repair
-        schema = self.tools[repair["tool"]]["inputSchema"]
-        problems = list(Draft202012Validator(schema).iter_errors(repair["arguments"]))
-        assert not problems, (repair, problems[0].message)
-
-
-class _Open:
-    def __init__(self, fake: FakeGitHub) -> None:
-        self.client = Client(in_memory_server(fake), cache=None)
-
-    async def __aenter__(self) -> Session:
-        await self.client.__aenter__()
-        listed = await self.client.list_tools()
-        tools = {t.name: t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools}
-        return Session(self.client, tools)
-
-    async def __aexit__(self, *exc: Any) -> None:
-        await self.client.__aexit__(*exc)
-
-
-def opened(fake: FakeGitHub) -> _Open:
-    return _Open(fake)
+def opened(fake: FakeGitHub) -> Opened:
+    return Opened(in_memory_server(fake), secrets=(SECRET,))
 
 
 def writes(fake: FakeGitHub, since: int = 0) -> list[Any]:

@@ -5,38 +5,16 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
-from gen_support import PYTHON
 
 from generator.overrides import OverrideFile, schema_text
 from generator.spec import REPO_ROOT
+from tests.support.doc_example import DOC, complete_example, generate_example
 
-DOC = REPO_ROOT / "docs" / "overrides.md"
 SCHEMA = REPO_ROOT / "docs" / "overrides.schema.json"
-
-
-def complete_example() -> str:
-    """The first YAML block after the '## A complete file' heading."""
-    text = DOC.read_text(encoding="utf-8")
-    section = text[text.index("## A complete file"):]
-    match = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
-    assert match, "docs/overrides.md lost its complete example"
-    return match.group(1)
-
-
-def generate_example(tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
-    overrides = tmp_path / "overrides" / "from_the_doc.yaml"
-    overrides.parent.mkdir()
-    overrides.write_text(complete_example(), encoding="utf-8")
-    out = tmp_path / "generated"
-    proc = subprocess.run([PYTHON, "-m", "generator", "generate", "--overrides", str(overrides),
-                           "--out", str(out)], capture_output=True, text=True, cwd=REPO_ROOT,
-                          timeout=300, check=False)
-    return proc, out
 
 
 @pytest.fixture(scope="module")
