@@ -309,7 +309,13 @@ def _inert(changes: Sequence[Change], contract: Contract | None) -> list[str]:
         return []
     used = {id(declaration_for(c, contract.declarations)) for c in changes}
     return [f"- {d.kind} · {code(d.tool)}" + (f" {code(d.field)}" if d.field else "")
-            for d in contract.declarations if id(d) not in used]
+            for d in contract.declarations if id(d) not in used and d.kind != "changed-meaning"]
+
+
+def _meanings(contract: Contract | None) -> list[str]:
+    """Declared changes of meaning: no diff shows them; the capability summary publishes them."""
+    return [f"- {code(d.tool)}" + (f" {code(d.field)}" if d.field else "") + f": {' '.join(d.reason.split())}"
+            for d in (contract.declarations if contract else ()) if d.kind == "changed-meaning"]
 
 
 def review_server(package: str, base: Surface | None, head: Surface | None,
@@ -349,6 +355,9 @@ def review_server(package: str, base: Surface | None, head: Surface | None,
     if contract is None and head is not None and changes:
         lines += ["No override file in the working tree loads for this package (see the lint "
                   "findings), so no change counts as declared.", ""]
+    meanings = _meanings(contract)
+    if meanings:
+        lines += ["#### Changed meanings (published in the capability summary)", "", *meanings, ""]
     inert = _inert(changes, contract)
     if inert:
         lines += ["#### Declared but not in this change (inert; remove when convenient)", "", *inert, ""]
