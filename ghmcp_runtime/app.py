@@ -32,6 +32,7 @@ from ghmcp_runtime.context import CursorCodec, Idempotency, ToolContext, Upstrea
 from ghmcp_runtime.cursors import HmacCursorCodec
 from ghmcp_runtime.errors import ToolError
 from ghmcp_runtime.idempotency import IdempotencyRunner
+from ghmcp_runtime.lockdown import Lockdown, TrustCache, requested
 from ghmcp_runtime.logs import log_event
 from ghmcp_runtime.model import ServerSpec, ToolSpec
 from ghmcp_runtime.projection import ShapeProjector
@@ -67,6 +68,7 @@ class Settings:
     timeout_s: float = 20.0
     connect_timeout_s: float = 5.0
     idempotency_store: str = "memory"
+    lockdown: bool = False  # withhold text by authors without push access (HTTP callers can also ask)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -79,6 +81,7 @@ class Settings:
             timeout_s=_float_env(env, "GHMCP_TIMEOUT_S", 20.0),
             connect_timeout_s=_float_env(env, "GHMCP_CONNECT_TIMEOUT_S", 5.0),
             idempotency_store=env.get("GHMCP_IDEMPOTENCY_STORE", "").strip() or "memory",
+            lockdown=env.get("GHMCP_LOCKDOWN", "").strip().lower() in ("1", "true", "yes", "on"),
         )
 
 
@@ -141,6 +144,7 @@ class _ToolRuntime:
         self.cursors = cursors
         self.idempotency = idempotency
         self.projector = ShapeProjector(spec.shapes)
+        self.trust = TrustCache()
         self.tools = {t.name: t for t in spec.tools}
         self.validators = {t.name: ArgumentValidator(t.input_schema) for t in spec.tools}
         self.schemas = {t.name: plain(t.input_schema) for t in spec.tools}
@@ -196,6 +200,7 @@ class _ToolRuntime:
         tctx = self.context_for(tool, ctx.request, args, request_id)
         try:
             result = await tool.handler(tctx, args)
+            await tctx.release_held()
         except ToolError as err:
             if err.temporary and err.repair is None and set(args) <= set(tool.echo_safe):
                 err.repair = {"next_step": "retry_after_wait", "tool": tool.name, "arguments": dict(args)}
@@ -212,10 +217,12 @@ class _ToolRuntime:
         self, tool: ToolSpec, request: Any, args: Mapping[str, Any], request_id: str
     ) -> ToolContext:
         credential = bearer_token(request) or self.settings.github_token
+        locked = self.settings.lockdown or requested(request)
         return ToolContext(
             tool=tool, request_id=request_id, identity=identity_of(credential),
             arguments=args, upstream=self.upstream, cursors=self.cursors,
             idempotency=self.idempotency, projector=self.projector, credential=credential,
+            lockdown=Lockdown(self.spec.shapes, self.trust) if locked else None,
         )
 
     def _error(self, err: ToolError, request_id: str) -> CallToolResult:
@@ -314,6 +321,10 @@ def _parser(spec: ServerSpec) -> argparse.ArgumentParser:
     p.add_argument("--idempotency-store", default=None,
                    help="'memory' (default, one process) or redis://HOST:PORT/DB shared by "
                         "replicas (env GHMCP_IDEMPOTENCY_STORE)")
+    p.add_argument("--lockdown", action="store_true",
+                   help="withhold issue and comment text by authors without push access to public "
+                        "repositories (env GHMCP_LOCKDOWN=1; HTTP callers may also send "
+                        "X-MCP-Lockdown: true)")
     return p
 
 
@@ -325,7 +336,8 @@ def run(spec: ServerSpec, argv: Sequence[str] | None = None) -> None:
         settings = Settings.from_env()
     except ValueError as exc:
         parser.error(str(exc))
-    settings = replace(settings, idempotency_store=args.idempotency_store or settings.idempotency_store)
+    settings = replace(settings, idempotency_store=args.idempotency_store or settings.idempotency_store,
+                       lockdown=args.lockdown or settings.lockdown)
     try:
         store = open_store(settings.idempotency_store)
     except ValueError as exc:

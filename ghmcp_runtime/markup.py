@@ -48,12 +48,12 @@ _HTML_STARTS: tuple[tuple[re.Pattern[str], re.Pattern[str] | None], ...] = (
     (re.compile(r"<\?"), re.compile(r"\?>")),
     (re.compile(r"<![A-Za-z]"), re.compile(r">")),
     (re.compile(r"<!\[CDATA\["), re.compile(r"\]\]>")),
-    (re.compile(rf"</?(?:{_BLOCK_TAGS})(?:\s|/?>|$)", re.I), None),
-    (re.compile(rf"(?:{_OPEN_TAG}|{_CLOSE_TAG})\s*$"), None),
+    (_TYPE_6 := re.compile(rf"</?(?:{_BLOCK_TAGS})(?:\s|/?>|$)", re.I), None),
+    (re.compile(rf"(?:{_OPEN_TAG}|{_CLOSE_TAG})\s*$"), None),  # type 7: cannot interrupt a paragraph
 )
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 
-CODE, HTML, PROSE = "code", "html", "prose"
+CODE, HTML, PROSE, PARANOID = "code", "html", "prose", "paranoid"
 
 
 @dataclass(slots=True)
@@ -74,10 +74,29 @@ class _Fence:
 
 @dataclass(slots=True)
 class _Block:
-    end: re.Pattern[str] | None
+    """An HTML block. Its end markers (types 1-5) pile up when a line inside starts another
+    block: the region then ends only after every one was seen, never before GitHub's block."""
+
+    pending: list[re.Pattern[str]]
+    blank_ends: bool  # types 6 and 7: a blank line ends it, once no marker is pending
     column: int
     depth: int
+    # a type 7 start right after a paragraph line: GitHub may read it as the paragraph's
+    # continuation, where a quote or list item may start and end a block with a comment still
+    # open; one region per line makes a comment left open at a line's end hide the rest
+    per_line: bool = False
     comment_open: bool = False
+
+    def take(self, raw: str, rest: str) -> None:
+        self.comment_open = _comment_state(self.comment_open, raw)
+        self.pending = [end for end in self.pending if not end.search(raw)]
+        started = _html_start(rest)
+        if isinstance(started, re.Pattern) and not started.search(raw, raw.find("<") + 2):
+            self.pending.append(started)
+
+    @property
+    def done(self) -> bool:
+        return not self.pending and not self.blank_ends
 
 
 def _lines(text: str) -> list[tuple[int, str]]:
@@ -103,15 +122,20 @@ def _blank(text: str) -> bool:
     return not text.strip()
 
 
+def _content(rest: str) -> str:
+    """A line's content after list markers and indentation."""
+    content = rest
+    while (match := _LIST.match(content)) is not None and match.end() > 0:
+        content = content[match.end():]
+    return content.lstrip(" ").rstrip("\r\n")
+
+
 def _html_start(rest: str) -> re.Pattern[str] | bool | None:
     """The end condition of an HTML block starting on this line, False if none starts.
 
     Liberal on purpose: list markers and any indentation are skipped, and type 7 is recognized
     even where it could not interrupt a paragraph (treating text as HTML only removes more)."""
-    content = rest
-    while (match := _LIST.match(content)) is not None and match.end() > 0:
-        content = content[match.end():]
-    content = content.lstrip(" ").rstrip("\r\n")
+    content = _content(rest)
     for start, end in _HTML_STARTS:
         if start.match(content):
             return end
@@ -137,32 +161,35 @@ def _comment_state(open_: bool, line: str) -> bool:
 
 
 def _segment(text: str) -> list[_Region]:
-    """Split `text` into code, HTML-block and prose regions (line granularity)."""
+    """Split `text` into code, HTML-block and prose regions (line granularity). After a fence
+    whose end is ambiguous (it depends on list nesting this scanner does not track), the rest of
+    the text is one PARANOID region."""
     regions: list[_Region] = []
     fence: _Fence | None = None
     closing: re.Pattern[str] | None = None
     block: _Block | None = None
-    fences_trusted = True  # after an ambiguous fence end, no later fence is trusted as code
 
+    previous = ""
     for offset, raw in _lines(text):
-        line = raw.expandtabs(4)
+        line, previous_line = raw.expandtabs(4), previous
+        previous = raw
         end = offset + len(raw)
         if fence is not None and closing is not None:
             depth, rest = _unquote(line, fence.depth)
             indent = _indent(rest)
             closes = closing.match(rest) is not None
-            if depth < fence.depth:
-                fence = None
+            if depth < fence.depth or (not _blank(rest) and indent < fence.column and fence.exact):
+                fence = None  # its container ended
             elif not _blank(rest) and indent < fence.column:
-                fences_trusted = fences_trusted and fence.exact
-                fence = None
+                regions.append(_Region(PARANOID, offset, len(text)))
+                return regions
             elif closes and (indent <= 3 or (fence.exact and indent <= fence.column + 3)):
                 regions[-1].end = end
                 fence = None
                 continue
             elif closes and indent <= fence.column + 3:
-                fences_trusted = False  # closes at top level, not inside a list item: unknown
-                fence = None
+                regions.append(_Region(PARANOID, offset, len(text)))
+                return regions
             else:
                 regions[-1].end = end
                 continue
@@ -171,18 +198,21 @@ def _segment(text: str) -> list[_Region]:
             ends = depth < block.depth
             if not ends and not _blank(rest) and _indent(rest) < block.column:
                 ends = block.comment_open  # maybe its container ended: hide the rest (safe side)
-            if not ends and block.end is None and _blank(rest):
+            if not ends and not block.pending and block.blank_ends and _blank(rest):
                 ends = True
             if ends:
                 block = None
             else:
-                block.comment_open = _comment_state(block.comment_open, raw)
-                regions[-1].end = end
-                if block.end is not None and block.end.search(raw):
+                block.take(raw, rest)
+                if block.per_line:
+                    regions.append(_Region(HTML, offset, end))
+                else:
+                    regions[-1].end = end
+                if block.done:
                     block = None
                 continue
         depth, rest = _unquote(line)
-        opening = _FENCE.match(rest) if fences_trusted else None
+        opening = _FENCE.match(rest)
         if opening is not None and not (opening["fence"][0] == "`" and "`" in opening["info"]):
             char, length = opening["fence"][0], len(opening["fence"])
             fence = _Fence(char, length, len(opening["lead"]), depth,
@@ -190,13 +220,16 @@ def _segment(text: str) -> list[_Region]:
             closing = re.compile(rf"[ ]*{re.escape(char)}{{{length},}}[ ]*[\r\n]*$")
             regions.append(_Region(CODE, offset, end))
             continue
-        block_end = _html_start(rest)
-        if block_end is not False:
+        started = _html_start(rest)
+        if started is not False:
             column = len(rest) - len(rest.lstrip(" -+*0123456789.)"))
-            block = _Block(block_end if isinstance(block_end, re.Pattern) else None, column, depth,
-                           _comment_state(False, raw))
+            block = _Block([], started is None, column, depth,
+                           per_line=started is None and _TYPE_6.match(_content(rest)) is None
+                           and bool(regions) and regions[-1].kind == PROSE
+                           and not _blank(previous_line))
+            block.take(raw, rest)
             regions.append(_Region(HTML, offset, end))
-            if block.end is not None and block.end.search(raw, raw.find("<") + 2):
+            if block.done:
                 block = None
             continue
         if regions and regions[-1].kind == PROSE:
@@ -223,7 +256,8 @@ class _Finder:
 
 
 _CLOSERS = (("<!--", "-->"), ("<![CDATA[", "]]>"), ("<?", "?>"), ("<!", ">"))
-_HTML_SPECIAL = re.compile(r"<!--|<\?|<!\[CDATA\[|<![A-Za-z]|&")
+# in raw HTML a browser also hides bogus comments: `<!` and `</` not followed by a letter
+_HTML_SPECIAL = re.compile(r"<!|<\?|</[^A-Za-z>]|&")
 _PROSE_SPECIAL = re.compile(r"[\\`<&]")
 _RUN = re.compile(r"`+")
 _TAG_START = re.compile(r"</?[A-Za-z]")
@@ -286,6 +320,8 @@ class _Scan:
                 i = region.end
             elif region.kind == HTML:
                 i = self.html(i, region)
+            elif region.kind == PARANOID:
+                i = self.paranoid(i)
             else:
                 i = self.prose(i, region, index)
         return "".join(self.out)
@@ -314,6 +350,28 @@ class _Scan:
             else:  # a bogus comment, ended by the next '>'
                 close = self.finder.find(">", i)
                 return len(text) if close < 0 else close + 1
+        return i
+
+    def paranoid(self, i: int) -> int:
+        """After an ambiguous fence end the block structure is unknown: an HTML comment
+        anywhere hides the rest, other hidden markup goes through the next '>'."""
+        text = self.text
+        while i < len(text):
+            match = _HTML_SPECIAL.search(text, i)
+            stop = match.start() if match else len(text)
+            self.out.append(text[i:stop])
+            if stop >= len(text):
+                return stop
+            if text[stop] == "&":
+                after = self.removed_entity(stop)
+                self.out.append("" if after else "&")
+                i = after or stop + 1
+                continue
+            self.removed += 1
+            if text.startswith("<!--", stop):
+                return len(text)
+            close = self.finder.find(">", stop)
+            i = len(text) if close < 0 else close + 1
         return i
 
     def prose(self, i: int, region: _Region, index: int) -> int:

@@ -147,6 +147,7 @@ class ResourceRuntime:
                 raise problem
             tctx = self.make_context(tool, ctx.request, args, request_id)
             body = await template.handler(tctx, args)
+            await tctx.release_held()
         except ToolError as err:
             outcome = err.code
             raise self._error(err, uri, request_id) from None

@@ -20,13 +20,13 @@ from ghmcp_runtime.declared import (
     Repair,
     Step,
 )
-from ghmcp_runtime.model import StaticResource, TemplateResource
+from ghmcp_runtime.model import LockdownRule, StaticResource, TemplateResource
 from ghmcp_runtime.rules import Rule, with_rules
 from ghmcp_runtime.runner import declared
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+65759ca30b3e"
+FINGERPRINT = "github-issues-mcp@0.1.0+6e8ed2d2b69e"
 
 
 def _text(name: str) -> str:
@@ -48,26 +48,48 @@ SHAPES = {
         fields=(
             FieldRule(name="comment_id", path=("id",), detail="summary"),
             FieldRule(name="author", path=("user", "login"), detail="summary"),
+            FieldRule(name="author_association", path=("author_association",), detail="summary"),
             FieldRule(name="created_at", path=("created_at",), detail="summary"),
-            FieldRule(name="preview", path=("body",), detail="summary", transform="preview"),
-            FieldRule(name="body", path=("body",), detail="full"),
+            FieldRule(
+                name="preview",
+                path=("body",),
+                detail="summary",
+                transform="preview",
+                untrusted=True,
+            ),
+            FieldRule(name="body", path=("body",), detail="full", untrusted=True),
             FieldRule(name="updated_at", path=("updated_at",), detail="full"),
             FieldRule(name="url", path=("html_url",), detail="full"),
+        ),
+        lockdown=LockdownRule(
+            author=("user", "login"),
+            repository=("url",),
+            withhold=("preview", "body"),
+            association=("author_association",),
         ),
     ),
     "issue": Shape(
         name="issue",
         fields=(
             FieldRule(name="issue_number", path=("number",), detail="summary"),
-            FieldRule(name="title", path=("title",), detail="summary"),
+            FieldRule(name="title", path=("title",), detail="summary", untrusted=True),
             FieldRule(name="state", path=("state",), detail="summary"),
             FieldRule(name="author", path=("user", "login"), detail="summary"),
-            FieldRule(name="labels", path=("labels", "[]", "name"), detail="summary"),
+            FieldRule(name="author_association", path=("author_association",), detail="summary"),
+            FieldRule(
+                name="labels", path=("labels", "[]", "name"), detail="summary", untrusted=True
+            ),
             FieldRule(name="comment_count", path=("comments",), detail="summary"),
             FieldRule(name="updated_at", path=("updated_at",), detail="summary"),
             FieldRule(name="url", path=("html_url",), detail="summary"),
-            FieldRule(name="preview", path=("body",), detail="summary", transform="preview"),
-            FieldRule(name="body", path=("body",), detail="full"),
+            FieldRule(
+                name="preview",
+                path=("body",),
+                detail="summary",
+                transform="preview",
+                untrusted=True,
+            ),
+            FieldRule(name="body", path=("body",), detail="full", untrusted=True),
             FieldRule(name="state_reason", path=("state_reason",), detail="full"),
             FieldRule(name="assignees", path=("assignees", "[]", "login"), detail="full"),
             FieldRule(
@@ -76,7 +98,7 @@ SHAPES = {
                 detail="full",
                 nested=(
                     FieldRule(name="number", path=("number",), detail="full"),
-                    FieldRule(name="title", path=("title",), detail="full"),
+                    FieldRule(name="title", path=("title",), detail="full", untrusted=True),
                 ),
             ),
             FieldRule(name="locked", path=("locked",), detail="full"),
@@ -96,13 +118,19 @@ SHAPES = {
             "title": ("title",),
         },
         version_field="version",
+        lockdown=LockdownRule(
+            author=("user", "login"),
+            repository=("repository_url",),
+            withhold=("preview", "body"),
+            association=("author_association",),
+        ),
     ),
     "label": Shape(
         name="label",
         fields=(
-            FieldRule(name="name", path=("name",), detail="summary"),
+            FieldRule(name="name", path=("name",), detail="summary", untrusted=True),
             FieldRule(name="color", path=("color",), detail="summary"),
-            FieldRule(name="description", path=("description",), detail="summary"),
+            FieldRule(name="description", path=("description",), detail="summary", untrusted=True),
         ),
     ),
 }

@@ -27,7 +27,7 @@ from ghmcp_runtime.runner import declared
 
 from . import operations
 
-FINGERPRINT = "github-milestones-mcp@0.1.0+65facb5743af"
+FINGERPRINT = "github-milestones-mcp@0.1.0+bcecfa0f9c00"
 
 
 def _text(name: str) -> str:
@@ -48,13 +48,13 @@ SHAPES = {
         name="milestone",
         fields=(
             FieldRule(name="milestone_number", path=("number",), detail="summary"),
-            FieldRule(name="title", path=("title",), detail="summary"),
+            FieldRule(name="title", path=("title",), detail="summary", untrusted=True),
             FieldRule(name="state", path=("state",), detail="summary"),
             FieldRule(name="due_on", path=("due_on",), detail="summary"),
             FieldRule(name="open_issues", path=("open_issues",), detail="summary"),
             FieldRule(name="closed_issues", path=("closed_issues",), detail="summary"),
             FieldRule(name="url", path=("html_url",), detail="summary"),
-            FieldRule(name="description", path=("description",), detail="full"),
+            FieldRule(name="description", path=("description",), detail="full", untrusted=True),
             FieldRule(name="creator", path=("creator", "login"), detail="full"),
             FieldRule(name="created_at", path=("created_at",), detail="full"),
             FieldRule(name="updated_at", path=("updated_at",), detail="full"),

@@ -101,6 +101,18 @@ def test_code_and_angle_brackets_are_left_alone(text: str) -> None:
     ("zero&#8203;width &#x200B; &zwj; &lrm; kept &amp;", "zerowidth    kept &amp;", 4),
     ("<!--> empty --> shown", " empty --> shown", 1),
     ("  ```\nx\n  ```\n<!-- after an indented fence -->", "  ```\nx\n  ```\n", 1),
+    # found by the oracle: a code span opened on the line before pairs with this line's backtick
+    ("MARK `tick\n`<!-- hidden -->`", "MARK `tick\n``", 1),
+    # found by the oracle: the list item ends, and <script> opens a block to the end
+    ("- <div>\n<script>\n\n- a `<!-- hidden -->`", "- <div>\n<script>\n\n- a ``", 1),
+    # found by the oracle: after an ambiguous fence end, a comment anywhere hides the rest
+    ("  ```\n<script>\n```\n</script>\n- a `<!-- hidden -->`",
+     "  ```\n<script>\n```\n</script>\n- a `", 1),
+    # found by the oracle: a quote inside a would-be HTML block ends it, leaving a comment open
+    ("text\n</script>\n> <!-- open\nmore --> tail\nhidden", "text\n</script>\n> ", 1),
+    ("<div>\n<!x bogus> </ bogus> kept\n</div>", "<div>\n  kept\n</div>", 2),
+    # found by the oracle: inside a real HTML block a list item with a fence is raw HTML
+    ("<div>\n- ```\n`<!-- hidden -->`", "<div>\n- ```\n``", 1),
 ])
 def test_hidden_markup_is_removed_and_counted(text: str, expected: str, removed: int) -> None:
     assert strip_hidden_markup(text) == (expected, removed)
