@@ -398,9 +398,24 @@ class _Scan:
                 end = self.hidden_end(i, limit)
                 if end is not None:
                     self.removed += 1
-                    return end
+                    return self.spanned(index, end)
                 i = self.opaque(i, limit)
         return i
+
+    def spanned(self, index: int, end: int) -> int:
+        """Where removal of a prose comment ending at `end` must stop. If the comment spans HTML
+        blocks, GitHub may instead have read it as unclosed text and each block as raw HTML; a
+        block whose own hidden markup reaches past `end` (a comment left open) extends it."""
+        reach = end
+        for region in self.regions[index + 1:]:
+            if region.start >= end:
+                break
+            if region.kind == HTML:
+                mark = (len(self.out), self.removed)
+                reach = max(reach, self.html(region.start, region))
+                del self.out[mark[0]:]
+                self.removed = mark[1]
+        return reach
 
     def opaque(self, i: int, limit: int) -> int:
         """Copy a raw tag or autolink whole (a backtick inside one opens no code span), or '<'."""

@@ -111,6 +111,8 @@ def test_code_and_angle_brackets_are_left_alone(text: str) -> None:
     # found by the oracle: a quote inside a would-be HTML block ends it, leaving a comment open
     ("text\n</script>\n> <!-- open\nmore --> tail\nhidden", "text\n</script>\n> ", 1),
     ("<div>\n<!x bogus> </ bogus> kept\n</div>", "<div>\n  kept\n</div>", 2),
+    # found by the oracle: a quote ends the paragraph; its HTML block leaves a comment open
+    ("text <!-- a\n> <!-- b\nc -->\nhidden", "text ", 1),
     # found by the oracle: inside a real HTML block a list item with a fence is raw HTML
     ("<div>\n- ```\n`<!-- hidden -->`", "<div>\n- ```\n``", 1),
 ])
