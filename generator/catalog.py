@@ -44,6 +44,11 @@ BUILTIN_CODES: dict[str, ErrorCodeDef] = {
                           "Repeat the same call after retry_after_ms."),
     "upstream_unavailable": _code(True, "GitHub failed or timed out; writes were not retried blindly.",
                                   "Repeat the same call after retry_after_ms."),
+    "outcome_unknown": _code(False, "An earlier call with this idempotency_key may have written, and "
+                             "GitHub's records cannot tell (several items by this account match "
+                             "exactly, or too many changed since); nothing new was written.",
+                             "Look with the tool in repair; if the item is missing, call again with "
+                             "a new idempotency_key."),
     "internal_error": _code(False, "The server hit an unexpected error; nothing more is known.",
                             "Report it with the request_id."),
 }

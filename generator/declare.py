@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from generator.diagnostics import closest
@@ -44,6 +44,7 @@ from ghmcp_runtime.declared import (
     Step,
 )
 from ghmcp_runtime.model import Operation
+from ghmcp_runtime.recovery import FIND_CREATED_CODES
 from ghmcp_runtime.refs import Ref, parse, references
 from ghmcp_runtime.transforms import TRANSFORMS
 
@@ -121,6 +122,12 @@ class DeclarationBuilder:
     codes: set[str]  # every error code known to the catalog
     error: Report
     versioned: frozenset[str] = frozenset()  # shapes that declare a content version
+    repairs: list[tuple[Loc, Repair]] = field(default_factory=list)  # for the repair lint rules
+
+    def note_repair(self, loc: Loc, spec: ErrorDef | RecoverDef | None) -> None:
+        built = _repair(spec.repair) if spec is not None else None
+        if built is not None:
+            self.repairs.append(((*loc, "repair"), built))
 
     def build(self) -> tuple[Declaration, dict[str, str], set[str]] | None:
         """The declaration, the GitHub body field -> parameter map, and the codes it can raise."""
@@ -143,6 +150,8 @@ class DeclarationBuilder:
                 elif ref is not None:
                     field_map.setdefault(key, ref)
             raised |= _codes_of(raw)
+        if self.tool.idempotency is not None and self.tool.idempotency.recover is not None:
+            raised |= FIND_CREATED_CODES | {"upstream_unavailable"}
         output = self.outputs(steps, names)
         idempotency = self.idempotency(steps, names)
         if output is None or len(steps) != len(self.tool.steps) or idempotency is INVALID:
@@ -190,10 +199,24 @@ class DeclarationBuilder:
                 return INVALID
             path = self.bind_path(r, op, (*loc, "recover"), names)
             query = self.bind(r, op, "query", r.query, (*loc, "recover"))
-            for tloc, template in (((*loc, "recover"), path), ((*loc, "recover", "query"), query),
-                                   ((*loc, "recover", "match"), dict(r.match))):
+            accepted = spec_fields(self.document, op, "query")
+            for key in ("author_param", "since_param"):
+                value = getattr(r, key)
+                if value is not None and value not in accepted:
+                    self.error((*loc, "recover", key), f"{r.call} has no query parameter {value!r}",
+                               f"query parameters: {', '.join(sorted(accepted)) or 'none'}"
+                               + ("; use since_param: null" if key == "since_param" else ""))
+            templates = [((*loc, "recover"), path), ((*loc, "recover", "query"), query),
+                         ((*loc, "recover", "match"), dict(r.match))]
+            if r.repair is not None:
+                templates.append(((*loc, "recover", "repair"), dict(r.repair.arguments)))
+            self.note_repair((*loc, "recover"), r)
+            for tloc, template in templates:
                 self.check_refs(template, tloc, names, set())
-            recover = Recover(operation=self.runtime_ops[r.call], path=path, query=query, match=dict(r.match))
+            recover = Recover(operation=self.runtime_ops[r.call], path=path, query=query,
+                              match=dict(r.match), newest_first=r.newest_first,
+                              author_param=r.author_param, author_field=r.author_field,
+                              since_param=r.since_param, repair=_repair(r.repair))
         if not ok:
             return INVALID
         return Idempotency(key=idem.key, write=idem.write, scope=tuple(idem.scope), recover=recover)
@@ -229,11 +252,14 @@ class DeclarationBuilder:
                                             ((*loc, "body"), body)]
         on_error = []
         for j, rule in enumerate(raw.on_error):
+            self.note_repair((*loc, "on_error", j), rule)
             on_error.append(OnError(when=Match(status=rule.when.status, github_code=rule.when.github_code,
                                                code=rule.when.code),
                                     error=_error(rule) or ErrorSpec(), skip=rule.skip))
             templates.append(((*loc, "on_error", j), _error_templates(rule)))
         reject = [Reject(present=r.present, error=_error(r) or ErrorSpec()) for r in raw.reject]
+        for j, r in enumerate(raw.reject):
+            self.note_repair((*loc, "reject", j), r)
         templates += [((*loc, "reject", j), _error_templates(r)) for j, r in enumerate(raw.reject)]
         paginate = self.paginate(raw, loc, names)
         compare = self.compare(raw, loc, known, body)
@@ -340,6 +366,8 @@ class DeclarationBuilder:
                        f"parameters are: {', '.join(sorted(names))}")
         refuse = _error(g.refuse)
         assert refuse is not None
+        self.note_repair((*loc, "guard", "refuse"), g.refuse)
+        self.note_repair((*loc, "guard", "unknown"), g.unknown)
         return Guard(count=tuple(g.count), refuse=refuse, when=when, unknown=_error(g.unknown),
                      incomplete=g.incomplete, unknown_field=g.unknown_field)
 

@@ -5,6 +5,11 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from ghmcp_runtime.recovery import FIND_CREATED_CODES
+
+# runtime helpers a hook may call, with the error codes they raise themselves
+RUNTIME_CODES: dict[str, frozenset[str]] = {"find_created": FIND_CREATED_CODES}
+
 
 @dataclass(frozen=True, slots=True)
 class HookFacts:
@@ -55,6 +60,7 @@ def scan_hooks(source: str) -> HookFacts:
                 tool = node.args[1]
                 if isinstance(tool, ast.Constant) and isinstance(tool.value, str):
                     tools.add(tool.value)
+            codes |= RUNTIME_CODES.get(callee or "", frozenset())
             if callee in functions:
                 called.add(callee)
         direct_codes[name], direct_tools[name], calls[name] = codes, tools, called

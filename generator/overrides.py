@@ -239,7 +239,13 @@ class RecoverDef(Strict):
     call: str = Field(description="a list operation whose rows include what the write created")
     path: dict[str, Any] = Field(default_factory=dict)
     query: dict[str, Any] = Field(default_factory=dict)
-    match: dict[str, Any] = Field(min_length=1, description="row field -> template its value must equal")
+    match: dict[str, Any] = Field(min_length=1, description="row field -> template: the text sent")
+    newest_first: bool = Field(default=False, description="rows come newest-created first")
+    author_param: str | None = Field(default=None, description="query parameter filtering by author")
+    author_field: str = Field(default="user", description="row field holding the author object")
+    since_param: str | None = Field(
+        default="since", description="query parameter filtering by update time; null when none")
+    repair: RepairDef | None = Field(default=None, description="where to look if the outcome stays unknown")
 
 
 class IdempotencyDef(Strict):
@@ -271,7 +277,9 @@ class ToolDef(Strict):
 
 def tool_operations(tool: ToolDef) -> list[str]:
     """Every operation a tool calls: its steps', then those its hook declares, without repeats."""
-    recover = [tool.idempotency.recover.call] if tool.idempotency and tool.idempotency.recover else []
+    recover = []
+    if tool.idempotency and tool.idempotency.recover:  # the lookup also reads the caller's login
+        recover = [tool.idempotency.recover.call, "users/get-authenticated"]
     return list(dict.fromkeys([*(s.call for s in tool.steps or []), *recover, *tool.operations]))
 
 

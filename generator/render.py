@@ -219,7 +219,8 @@ def render(
     used = [op for t in server.tools for op in t.operations]
     used += [op for tmpl in server.templates for op in tmpl.operations]
     operations = sorted({op.operation_id: op for op in used}.values(), key=lambda op: op.operation_id)
-    declarations = [t.declaration for t in [*server.tools, *server.templates] if t.declaration is not None]
+    declarations = [t.declaration for t in server.tools if t.declaration is not None]
+    declarations += [t.declaration for t in server.templates if t.declaration is not None]
     shapes = {s.name: runtime_shape(s) for s in server.shapes}
     context = {
         "generator": NAME,

@@ -11,6 +11,7 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
     ctx.mint_cursor(state, bound_to=...) -> str
     ctx.open_cursor(token, bound_to=..., field=..., restart_arguments=...) -> dict  (raises ToolError)
     await ctx.idempotent(key, scope=..., fingerprint=..., run=..., recover=...) -> T
+        recover(first_attempt_started: datetime) -> T | None   (after an unknown outcome)
     ctx.project(shape_name, raw, detail, computed=...) -> dict
     ctx.version(shape_name, raw) -> str   (the shape's declared content version)
     ctx.lockdown        Lockdown | None: set when lockdown is on for this call; rows that
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ghmcp_runtime.model import Detail, Operation, ToolSpec
@@ -74,7 +76,7 @@ class Idempotency(Protocol):
         scope: Sequence[Any],
         fingerprint: str,
         run: Callable[[], Awaitable[Any]],
-        recover: Callable[[], Awaitable[Any | None]] | None,
+        recover: Callable[[datetime], Awaitable[Any | None]] | None,
     ) -> Any: ...
 
 
@@ -140,8 +142,11 @@ class ToolContext:
         scope: Sequence[Any],
         fingerprint: str,
         run: Callable[[], Awaitable[T]],
-        recover: Callable[[], Awaitable[T | None]] | None = None,
+        recover: Callable[[datetime], Awaitable[T | None]] | None = None,
     ) -> T:
+        """`run()` at most once per key (see idempotency.py). When an earlier attempt with the
+        key ended with an unknown outcome, `recover(first_attempt_started)` runs first and its
+        non-None answer is taken as that attempt's result."""
         result: T = await self.idempotency.run(
             key=key, scope=(self.identity, *scope), fingerprint=fingerprint, run=run, recover=recover
         )

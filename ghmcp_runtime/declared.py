@@ -137,13 +137,19 @@ class Output:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Recover:
-    """Find what a write created when its response was lost: a row of `operation` whose fields
-    equal `match` (templates over the arguments)."""
+    """Find what a write created when its response was lost (ghmcp_runtime.recovery): the one row
+    of `operation` by the caller's own login, created since the first attempt, whose `match`
+    fields are exactly the text sent."""
 
     operation: Operation
     path: Mapping[str, Template] = field(default_factory=dict)
     query: Mapping[str, Template] = field(default_factory=dict)
     match: Mapping[str, Template] = field(default_factory=dict)
+    newest_first: bool = False  # rows come newest-created first: stop at the window's start
+    author_param: str | None = None  # query parameter filtering by author (issues: creator)
+    author_field: str = "user"  # the row field holding the author (milestones: creator)
+    since_param: str | None = "since"  # query parameter filtering by update time; None: none
+    repair: Repair | None = None  # where to look when the outcome stays unknown
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

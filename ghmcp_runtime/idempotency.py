@@ -1,63 +1,100 @@
 """Idempotency keys for writes: replay a finished result, recover an unknown outcome.
 
-A store maps a key to (fingerprint, state, result). `IdempotencyRunner` implements the
+A store maps a key to (fingerprint, state, result, lease). `IdempotencyRunner` implements the
 `Idempotency` protocol of context.py on top of any store; `MemoryStore` serves one process,
-a shared store (e.g. Redis: SET NX with a TTL for `claim`) serves several replicas.
+a shared store (e.g. Redis, redis_store.py) serves several replicas.
+
+Leases. One attempt at a time holds a key's lease, named by a token the store mints when it
+grants the lease (`claim` of an absent key, `take_over` of a lapsed one). The runner renews the
+lease every third of its length while the attempt runs, so a lease lapses only when its process
+died or stalled for a whole lease, never because GitHub is slow: the upstream timeout plays no
+part. Every later step names the token (`renew`, `mark_unknown`, `complete`, `release`) and is a
+no-op once the key has another lease or none, so a stale attempt can neither finish nor free a
+newer attempt's key.
+
+First attempt. The store records when the key's first attempt began (`Claim.started_at`, wall
+clock, kept across take-overs); a later attempt hands it to `recover`, which looks for what an
+earlier attempt may have written from then on (recovery.py).
 """
 
 from __future__ import annotations
 
 import copy
 import hashlib
+import logging
+import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
 import anyio
 
 from ghmcp_runtime.errors import OutcomeUnknown, ToolError
+from ghmcp_runtime.logs import log_event
 from ghmcp_runtime.versioning import canonical_json
 
 ClaimState = Literal["new", "pending", "done"]
 DEFAULT_TTL_S = 600.0
-# How long an attempt may run before another caller (or replica) may take the key over. Longer
-# than the upstream timeout, so a live attempt is never raced; a crashed one frees the key.
+# How long a lease lasts without renewal: how soon a crashed attempt's key can be taken over.
 DEFAULT_LEASE_S = 60.0
+RENEWALS_PER_LEASE = 3
+RETRY_WITH_THE_SAME_KEY = (
+    "the request may have been applied; repeat the call with the same idempotency_key: the "
+    "retry finds the first write instead of writing again"
+)
+
+Recover = Callable[[datetime], Awaitable[Any | None]]
 
 
 @dataclass(frozen=True, slots=True)
 class Claim:
-    state: ClaimState  # new: this caller now owns the key (pending); pending: owned earlier; done
+    state: ClaimState  # new: this caller now holds the key's lease; pending: held earlier; done
     fingerprint: str  # the fingerprint stored with the key (the caller's own when state is new)
     result: Any = None  # the stored result when state is done
     running: bool = False  # pending and an attempt holds an unexpired lease (maybe elsewhere)
+    lease: str | None = None  # state new: the token of this caller's lease
+    started_at: float = 0.0  # new/pending: when the key's first attempt began (epoch s; 0 unknown)
 
 
 class IdempotencyStore(Protocol):
     async def claim(
         self, key: str, fingerprint: str, ttl_s: float, lease_s: float = DEFAULT_LEASE_S
     ) -> Claim:
-        """Atomically: create a pending entry (leased to this caller) if the key is absent or
-        expired, else report it."""
+        """Atomically: create a pending entry leased to this caller (state new, with the lease
+        token) if the key is absent or expired, else report the entry."""
         ...
 
-    async def take_over(self, key: str, lease_s: float = DEFAULT_LEASE_S) -> bool:
-        """Atomically lease a pending entry whose lease has run out (or was given up)."""
+    async def take_over(self, key: str, lease_s: float = DEFAULT_LEASE_S) -> str | None:
+        """Atomically lease a pending entry whose lease ran out or was given up: the new
+        lease's token, or None when the entry is gone, done or leased."""
         ...
 
-    async def mark_unknown(self, key: str) -> None:
-        """Give up this caller's lease: the outcome is unknown, the next attempt recovers."""
+    async def renew(self, key: str, lease: str, lease_s: float = DEFAULT_LEASE_S) -> bool:
+        """Extend `lease` by `lease_s` from now (and the entry's TTL): False when the entry
+        no longer holds this lease."""
         ...
 
-    async def complete(self, key: str, result: Any) -> None:
-        """Mark the key done with a JSON-compatible result (kept for the entry's TTL)."""
+    async def mark_unknown(self, key: str, lease: str) -> None:
+        """Give `lease` up, keeping the entry pending: the outcome is unknown, the next
+        attempt recovers."""
         ...
 
-    async def release(self, key: str) -> None:
-        """Forget the key (the attempt failed definitely; a retry may run fresh)."""
+    async def complete(self, key: str, lease: str, result: Any) -> None:
+        """Mark the key done with a JSON-compatible result (kept for the entry's TTL), if the
+        entry still holds `lease`."""
         ...
+
+    async def release(self, key: str, lease: str) -> None:
+        """Forget the key (the attempt failed definitely; a retry runs fresh), if the entry
+        still holds `lease`."""
+        ...
+
+
+def new_lease() -> str:
+    return secrets.token_hex(8)
 
 
 @dataclass(slots=True)
@@ -66,17 +103,27 @@ class _Entry:
     state: ClaimState
     ttl_s: float
     expires: float
-    result: Any = None
+    started_at: float
+    lease: str = ""
     lease_until: float = 0.0
+    result: Any = None
 
 
 class MemoryStore:
-    """In-process store: bounded LRU-by-insertion, entries expire `ttl_s` after their last write."""
+    """In-process store: bounded LRU-by-insertion, entries expire `ttl_s` after their last
+    write (claim, lease, renewal, completion)."""
 
-    def __init__(self, *, max_entries: int = 10_000, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        *,
+        max_entries: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+    ):
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._max = max_entries
         self._clock = clock
+        self._wall_clock = wall_clock
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -87,6 +134,17 @@ class MemoryStore:
         while len(self._entries) >= self._max:
             self._entries.popitem(last=False)
 
+    def _leased(self, key: str, lease: str) -> _Entry | None:
+        entry = self._entries.get(key)
+        if not lease or entry is None or entry.state != "pending" or entry.lease != lease:
+            return None
+        return entry
+
+    def _grant(self, entry: _Entry, now: float, lease_s: float) -> str:
+        entry.lease, entry.lease_until = new_lease(), now + lease_s
+        entry.expires = max(entry.expires, now + entry.ttl_s)
+        return entry.lease
+
     async def claim(
         self, key: str, fingerprint: str, ttl_s: float, lease_s: float = DEFAULT_LEASE_S
     ) -> Claim:
@@ -94,34 +152,46 @@ class MemoryStore:
         entry = self._entries.get(key)
         if entry is not None and entry.expires > now:
             running = entry.state == "pending" and entry.lease_until > now
-            return Claim(entry.state, entry.fingerprint, copy.deepcopy(entry.result), running)
+            return Claim(entry.state, entry.fingerprint, copy.deepcopy(entry.result), running,
+                         started_at=entry.started_at)
         self._entries.pop(key, None)
         self._evict(now)
-        self._entries[key] = _Entry(fingerprint, "pending", ttl_s, now + ttl_s, None, now + lease_s)
-        return Claim("new", fingerprint)
+        entry = _Entry(fingerprint, "pending", ttl_s, now + ttl_s, self._wall_clock())
+        self._entries[key] = entry
+        lease = self._grant(entry, now, lease_s)
+        return Claim("new", fingerprint, lease=lease, started_at=entry.started_at)
 
-    async def take_over(self, key: str, lease_s: float = DEFAULT_LEASE_S) -> bool:
+    async def take_over(self, key: str, lease_s: float = DEFAULT_LEASE_S) -> str | None:
         now = self._clock()
         entry = self._entries.get(key)
-        if entry is None or entry.state != "pending" or entry.lease_until > now:
+        if entry is None or entry.expires <= now or entry.state != "pending" or entry.lease_until > now:
+            return None
+        return self._grant(entry, now, lease_s)
+
+    async def renew(self, key: str, lease: str, lease_s: float = DEFAULT_LEASE_S) -> bool:
+        entry = self._leased(key, lease)
+        if entry is None:
             return False
+        now = self._clock()
         entry.lease_until = now + lease_s
+        entry.expires = max(entry.expires, now + entry.ttl_s)
         return True
 
-    async def mark_unknown(self, key: str) -> None:
-        entry = self._entries.get(key)
-        if entry is not None and entry.state == "pending":
-            entry.lease_until = 0.0
+    async def mark_unknown(self, key: str, lease: str) -> None:
+        entry = self._leased(key, lease)
+        if entry is not None:
+            entry.lease, entry.lease_until = "", 0.0
 
-    async def complete(self, key: str, result: Any) -> None:
-        entry = self._entries.get(key)
+    async def complete(self, key: str, lease: str, result: Any) -> None:
+        entry = self._leased(key, lease)
         if entry is None:
             return
-        entry.state, entry.result = "done", copy.deepcopy(result)
+        entry.state, entry.result, entry.lease = "done", copy.deepcopy(result), ""
         entry.expires = self._clock() + entry.ttl_s
 
-    async def release(self, key: str) -> None:
-        self._entries.pop(key, None)
+    async def release(self, key: str, lease: str) -> None:
+        if self._leased(key, lease) is not None:
+            del self._entries[key]
 
 
 class IdempotencyRunner:
@@ -154,7 +224,7 @@ class IdempotencyRunner:
         scope: Sequence[Any],
         fingerprint: str,
         run: Callable[[], Awaitable[Any]],
-        recover: Callable[[], Awaitable[Any | None]] | None,
+        recover: Recover | None,
     ) -> Any:
         if key is None:
             return await run()
@@ -170,10 +240,12 @@ class IdempotencyRunner:
                 )
             if claim.state == "done":
                 return claim.result
-            if claim.state == "new":
-                return await self._attempt(store_key, False, run, recover)
-            if not claim.running and await self._store.take_over(store_key, self._lease_s):
-                return await self._attempt(store_key, True, run, recover)
+            if claim.state == "new" and claim.lease is not None:
+                return await self._attempt(store_key, claim.lease, None, run, recover)
+            if not claim.running:
+                lease = await self._store.take_over(store_key, self._lease_s)
+                if lease is not None:
+                    return await self._attempt(store_key, lease, self._first_start(claim), run, recover)
             if waited >= self._wait_s:
                 raise ToolError(
                     "upstream_unavailable",
@@ -187,28 +259,74 @@ class IdempotencyRunner:
             waited += delay
             delay = min(delay * 2, 0.5)
 
+    def _first_start(self, claim: Claim) -> datetime:
+        # an entry written without a start (older version) is searched over its whole window
+        started = claim.started_at or time.time() - self._ttl_s
+        return datetime.fromtimestamp(started, tz=UTC)
+
     async def _attempt(
         self,
         store_key: str,
-        pending: bool,
+        lease: str,
+        first_start: datetime | None,
         run: Callable[[], Awaitable[Any]],
-        recover: Callable[[], Awaitable[Any | None]] | None,
+        recover: Recover | None,
     ) -> Any:
-        try:
-            if pending and recover is not None:
-                found = await recover()
-                if found is not None:  # the earlier attempt did happen
-                    await self._store.complete(store_key, found)
+        async def recover_then_run() -> Any:
+            if first_start is not None and recover is not None:
+                found = await recover(first_start)
+                if found is not None:  # an earlier attempt did write
                     return found
-            result = await run()
+            try:
+                return await run()
+            except OutcomeUnknown as err:
+                err.details = {**(err.details or {}), "reason": RETRY_WITH_THE_SAME_KEY}
+                raise
+
+        try:
+            result = await self._while_leased(store_key, lease, recover_then_run)
         except ToolError as err:
-            if isinstance(err, OutcomeUnknown) or err.temporary:
-                await self._store.mark_unknown(store_key)  # the write may have happened
-            else:
-                await self._store.release(store_key)
+            with anyio.CancelScope(shield=True):
+                if isinstance(err, OutcomeUnknown) or err.temporary:
+                    await self._store.mark_unknown(store_key, lease)  # the write may have happened
+                else:
+                    await self._store.release(store_key, lease)
             raise
         except BaseException:
-            await self._store.mark_unknown(store_key)
+            with anyio.CancelScope(shield=True):
+                await self._store.mark_unknown(store_key, lease)
             raise
-        await self._store.complete(store_key, result)
+        with anyio.CancelScope(shield=True):
+            await self._store.complete(store_key, lease, result)
         return result
+
+    async def _while_leased(self, store_key: str, lease: str, work: Callable[[], Awaitable[Any]]) -> Any:
+        """`work()`, renewing the lease until it returns (errors are re-raised as they are)."""
+        outcome: list[Any] = []
+        failure: list[Exception] = []
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._renew, store_key, lease)
+            try:
+                outcome.append(await work())
+            except Exception as exc:  # raised after the group, not wrapped in an ExceptionGroup
+                failure.append(exc)
+            finally:
+                group.cancel_scope.cancel()
+        if failure:
+            raise failure[0]
+        return outcome[0]
+
+    async def _renew(self, store_key: str, lease: str) -> None:
+        while True:
+            await anyio.sleep(self._lease_s / RENEWALS_PER_LEASE)
+            try:
+                held = await self._store.renew(store_key, lease, self._lease_s)
+            except Exception as exc:  # store unreachable: the lease may lapse; keep trying
+                log_event("idempotency_store_error", level=logging.WARNING, op="renew",
+                          error=type(exc).__name__)
+                continue
+            if not held:
+                # taken over after a stall longer than the lease: this attempt can no longer
+                # record or free the key (the newer attempt owns it)
+                log_event("idempotency_lease_lost", level=logging.WARNING)
+                return

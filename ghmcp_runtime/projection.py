@@ -15,6 +15,15 @@ Tally = dict[tuple[str, ...], int]  # source path -> hidden pieces removed (a pa
 
 PREVIEW_CHARS = 200
 _SPACES = re.compile(r"\s+")
+# Versions before content-matched recovery appended this marker to bodies written with an
+# idempotency key. It is not the user's text, so no tool or resource returns it.
+LEGACY_MARKER = re.compile(r"(?:\n\n)?<!-- ghmcp-idempotency:[0-9a-f]{24} -->")
+
+
+def without_legacy_marker(value: Any) -> Any:
+    if isinstance(value, str) and "<!-- ghmcp-idempotency:" in value:
+        return LEGACY_MARKER.sub("", value)
+    return value
 
 
 def preview(value: Any) -> Any:
@@ -109,7 +118,7 @@ def _project(
     for rule in rules:
         if detail == "summary" and rule.detail == "full":
             continue
-        value = computed.get(rule.name) if rule.computed else walk(raw, rule.path)
+        value = computed.get(rule.name) if rule.computed else without_legacy_marker(walk(raw, rule.path))
         if rule.untrusted:
             value = _clean(value, (*where, *rule.path), tally)
         if rule.transform is not None:

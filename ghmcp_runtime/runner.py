@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import anyio
@@ -24,12 +25,12 @@ from ghmcp_runtime.declared import (
     Guard,
     OnError,
     Output,
-    Recover,
     Step,
 )
 from ghmcp_runtime.errors import ToolError, UpstreamError
 from ghmcp_runtime.model import Handler
 from ghmcp_runtime.paging import has_next_link, next_cursor, open_page, without
+from ghmcp_runtime.recovery import Listing, find_created
 from ghmcp_runtime.refs import MISSING, Scope, render, walk
 from ghmcp_runtime.transforms import TRANSFORMS, Refused
 from ghmcp_runtime.versioning import canonical_json
@@ -142,11 +143,18 @@ class _Call:
             recover=self.recover if idem.recover is not None else None)
         return result
 
-    async def recover(self) -> dict[str, Any] | None:
+    async def recover(self, first_start: datetime) -> dict[str, Any] | None:
         """The outputs of a write whose response was lost, if its row can be found."""
         idem = self.decl.idempotency
         assert idem is not None and idem.recover is not None
-        found = await find_row(self.ctx, idem.recover, self.scope())
+        r, scope = idem.recover, self.scope()
+        listing = Listing(r.operation, render(dict(r.path), scope), render(dict(r.query), scope),
+                          newest_first=r.newest_first, author_param=r.author_param,
+                          author_field=r.author_field, since_param=r.since_param)
+        match = {k: None if v is MISSING else v for k, v in
+                 ((k, render(v, scope)) for k, v in r.match.items())}
+        found = await find_created(self.ctx, listing, match=match, since=first_start,
+                                   repair=_repair(ErrorSpec(repair=r.repair), scope))
         if found is None:
             return None
         self.results[idem.write] = found
@@ -332,26 +340,6 @@ class _Call:
         if isinstance(body, list):
             return body
         return [body] if isinstance(body, Mapping) else []
-
-
-RECOVER_PAGES = 10
-
-
-async def find_row(ctx: ToolContext, recover: Recover, scope: Scope) -> dict[str, Any] | None:
-    """The first row of `recover.operation` (100 per page, at most RECOVER_PAGES pages) whose
-    `match` fields equal the rendered templates exactly."""
-    path = render(dict(recover.path), scope)
-    wanted = render(dict(recover.match), scope)
-    for page in range(1, RECOVER_PAGES + 1):
-        query = {**render(dict(recover.query), scope), "per_page": 100, "page": page}
-        resp = await ctx.call(recover.operation, path=path, query=query)
-        rows = resp.data if isinstance(resp.data, list) else []
-        for row in rows:
-            if isinstance(row, Mapping) and all(row.get(k) == v for k, v in wanted.items()):
-                return dict(row)
-        if not has_next_link(resp):
-            return None
-    return None
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -31,10 +31,8 @@ DEFAULT_TIMEOUT = httpx.Timeout(20.0, connect=5.0)
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
 
 UNAVAILABLE = "GitHub is unavailable or did not answer in time; retry shortly."
-MAYBE_APPLIED = (
-    "the request may have been applied; retry with the same idempotency key, or read the "
-    "resource before retrying"
-)
+# tool-neutral: the idempotency runner replaces it with same-key advice when the call had a key
+MAYBE_APPLIED = "the request may have been applied; read the resource before repeating the call"
 
 TokenResolver = Callable[[ToolContext], str | None]
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import time
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, cast
 from urllib.parse import quote, urlencode
 
@@ -19,12 +18,11 @@ from ghmcp_runtime import ToolContext, ToolError, repair
 from ghmcp_runtime.paging import has_next_link as _has_next
 from ghmcp_runtime.paging import open_page
 from ghmcp_runtime.paging import without as _without
+from ghmcp_runtime.recovery import Listing, find_created
 
 from . import operations as ops
 from .types import (
     Detail,
-    GithubAddCommentArgs,
-    GithubAddCommentResult,
     GithubCreateIssueArgs,
     GithubCreateIssueResult,
     GithubSearchIssuesArgs,
@@ -39,8 +37,6 @@ COMMENT_PAGE = 30
 LABEL_PAGE = 100
 WALK_CAP = 300
 LABEL_CATALOG_PAGES = 10
-IDEMPOTENCY_WINDOW_S = 600
-MARKER = "<!-- ghmcp-idempotency:{} -->"
 
 
 def _repo(args: Mapping[str, Any]) -> dict[str, Any]:
@@ -52,14 +48,6 @@ def _fingerprint(args: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def _marker(ctx: ToolContext, key: str) -> str:
-    digest = hashlib.sha256(f"{ctx.identity}\0{key}".encode()).hexdigest()[:24]
-    return MARKER.format(digest)
-
-
-def _window_start() -> str:
-    started = datetime.fromtimestamp(time.time() - IDEMPOTENCY_WINDOW_S, tz=UTC)
-    return started.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _issue_row(ctx: ToolContext, raw: Mapping[str, Any], detail: Detail) -> IssueRow:
@@ -237,87 +225,53 @@ def _as_milestone_error(err: ToolError, args: Mapping[str, Any]) -> ToolError:
 
 
 # -- create ---------------------------------------------------------------------------------------
+# What is sent reaches GitHub byte for byte; a lost answer is found again by author, exact content
+# and time (ghmcp_runtime.recovery), never by a marker added to the user's text.
+
+
+def _created_issue(ctx: ToolContext, raw: Mapping[str, Any]) -> GithubCreateIssueResult:
+    return {
+        "issue_number": raw["number"],
+        "url": raw["html_url"],
+        "state": raw["state"],
+        "version": ctx.version("issue", raw),
+        "created_at": raw["created_at"],
+    }
 
 
 async def create_issue(ctx: ToolContext, args: GithubCreateIssueArgs) -> GithubCreateIssueResult:
-    labels = await _require_labels(ctx, args, "labels", args["labels"]) if args.get("labels") else []
-    key = args.get("idempotency_key")
-    body = args.get("body", "")
-    if key is not None:
-        body = f"{body}\n\n{_marker(ctx, key)}" if body else _marker(ctx, key)
-    payload: dict[str, Any] = {"title": args["title"], "body": body}
-    if labels:
-        payload["labels"] = labels
+    payload: dict[str, Any] = {"title": args["title"]}
+    if "body" in args:
+        payload["body"] = args["body"]
     if "assignee_logins" in args:
         payload["assignees"] = args["assignee_logins"]
     if "milestone_number" in args:
         payload["milestone"] = args["milestone_number"]
 
-    def created(raw: Mapping[str, Any]) -> GithubCreateIssueResult:
-        return {
-            "issue_number": raw["number"],
-            "url": raw["html_url"],
-            "state": raw["state"],
-            "version": ctx.version("issue", raw),
-            "created_at": raw["created_at"],
-        }
-
     async def run() -> GithubCreateIssueResult:
+        # inside the idempotent step: a replayed key answers before labels are looked at again
+        if args.get("labels"):
+            payload["labels"] = await _require_labels(ctx, args, "labels", args["labels"])
         try:
             resp = await ctx.call(ops.ISSUES_CREATE, path=_repo(args), body=payload)
         except ToolError as err:
             raise _as_milestone_error(err, args) from None
-        return created(resp.data)
+        return _created_issue(ctx, resp.data)
 
-    async def recover() -> GithubCreateIssueResult | None:
-        assert key is not None
-        marker = _marker(ctx, key)
-        resp = await ctx.call(
-            ops.ISSUES_LIST_FOR_REPO,
-            path=_repo(args),
-            query={"state": "all", "sort": "created", "direction": "desc", "since": _window_start(),
-                   "per_page": 100},
+    async def recover(first_start: datetime) -> GithubCreateIssueResult | None:
+        mine = Listing(ops.ISSUES_LIST_FOR_REPO, _repo(args), newest_first=True, author_param="creator",
+                       query={"state": "all", "sort": "created", "direction": "desc"})
+        raw = await find_created(
+            ctx, mine, match={"title": args["title"], "body": args.get("body")}, since=first_start,
+            repair=repair("find_issue", "github_search_issues",
+                          {**_repo(args), "state": "all", "sort": "created", "order": "desc"},
+                          "if the issue is not there, call github_create_issue with a new idempotency_key"),
         )
-        for raw in resp.data:
-            if marker in (raw.get("body") or ""):
-                return created(raw)
-        return None
+        return _created_issue(ctx, raw) if raw is not None else None
 
     return await ctx.idempotent(
-        key,
+        args.get("idempotency_key"),
         scope=("github_create_issue", args["owner"].lower(), args["repo"].lower()),
-        fingerprint=_fingerprint(args),
-        run=run,
-        recover=recover,
-    )
-
-
-async def add_comment(ctx: ToolContext, args: GithubAddCommentArgs) -> GithubAddCommentResult:
-    key = args.get("idempotency_key")
-    body = args["body"] if key is None else f"{args['body']}\n\n{_marker(ctx, key)}"
-    path = {**_repo(args), "issue_number": args["issue_number"]}
-
-    def posted(raw: Mapping[str, Any]) -> GithubAddCommentResult:
-        return {"comment_id": raw["id"], "url": raw["html_url"], "created_at": raw["created_at"]}
-
-    async def run() -> GithubAddCommentResult:
-        resp = await ctx.call(ops.ISSUES_CREATE_COMMENT, path=path, body={"body": body})
-        return posted(resp.data)
-
-    async def recover() -> GithubAddCommentResult | None:
-        assert key is not None
-        marker = _marker(ctx, key)
-        resp = await ctx.call(
-            ops.ISSUES_LIST_COMMENTS, path=path, query={"since": _window_start(), "per_page": 100}
-        )
-        for raw in resp.data:
-            if marker in (raw.get("body") or ""):
-                return posted(raw)
-        return None
-
-    return await ctx.idempotent(
-        key,
-        scope=("github_add_comment", args["owner"].lower(), args["repo"].lower(), args["issue_number"]),
         fingerprint=_fingerprint(args),
         run=run,
         recover=recover,

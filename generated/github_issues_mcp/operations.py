@@ -122,3 +122,10 @@ SEARCH_ISSUES_AND_PULL_REQUESTS = Operation(
     not_found="repo_not_found",
     success_status=(200,),
 )
+USERS_GET_AUTHENTICATED = Operation(
+    operation_id="users/get-authenticated",
+    method="GET",
+    path="/user",
+    not_found="repo_not_found",
+    success_status=(200,),
+)

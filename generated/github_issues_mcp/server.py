@@ -12,10 +12,12 @@ from ghmcp_runtime.declared import (
     Declaration,
     ErrorSpec,
     Guard,
+    Idempotency,
     Match,
     OnError,
     Output,
     Paginate,
+    Recover,
     Reject,
     Repair,
     Step,
@@ -26,7 +28,7 @@ from ghmcp_runtime.runner import declared
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+8cd57732a228"
+FINGERPRINT = "github-issues-mcp@0.1.0+7c974fed1bbd"
 
 
 def _text(name: str) -> str:
@@ -222,6 +224,39 @@ LABEL_RESOURCE = Declaration(
         ),
     ),
     output=(Output(name="label", shape="label", sources=("label",)),),
+)
+
+# github_add_comment: POST /repos/{owner}/{repo}/issues/{issue_number}/comments, GET /repos/{owner}/{repo}/issues/{issue_number}/comments, GET /user
+GITHUB_ADD_COMMENT = Declaration(
+    steps=(
+        Step(
+            id="comment",
+            operation=operations.ISSUES_CREATE_COMMENT,
+            path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
+            body={"body": "{body}"},
+        ),
+    ),
+    output=(
+        Output(name="comment_id", value="{comment.id}"),
+        Output(name="url", value="{comment.html_url}"),
+        Output(name="created_at", value="{comment.created_at}"),
+    ),
+    idempotency=Idempotency(
+        key="idempotency_key",
+        write="comment",
+        scope=("owner", "repo", "issue_number"),
+        recover=Recover(
+            operation=operations.ISSUES_LIST_COMMENTS,
+            path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
+            match={"body": "{body}"},
+            repair=Repair(
+                next_step="read_thread",
+                tool="github_get_issue",
+                arguments={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
+                alternative="if the comment is not there, call github_add_comment with a new idempotency_key",
+            ),
+        ),
+    ),
 )
 
 # github_create_label: POST /repos/{owner}/{repo}/labels
@@ -476,10 +511,11 @@ GITHUB_UPDATE_LABEL = Declaration(
 TOOLS = (
     _tool(
         name="github_add_comment",
-        handler=hooks.add_comment,
+        handler=declared(GITHUB_ADD_COMMENT),
         operations=(
             operations.ISSUES_CREATE_COMMENT,
             operations.ISSUES_LIST_COMMENTS,
+            operations.USERS_GET_AUTHENTICATED,
         ),
         annotations=Annotations(
             read_only=False, open_world=True, destructive=False, idempotent=False
@@ -493,6 +529,7 @@ TOOLS = (
             "issue_locked",
             "issue_not_found",
             "missing_credential",
+            "outcome_unknown",
             "rate_limited",
             "repo_not_found",
             "upstream_unavailable",
@@ -507,6 +544,7 @@ TOOLS = (
             operations.ISSUES_CREATE,
             operations.ISSUES_LIST_LABELS_FOR_REPO,
             operations.ISSUES_LIST_FOR_REPO,
+            operations.USERS_GET_AUTHENTICATED,
         ),
         annotations=Annotations(
             read_only=False, open_world=True, destructive=False, idempotent=False
@@ -520,6 +558,7 @@ TOOLS = (
             "label_not_found",
             "milestone_not_found",
             "missing_credential",
+            "outcome_unknown",
             "rate_limited",
             "repo_not_found",
             "upstream_unavailable",
@@ -872,6 +911,12 @@ ERROR_CODES = (
         temporary=False,
         description="No GitHub token was supplied.",
         repair="Configure GITHUB_TOKEN (stdio) or send an Authorization bearer token (HTTP).",
+    ),
+    ErrorCode(
+        code="outcome_unknown",
+        temporary=False,
+        description="An earlier call with this idempotency_key may have written, and GitHub's records cannot tell (several items by this account match exactly, or too many changed since); nothing new was written.",
+        repair="Look with the tool in repair; if the item is missing, call again with a new idempotency_key.",
     ),
     ErrorCode(
         code="rate_limited",

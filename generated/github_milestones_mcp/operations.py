@@ -38,3 +38,10 @@ ISSUES_UPDATE_MILESTONE = Operation(
     not_found="milestone_not_found",
     success_status=(200,),
 )
+USERS_GET_AUTHENTICATED = Operation(
+    operation_id="users/get-authenticated",
+    method="GET",
+    path="/user",
+    not_found="repo_not_found",
+    success_status=(200,),
+)

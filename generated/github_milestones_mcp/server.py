@@ -27,7 +27,7 @@ from ghmcp_runtime.runner import declared
 
 from . import operations
 
-FINGERPRINT = "github-milestones-mcp@0.1.0+a14a7f677803"
+FINGERPRINT = "github-milestones-mcp@0.1.0+d2e84eeab2ce"
 
 
 def _text(name: str) -> str:
@@ -91,7 +91,7 @@ def _tool(
     )
 
 
-# github_create_milestone: POST /repos/{owner}/{repo}/milestones, GET /repos/{owner}/{repo}/milestones
+# github_create_milestone: POST /repos/{owner}/{repo}/milestones, GET /repos/{owner}/{repo}/milestones, GET /user
 GITHUB_CREATE_MILESTONE = Declaration(
     steps=(
         Step(
@@ -130,8 +130,15 @@ GITHUB_CREATE_MILESTONE = Declaration(
         recover=Recover(
             operation=operations.ISSUES_LIST_MILESTONES,
             path={"owner": "{owner}", "repo": "{repo}"},
-            query={"state": "all", "sort": "due_on", "direction": "desc"},
-            match={"title": "{title}"},
+            query={"state": "all"},
+            match={"title": "{title}", "description": "{description}"},
+            author_field="creator",
+            since_param=None,
+            repair=Repair(
+                next_step="find_milestone",
+                tool="github_list_milestones",
+                arguments={"owner": "{owner}", "repo": "{repo}", "state": "all"},
+            ),
         ),
     ),
 )
@@ -259,6 +266,7 @@ TOOLS = (
         operations=(
             operations.ISSUES_CREATE_MILESTONE,
             operations.ISSUES_LIST_MILESTONES,
+            operations.USERS_GET_AUTHENTICATED,
         ),
         annotations=Annotations(
             read_only=False, open_world=True, destructive=False, idempotent=False
@@ -271,6 +279,7 @@ TOOLS = (
             "invalid_field",
             "milestone_exists",
             "missing_credential",
+            "outcome_unknown",
             "rate_limited",
             "repo_not_found",
             "upstream_unavailable",
@@ -446,6 +455,12 @@ ERROR_CODES = (
         temporary=False,
         description="No GitHub token was supplied.",
         repair="Configure GITHUB_TOKEN (stdio) or send an Authorization bearer token (HTTP).",
+    ),
+    ErrorCode(
+        code="outcome_unknown",
+        temporary=False,
+        description="An earlier call with this idempotency_key may have written, and GitHub's records cannot tell (several items by this account match exactly, or too many changed since); nothing new was written.",
+        repair="Look with the tool in repair; if the item is missing, call again with a new idempotency_key.",
     ),
     ErrorCode(
         code="rate_limited",

@@ -233,6 +233,11 @@ async def test_idempotency_key_survives_a_lost_response(
     assert {k: v for k, v in first.items() if k != "request_id"} == \
         {k: v for k, v in again.items() if k != "request_id"}
     assert len(fake.calls(op)) == 1
+    if tool == "github_create_issue":  # stored exactly as sent: nothing appended to the user's text
+        stored = next(i for i in fake.issues(OWNER, REPO) if i.number == first["issue_number"])
+        assert (stored.title, stored.body) == (extra["title"], extra["body"])
+    else:
+        assert fake.comments(OWNER, REPO, 1)[-1].body == extra["body"]
     changed = await call(server, tool, {**args, "body": "different"})
     assert changed["code"] == "invalid_field" and changed["details"]["field"] == "idempotency_key"
 

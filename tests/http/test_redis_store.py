@@ -17,6 +17,7 @@ from ghmcp_runtime.errors import OutcomeUnknown, ToolError
 from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
 from ghmcp_runtime.redis_store import DEFAULT_PREFIX, RedisStore, open_store
 from tests.http.http_support import free_port
+from tests.runtime.runtime_support import long_attempt_scenario, stale_attempt_scenario
 
 pytestmark = pytest.mark.anyio
 
@@ -43,14 +44,17 @@ async def test_claim_complete_replay(stores: list[RedisStore], raw: Any) -> None
     a, b, _ = stores
     first = await a.claim("k1", "fp1", 600)
     assert (first.state, first.fingerprint, first.result) == ("new", "fp1", None)
+    assert first.lease and first.started_at > 0
     entry = json.loads(await raw.get(DEFAULT_PREFIX + "k1"))
     assert entry["s"] == "pending" and entry["f"] == "fp1" and entry["t"] == 600_000
+    assert entry["c"] == first.lease and entry["st"] == int(first.started_at * 1000)
     assert 590_000 < await raw.pttl(DEFAULT_PREFIX + "k1") <= 600_000
 
     seen = await b.claim("k1", "fp2", 600)  # another replica, other arguments
     assert (seen.state, seen.fingerprint, seen.result) == ("pending", "fp1", None)
+    assert seen.running and seen.lease is None and seen.started_at == first.started_at
 
-    await a.complete("k1", RESULT)
+    await a.complete("k1", first.lease, RESULT)
     done = await b.claim("k1", "fp1", 600)
     assert (done.state, done.fingerprint) == ("done", "fp1")
     assert done.result == RESULT  # JSON round trip, byte-exact values (big ints, unicode)
@@ -60,9 +64,10 @@ async def test_claim_complete_replay(stores: list[RedisStore], raw: Any) -> None
 
 async def test_complete_keeps_a_full_ttl_window(stores: list[RedisStore], raw: Any) -> None:
     a = stores[0]
-    await a.claim("k", "fp", 1.0)
+    lease = (await a.claim("k", "fp", 1.0)).lease
+    assert lease
     await anyio.sleep(0.6)
-    await a.complete("k", {"n": 1})
+    await a.complete("k", lease, {"n": 1})
     pttl = await raw.pttl(DEFAULT_PREFIX + "k")
     assert 800 < pttl <= 1000  # a fresh window from completion, the entry's own TTL
     await anyio.sleep(1.1)
@@ -79,44 +84,68 @@ async def test_expired_key_can_be_claimed_again(stores: list[RedisStore]) -> Non
     assert (await b.claim("k", "fp", 0.2)).state == "new"
 
 
-async def test_release_deletes_only_the_same_pending_claim(
-    stores: list[RedisStore], raw: Any
-) -> None:
+async def test_lease_steps_act_only_for_the_current_lease(stores: list[RedisStore], raw: Any) -> None:
     a, b, _ = stores
     name = DEFAULT_PREFIX + "k"
-    await a.claim("k", "fp", 0.2)
-    await a.claim("k-late", "fp", 0.2)
-    await anyio.sleep(0.35)  # A's claims expired; B claims the keys afresh
-    assert (await b.claim("k", "fp", 600)).state == "new"
-    assert (await b.claim("k-late", "fp", 600)).state == "new"
-    await a.release("k")  # A's late failure must not erase B's claim
-    assert json.loads(await raw.get(name))["s"] == "pending"
-    await a.complete("k-late", {"from": "A"})  # nor complete B's claim with A's result
-    assert json.loads(await raw.get(DEFAULT_PREFIX + "k-late"))["s"] == "pending"
-    await a.complete("k", {"from": "A"})  # A has finished with "k": nothing more from A
-    assert json.loads(await raw.get(name))["s"] == "pending"
-    await b.complete("k", {"from": "B"})
-    await b.release("k")  # never deletes a finished result
+    first = (await a.claim("k", "fp", 600, lease_s=0.2)).lease
+    assert first
+    assert await b.take_over("k", lease_s=60) is None  # A's lease is live
+    await anyio.sleep(0.3)
+    second = await b.take_over("k", lease_s=60)
+    assert second and second != first
+    assert not await a.renew("k", first, 60)
+    for stale in (a.mark_unknown("k", first), a.release("k", first),
+                  a.complete("k", first, {"from": "A"}), a.release("k", "")):
+        await stale
+    entry = json.loads(await raw.get(name))
+    assert entry["s"] == "pending" and entry["c"] == second and (await a.claim("k", "fp", 600)).running
+    assert await b.renew("k", second, 60)
+    await b.complete("k", second, {"from": "B"})
+    await b.release("k", second)  # never deletes a finished result
     assert json.loads(await raw.get(name))["r"] == {"from": "B"}
 
-    await b.claim("k2", "fp", 600)
-    await b.release("k2")
+    k2 = (await b.claim("k2", "fp", 600)).lease
+    assert k2
+    await b.release("k2", k2)
     assert await raw.exists(DEFAULT_PREFIX + "k2") == 0
 
 
-async def test_a_replica_that_saw_the_pending_claim_may_finish_it(
+async def test_a_given_up_lease_can_be_taken_over_by_another_replica(
     stores: list[RedisStore], raw: Any
 ) -> None:
     a, b, _ = stores
-    await a.claim("k", "fp", 600)  # A's write timed out: the key stays pending
-    assert (await b.claim("k", "fp", 600)).state == "pending"
-    await b.complete("k", {"recovered": True})  # B found the write and records it
+    first = (await a.claim("k", "fp", 600)).lease  # A's write timed out: the key stays pending
+    assert first
+    await a.mark_unknown("k", first)
+    claim = await b.claim("k", "fp", 600)
+    assert claim.state == "pending" and not claim.running
+    lease = await b.take_over("k")
+    assert lease
+    await b.complete("k", lease, {"recovered": True})  # B found the write and records it
     assert (await a.claim("k", "fp", 600)).result == {"recovered": True}
 
-    await a.claim("k3", "fp", 600)
-    assert (await b.claim("k3", "fp", 600)).state == "pending"
-    await b.release("k3")  # B's definite failure releases the claim it saw
-    assert await raw.exists(DEFAULT_PREFIX + "k3") == 0
+
+async def test_renewal_keeps_a_pending_entry_past_its_ttl(stores: list[RedisStore], raw: Any) -> None:
+    a = stores[0]
+    lease = (await a.claim("k", "fp", 0.4, lease_s=0.3)).lease
+    assert lease
+    for _ in range(4):
+        await anyio.sleep(0.15)
+        assert await a.renew("k", lease, 0.3)
+    assert (await a.claim("k", "fp", 0.4)).state == "pending"  # 0.6 s > the 0.4 s TTL
+
+
+@pytest.mark.parametrize("stale_outcome", [
+    {"by": "A"},
+    ToolError("invalid_field", "definite failure"),
+    OutcomeUnknown("upstream_unavailable", "lost", temporary=True, retry_after_ms=10),
+], ids=["complete", "release", "mark_unknown"])
+async def test_a_stale_attempt_cannot_finish_or_free_a_newer_one(
+    stores: list[RedisStore], stale_outcome: Any
+) -> None:
+    """Regression: the store remembered one claim id per key and process, so a stale attempt
+    acted with the newer attempt's id (and the memory store checked nothing)."""
+    await stale_attempt_scenario(stores[0], stale_outcome)
 
 
 async def test_concurrent_claims_from_many_replicas_have_one_winner(redis_url: str) -> None:
@@ -169,7 +198,7 @@ async def test_runner_recovers_a_lost_write_on_another_replica(stores: list[Redi
     with pytest.raises(OutcomeUnknown):
         await a.run(run=writes, recover=None, **kw)
 
-    async def recover() -> Any:
+    async def recover(first_start: Any) -> Any:
         return {"number": 41, "recovered": True}
 
     assert await b.run(run=writes, recover=recover, **kw) == {"number": 41, "recovered": True}
@@ -191,8 +220,11 @@ async def test_unreachable_redis_is_a_temporary_tool_error() -> None:
     with pytest.raises(ToolError) as info:
         await store.claim("k", "fp", 600)
     assert info.value.code == "upstream_unavailable" and info.value.temporary
-    await store.complete("k", {"n": 1})  # logged, never raised: the write already happened
-    await store.release("k")
+    await store.complete("k", "lease", {"n": 1})  # logged, never raised: the write happened
+    await store.release("k", "lease")
+    await store.mark_unknown("k", "lease")
+    with pytest.raises(ToolError):
+        await store.renew("k", "lease")
     await store.aclose()
 
 
@@ -232,3 +264,11 @@ async def test_settings_select_the_redis_store_for_build_server(redis_url: str, 
     assert len(keys) == 1 and json.loads(await raw.get(keys[0]))["s"] == "done"
     assert len(fake.calls("issues/create")) == 1
     assert fake.violations == []
+
+
+async def test_an_attempt_longer_than_the_lease_keeps_it_across_replicas(
+    stores: list[RedisStore],
+) -> None:
+    """Regression: the lease was never renewed, so the other replica took the key over after it
+    ran out and wrote a second time while the first attempt was still running."""
+    await long_attempt_scenario(stores[0], stores[1])

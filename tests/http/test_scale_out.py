@@ -39,6 +39,14 @@ def numbers_titled(fake: FakeGitHub, title: str) -> list[int]:
         return [i.number for i in repo.issues.values() if i.title == title and not i.deleted]
 
 
+def bodies_titled(fake: FakeGitHub, title: str) -> list[str | None]:
+    """Bodies as stored: exactly what was sent, nothing appended."""
+    with fake.lock:
+        repo = fake.state.find_repo(OWNER, REPO)
+        assert repo is not None
+        return [i.body for i in repo.issues.values() if i.title == title and not i.deleted]
+
+
 def creates(fake: FakeGitHub) -> int:
     with fake.lock:
         return sum(1 for r in fake.requests if r.method == "POST" and r.path.endswith("/issues"))
@@ -54,7 +62,8 @@ async def test_same_key_on_two_replicas_creates_one_issue(
 ) -> None:
     a, b = replicas
     title = f"Scale-out create ({mode})"
-    args = {**BASE, "title": title, "labels": ["bug"], "idempotency_key": f"scale-{mode}-1"}
+    args = {**BASE, "title": title, "body": "Seen on both replicas.", "labels": ["bug"],
+            "idempotency_key": f"scale-{mode}-1"}
     async with mcp_client(a, TOKEN_X, mode) as on_a:
         first = await on_a.call_tool("github_create_issue", args)
     async with mcp_client(b, TOKEN_X, mode) as on_b:
@@ -64,6 +73,7 @@ async def test_same_key_on_two_replicas_creates_one_issue(
     assert without_request_id(second.structured_content) == without_request_id(first.structured_content)
     assert second.structured_content["request_id"] != first.structured_content["request_id"]
     assert numbers_titled(fake, title) == [first.structured_content["issue_number"]]
+    assert bodies_titled(fake, title) == ["Seen on both replicas."]
     assert creates(fake) == 1
     # the key's fingerprint travelled through Redis too: other arguments are refused on B
     assert different.is_error and different.structured_content["code"] == "invalid_field"
@@ -127,6 +137,7 @@ async def test_lost_response_on_a_is_recovered_by_b_without_a_duplicate(
     assert not retry.is_error, retry.structured_content
     assert retry.structured_content["issue_number"] == committed[0]
     assert numbers_titled(fake, title) == committed  # no duplicate
+    assert bodies_titled(fake, title) == [None]  # no body sent, none stored
     assert creates(fake) == 1
 
     async with mcp_client(a, TOKEN_X) as on_a:  # A now replays the recorded result
@@ -145,7 +156,7 @@ async def test_duplicate_arriving_while_the_first_write_is_in_flight_waits_for_i
 
     a, b = replicas
     title = "In flight across replicas"
-    args = {**BASE, "title": title, "idempotency_key": "in-flight-0001"}
+    args = {**BASE, "title": title, "body": "Written once.", "idempotency_key": "in-flight-0001"}
     fake.faults.add("issues/create", "slow_commit", delay=1.0)  # under the 1.5 s upstream timeout
     results: dict[str, Any] = {}
 
@@ -161,3 +172,4 @@ async def test_duplicate_arriving_while_the_first_write_is_in_flight_waits_for_i
     assert without_request_id(results["a"].structured_content) == \
         without_request_id(results["b"].structured_content)
     assert len(numbers_titled(fake, title)) == 1 and creates(fake) == 1
+    assert bodies_titled(fake, title) == ["Written once."]

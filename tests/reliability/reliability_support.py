@@ -82,12 +82,13 @@ def closed_port() -> int:
 
 
 def server_for(transport: httpx.AsyncBaseTransport, *, base_url: str = "http://fake.test",
-               timeout: float = 0.5, token: str | None = TOKEN) -> Any:
+               timeout: float = 0.5, token: str | None = TOKEN,
+               idempotency: IdempotencyRunner | None = None) -> Any:
     upstream = GitHubUpstream(base_url=base_url, api_version=SERVER.api_version, transport=transport,
                               timeout=timeout, retry=RETRY, clock=lambda: FIXED_NOW,
                               jitter=lambda: 0.5)
     return build_server(SERVER, Settings(github_token=token), upstream=upstream,
-                        idempotency=IdempotencyRunner(MemoryStore()))
+                        idempotency=idempotency or IdempotencyRunner(MemoryStore()))
 
 
 def _template_regex(template: str) -> re.Pattern[str]:

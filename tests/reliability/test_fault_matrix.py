@@ -10,6 +10,10 @@ docs/FAULTS.md; `test_committed_fault_table_is_current` fails when the committed
 Asserted for every cell: a schema-valid result or error envelope (never a JSON-RPC error), no
 token in the output, no contract violation in the fake, a write endpoint is never sent a request
 twice and no write is ever applied twice.
+
+A second matrix covers keyed writes whose attempt lasts longer than the idempotency lease (scaled
+down to LEASE_S): calls with the same key start at set times while the first attempt is slow,
+and exactly one write may be applied, every successful answer being the same.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 
 from fakegithub import FakeGitHub
+from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
 from tests.reliability.reliability_support import (
     FIXED_NOW,
     OWNER,
@@ -191,6 +196,102 @@ def observed() -> list[tuple[Cell, Any, FakeGitHub, Recorder]]:
     return [anyio.run(_run, case, cond) for cond in CONDITIONS for case in CASES]
 
 
+LEASE_S = 0.6  # production: 60 s; the runner renews it every third of that while an attempt runs
+
+
+@dataclass(frozen=True)
+class LeaseScenario:
+    key: str
+    label: str
+    inject: Callable[[FakeGitHub, str], None]  # on the tool's write endpoint, once
+    timeout_s: float  # the upstream read timeout
+    starts: tuple[float, ...]  # when each call with the same key starts, in leases after the first
+
+
+LEASE_SCENARIOS = [
+    LeaseScenario("slow-commit", "GitHub commits after 2.5 leases; a duplicate arrives after 1.5",
+                  lambda fake, op: fake.faults.add(op, "slow_commit", delay=2.5 * LEASE_S),
+                  5.0, (0.0, 1.5)),
+    LeaseScenario("lost-after-long", "applied, then no answer until the read timeout (2.5 leases); "
+                  "a duplicate after 1.5 leases, a retry after 4",
+                  lambda fake, op: fake.faults.add(op, "timeout", after_commit=True, delay=6 * LEASE_S),
+                  2.5 * LEASE_S, (0.0, 1.5, 4.0)),
+    LeaseScenario("trickle", "answer trickles in for 2.5 leases (each chunk within the read timeout); "
+                  "a duplicate after 1.5",
+                  lambda fake, op: fake.faults.add(op, "slow_body", delay=0.5 * LEASE_S, chunks=5),
+                  5.0, (0.0, 1.5)),
+]
+KEYED = [c for c in CASES if c.tool in ("github_create_issue", "github_add_comment")]
+
+
+@dataclass(frozen=True)
+class LeaseCell:
+    scenario: str
+    tool: str
+    answers: tuple[str, ...]  # code per call, in the order the calls started
+    applied: int  # objects the fake holds with the call's content
+    same_answer: bool  # every successful answer identical (request_id aside)
+
+
+def _applied(fake: FakeGitHub, case: ToolCase, args: dict[str, Any]) -> int:
+    if case.tool == "github_create_issue":
+        return sum(1 for i in fake.issues(OWNER, REPO) if i.title == args["title"])
+    return sum(1 for c in fake.comments(OWNER, REPO, args["issue_number"]) if c.body == args["body"])
+
+
+async def _lease_run(case: ToolCase, scenario: LeaseScenario) -> tuple[LeaseCell, FakeGitHub]:
+    fake = FakeGitHub()
+    args = {**case.args(small_seed(fake)), "idempotency_key": f"lease-{scenario.key}-0001"}
+    scenario.inject(fake, case.op)
+    server = server_for(fake.asgi_transport(), timeout=scenario.timeout_s,
+                        idempotency=IdempotencyRunner(MemoryStore(), lease_s=LEASE_S))
+    results: dict[int, Any] = {}
+
+    async def one(i: int, start: float) -> None:
+        await anyio.sleep(start * LEASE_S)
+        async with Client(server, cache=None) as client:
+            results[i] = await client.call_tool(case.tool, args)
+
+    async with anyio.create_task_group() as group:
+        for i, start in enumerate(scenario.starts):
+            group.start_soon(one, i, start)
+    answers = [results[i] for i in range(len(scenario.starts))]
+    codes = tuple((r.structured_content or {}).get("code", "?") if r.is_error else "ok" for r in answers)
+    oks = [{k: v for k, v in r.structured_content.items() if k != "request_id"}
+           for r in answers if not r.is_error]
+    cell = LeaseCell(scenario.key, case.tool, codes, _applied(fake, case, args),
+                     all(o == oks[0] for o in oks))
+    return cell, fake
+
+
+@pytest.fixture(scope="module")
+def lease_observed() -> list[tuple[LeaseCell, FakeGitHub]]:
+    async def all_cells() -> list[tuple[LeaseCell, FakeGitHub]]:
+        cells: dict[int, tuple[LeaseCell, FakeGitHub]] = {}
+
+        async def cell(i: int, case: ToolCase, scenario: LeaseScenario) -> None:
+            cells[i] = await _lease_run(case, scenario)
+
+        pairs = [(case, scenario) for scenario in LEASE_SCENARIOS for case in KEYED]
+        async with anyio.create_task_group() as group:  # independent fakes: run side by side
+            for i, (case, scenario) in enumerate(pairs):
+                group.start_soon(cell, i, case, scenario)
+        return [cells[i] for i in range(len(pairs))]
+
+    return anyio.run(all_cells)
+
+
+def test_an_attempt_longer_than_the_lease_is_never_repeated(
+        lease_observed: list[tuple[LeaseCell, FakeGitHub]]) -> None:
+    """Regression: the lease was not renewed, so a duplicate arriving after 60 s took the key
+    over and posted a second time while GitHub was still committing the first."""
+    for cell, fake in lease_observed:
+        where = f"{cell.scenario} \u00d7 {cell.tool}"
+        assert cell.applied == 1, f"{where}: applied {cell.applied} times ({cell.answers})"
+        assert "ok" in cell.answers and cell.same_answer, f"{where}: {cell.answers}"
+        assert fake.violations == [], (where, fake.violations[:3])
+
+
 def test_every_cell_is_a_valid_answer_and_no_write_is_ever_duplicated(
         observed: list[tuple[Cell, Any, FakeGitHub, Recorder]]) -> None:
     for cell, result, fake, recorder in observed:
@@ -232,7 +333,7 @@ def _yes(value: bool | None) -> str:
     return "—" if value is None else ("yes" if value else "no")
 
 
-def render(cells: list[Cell]) -> str:
+def render(cells: list[Cell], lease_cells: list[LeaseCell]) -> str:
     by_cond = {c.key: c for c in CONDITIONS}
     lines = [
         "# Fault matrix",
@@ -287,11 +388,28 @@ def render(cells: list[Cell]) -> str:
                 f"{c.writes_applied if c.endpoint.split()[0] in WRITE_METHODS else '—'} | "
                 f"{'YES' if c.writes_applied > 1 else 'no'} |")
         lines.append("")
+    lines += [
+        "## Keyed writes: attempts longer than the idempotency lease",
+        "",
+        "`github_create_issue` and `github_add_comment` with an `idempotency_key`, the lease scaled down to",
+        f"{LEASE_S} s (production: 60 s) and renewed every third of it while an attempt runs. Calls with",
+        "the same key start at the times given, in leases after the first call. **answers** = the code",
+        "of each call in that order, **applied** = objects GitHub holds with that content (asserted 1),",
+        "**same answer** = every successful answer is identical.",
+        "",
+        "| scenario | tool | answers | applied | same answer |",
+        "|---|---|---|---:|---|",
+    ]
+    by_scenario = {sc.key: sc.label for sc in LEASE_SCENARIOS}
+    for lc in lease_cells:
+        lines.append(f"| {by_scenario[lc.scenario]} | `{lc.tool}` | {', '.join(f'`{a}`' for a in lc.answers)} | "
+                     f"{lc.applied} | {'yes' if lc.same_answer else 'NO'} |")
     return "\n".join(lines).rstrip() + "\n"
 
 
-def test_committed_fault_table_is_current(observed: list[tuple[Cell, Any, FakeGitHub, Recorder]]) -> None:
-    text = render([cell for cell, *_ in observed])
+def test_committed_fault_table_is_current(observed: list[tuple[Cell, Any, FakeGitHub, Recorder]],
+                                         lease_observed: list[tuple[LeaseCell, FakeGitHub]]) -> None:
+    text = render([cell for cell, *_ in observed], [cell for cell, _ in lease_observed])
     if os.environ.get("FAULTS_WRITE") == "1":
         FAULTS_MD.write_text(text, encoding="utf-8")
     committed = FAULTS_MD.read_text(encoding="utf-8") if FAULTS_MD.exists() else ""

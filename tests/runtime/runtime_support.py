@@ -101,3 +101,102 @@ def upstream(rec: Recorder, *, base_url: str = "https://api.github.com", now: fl
         base_url=base_url, transport=httpx.MockTransport(rec), clock=lambda: now,
         sleep=sleeps or Sleeps(), jitter=lambda: 0.5, retry=kw.pop("retry", RetryPolicy()), **kw,
     )
+
+
+class StalledRenewals:
+    """A store seen through an attempt whose renewals never arrive (its process stalled longer
+    than the lease): everything else reaches the real store."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    async def renew(self, key: str, lease: str, lease_s: float = 0.0) -> bool:
+        return True
+
+
+async def stale_attempt_scenario(store: Any, stale_outcome: Any, lease_s: float = 0.6) -> None:
+    """A's lease lapses while A stalls; B takes the key over and writes; then A finishes with
+    `stale_outcome` (a result, or an exception to raise). A caller arriving while B still runs
+    must neither write nor get A's answer, and the key must end with B's result."""
+    import anyio
+
+    from ghmcp_runtime.errors import ToolError
+
+    kw: dict[str, Any] = {"key": "stale-key-0001", "scope": ("u_1", "t"), "fingerprint": "fp",
+                          "recover": None}
+    stalled = IdempotencyRunner(StalledRenewals(store), lease_s=lease_s)
+    live = IdempotencyRunner(store, lease_s=lease_s, wait_s=lease_s)
+    a_may_finish, b_may_finish, b_writing = anyio.Event(), anyio.Event(), anyio.Event()
+    writes: list[str] = []
+    answers: dict[str, Any] = {}
+
+    async def stale_write() -> Any:
+        await a_may_finish.wait()
+        if isinstance(stale_outcome, BaseException):
+            raise stale_outcome
+        return stale_outcome
+
+    async def b_write() -> Any:
+        writes.append("B")
+        b_writing.set()
+        await b_may_finish.wait()
+        return {"by": "B"}
+
+    async def c_write() -> Any:
+        writes.append("C")
+        return {"by": "C"}
+
+    async def call(name: str, runner: IdempotencyRunner, run: Any) -> None:
+        try:
+            answers[name] = await runner.run(run=run, **kw)
+        except ToolError as err:
+            answers[name] = err.code
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(call, "A", stalled, stale_write)
+        await anyio.sleep(lease_s * 2)  # A's lease has lapsed: nothing renewed it
+        group.start_soon(call, "B", live, b_write)
+        await b_writing.wait()  # B took the key over and is writing
+        a_may_finish.set()
+        await anyio.sleep(0.05)  # A finishes (stale)
+        await call("C", live, c_write)  # B still holds the key
+        b_may_finish.set()
+    await call("D", live, c_write)  # after B: its result is the key's
+    assert writes == ["B"], (writes, answers)
+    assert answers["C"] in ("upstream_unavailable", {"by": "B"}), answers
+    assert answers["B"] == answers["D"] == {"by": "B"}, answers
+
+
+async def long_attempt_scenario(first_store: Any, second_store: Any, lease_s: float = 0.3) -> None:
+    """A's write runs three leases long; B (the same store, or another replica's) gets the key
+    after A's first lease would have run out: B waits for A's result and writes nothing."""
+    import anyio
+
+    kw: dict[str, Any] = {"key": "long-0001", "scope": ("u_x", "create"), "fingerprint": "fp",
+                          "recover": None}
+    release = anyio.Event()
+    writes: list[str] = []
+    results: dict[str, Any] = {}
+
+    async def slow_write() -> Any:
+        writes.append("A")
+        await release.wait()
+        return {"number": 1}
+
+    async def duplicate_write() -> Any:
+        writes.append("B")
+        return {"number": 2}
+
+    async def call(name: str, store: Any, run: Any) -> None:
+        results[name] = await IdempotencyRunner(store, lease_s=lease_s, wait_s=5.0).run(run=run, **kw)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(call, "A", first_store, slow_write)
+        await anyio.sleep(lease_s * 3)
+        group.start_soon(call, "B", second_store, duplicate_write)
+        await anyio.sleep(lease_s)
+        release.set()
+    assert writes == ["A"] and results == {"A": {"number": 1}, "B": {"number": 1}}

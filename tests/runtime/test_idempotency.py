@@ -7,6 +7,7 @@ import pytest
 
 from ghmcp_runtime.errors import OutcomeUnknown, ToolError
 from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
+from tests.runtime.runtime_support import long_attempt_scenario, stale_attempt_scenario
 
 pytestmark = pytest.mark.anyio
 
@@ -89,7 +90,7 @@ async def test_unknown_outcome_then_recover_finds_the_write() -> None:
     with pytest.raises(OutcomeUnknown):
         await go(r, w)
 
-    async def recover() -> Any:
+    async def recover(first_start: Any) -> Any:
         return {"number": 41}
 
     assert await go(r, w, recover=recover) == {"number": 41}
@@ -102,7 +103,7 @@ async def test_unknown_outcome_then_recover_finds_nothing_runs_again() -> None:
     with pytest.raises(OutcomeUnknown):
         await go(r, w)
 
-    async def recover() -> Any:
+    async def recover(first_start: Any) -> Any:
         return None
 
     assert await go(r, w, recover=recover) == {"number": 2}
@@ -115,7 +116,7 @@ async def test_unexpected_exception_keeps_pending() -> None:
         await go(r, w)
     recovered = []
 
-    async def recover() -> Any:
+    async def recover(first_start: Any) -> Any:
         recovered.append(True)
         return {"number": 9}
 
@@ -218,7 +219,7 @@ async def test_an_expired_lease_is_taken_over_and_recovers_first() -> None:
     clock.now = 61.0  # that caller died without finishing
     write = Writes()
 
-    async def recover() -> Any:
+    async def recover(first_start: Any) -> Any:
         return {"number": 7}
 
     result = await IdempotencyRunner(store).run(key="k", scope=(), fingerprint="fp", run=write,
@@ -235,3 +236,86 @@ async def test_a_lost_outcome_gives_the_lease_up_at_once() -> None:
                                            recover=None)
     claim = await store.claim(store_key("k"), "fp", 600)
     assert claim.state == "pending" and not claim.running
+
+
+async def test_an_attempt_longer_than_the_lease_keeps_it() -> None:
+    """Regression: the lease was never renewed, so a duplicate arriving after it ran out took the
+    key over and wrote a second time while the first attempt was still running."""
+    store = MemoryStore()
+    await long_attempt_scenario(store, store)
+
+
+@pytest.mark.parametrize("stale_outcome", [
+    {"by": "A"},  # would record A's result over B's
+    ToolError("invalid_field", "definite failure"),  # would free B's key: a third caller writes
+    OutcomeUnknown("upstream_unavailable", "lost", temporary=True, retry_after_ms=10),  # would drop B's lease
+], ids=["complete", "release", "mark_unknown"])
+async def test_a_stale_attempt_cannot_finish_or_free_a_newer_one(stale_outcome: Any) -> None:
+    await stale_attempt_scenario(MemoryStore(), stale_outcome)
+
+
+async def test_lease_steps_act_only_for_the_current_lease() -> None:
+    clock = Clock()
+    store = MemoryStore(clock=clock)
+    first = await store.claim("k", "fp", 600, lease_s=60)
+    assert first.state == "new" and first.lease
+    clock.now = 61.0
+    second = await store.take_over("k", lease_s=60)
+    assert second and second != first.lease
+    assert not await store.renew("k", first.lease)
+    await store.mark_unknown("k", first.lease)
+    await store.release("k", first.lease)
+    await store.complete("k", first.lease, {"stale": True})
+    await store.release("k", "")
+    claim = await store.claim("k", "fp", 600)
+    assert claim.state == "pending" and claim.running  # still the newer attempt's
+    assert await store.renew("k", second)
+    await store.complete("k", second, {"number": 2})
+    assert (await store.claim("k", "fp", 600)).result == {"number": 2}
+
+
+async def test_renewal_keeps_a_pending_entry_past_its_ttl() -> None:
+    clock = Clock()
+    store = MemoryStore(clock=clock)
+    lease = (await store.claim("k", "fp", 10, lease_s=6)).lease
+    assert lease
+    for now in (4.0, 8.0, 12.0, 16.0):
+        clock.now = now
+        assert await store.renew("k", lease, 6)
+    assert (await store.claim("k", "fp", 10)).state == "pending"  # 16 s > the 10 s TTL
+
+
+async def test_recover_gets_the_first_attempts_start_across_take_overs() -> None:
+    clock = Clock()
+    store = MemoryStore(clock=clock, wall_clock=lambda: 1_800_000_000.0 + clock.now)
+    r = IdempotencyRunner(store)
+    with pytest.raises(OutcomeUnknown):
+        await go(r, Writes(unknown()))
+    clock.now = 120.0
+    starts: list[Any] = []
+
+    async def recover(first_start: Any) -> Any:
+        starts.append(first_start)
+        return None
+
+    with pytest.raises(OutcomeUnknown):
+        await go(r, Writes(unknown()), recover=recover)
+    clock.now = 300.0
+    assert await go(r, Writes(), recover=recover) == {"number": 1}
+    assert [s.timestamp() for s in starts] == [1_800_000_000.0] * 2
+
+
+async def test_a_lost_answer_advises_the_same_key_only_when_there_is_one() -> None:
+    from ghmcp_runtime.idempotency import RETRY_WITH_THE_SAME_KEY
+    from ghmcp_runtime.upstream import MAYBE_APPLIED
+
+    def lost() -> OutcomeUnknown:
+        return OutcomeUnknown("upstream_unavailable", "lost", temporary=True, retry_after_ms=10,
+                              details={"reason": MAYBE_APPLIED})
+
+    with pytest.raises(OutcomeUnknown) as keyless:
+        await go(runner(), Writes(lost()), key=None)
+    assert "idempotency" not in str(keyless.value.details)
+    with pytest.raises(OutcomeUnknown) as keyed:
+        await go(runner(), Writes(lost()))
+    assert keyed.value.details == {"reason": RETRY_WITH_THE_SAME_KEY}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import anyio
@@ -295,22 +296,26 @@ async def test_paging_round_trip_through_the_cursor() -> None:
 
 async def test_idempotent_create_replays_and_recovers_a_lost_write() -> None:
     lost = OutcomeUnknown("upstream_unavailable", "lost", temporary=True, retry_after_ms=1)
-    created = {"number": 7, "title": "v1.1"}
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    created = {"number": 7, "title": "v1.1", "user": {"login": "me"}, "created_at": now}
+    older = {"number": 3, "title": "v1.0", "user": {"login": "me"}, "created_at": now}
+    theirs = {"number": 5, "title": "v1.1", "user": {"login": "someone"}, "created_at": now}
     decl = Declaration(
         steps=(Step(id="create", operation=op("create", "POST"), path=REPO, body={"title": "{title}"}),),
         output=(Output(name="number", value="{create.number}"),),
         idempotency=Idempotency(key="key", write="create", scope=("owner", "repo"),
                                 recover=Recover(operation=op("list"), path=REPO, match={"title": "{title}"})),
     )
-    up = Scripted({"create": lost, "list": [{"number": 3, "title": "v1.0"}, created]})
+    up = Scripted({"create": lost, "list": [older, theirs, created], "users/get-authenticated": {"login": "me"}})
     ctx = context(up)
     args = {**ARGS, "title": "v1.1", "key": "key-000001"}
     with pytest.raises(ToolError):
         await declared(decl)(ctx, dict(args))
     assert await declared(decl)(ctx, dict(args)) == {"number": 7}  # found, not written again
-    assert [c[0] for c in up.calls] == ["create", "list"]
+    assert [c[0] for c in up.calls] == ["create", "users/get-authenticated", "list"]
+    assert up.calls[-1][2]["since"]  # only rows changed since the first attempt are read
     assert await declared(decl)(ctx, dict(args)) == {"number": 7}  # replayed from the store
-    assert len(up.calls) == 2
+    assert len(up.calls) == 3
     with pytest.raises(ToolError) as caught:
         await declared(decl)(ctx, {**args, "title": "other"})
     assert caught.value.code == "invalid_field"
