@@ -198,8 +198,10 @@ def _segment(text: str) -> list[_Region]:
             ends = depth < block.depth
             if not ends and not _blank(rest) and _indent(rest) < block.column:
                 ends = block.comment_open  # maybe its container ended: hide the rest (safe side)
-            if not ends and not block.pending and block.blank_ends and _blank(rest):
-                ends = True
+            if not ends and block.blank_ends and _blank(rest):
+                # GitHub's block ends here; ours goes on only while a marker is pending (we may
+                # have read a line as HTML that GitHub did not), never with a comment open
+                ends = not block.pending or block.comment_open
             if ends:
                 block = None
             else:
