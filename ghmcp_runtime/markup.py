@@ -160,6 +160,13 @@ def _comment_state(open_: bool, line: str) -> bool:
         open_, position = True, start + 4
 
 
+def _opens_fence(rest: str) -> re.Match[str] | None:
+    opening = _FENCE.match(rest)
+    if opening is None or (opening["fence"][0] == "`" and "`" in opening["info"]):
+        return None
+    return opening
+
+
 def _segment(text: str) -> list[_Region]:
     """Split `text` into code, HTML-block and prose regions (line granularity). After a fence
     whose end is ambiguous (it depends on list nesting this scanner does not track), the rest of
@@ -196,7 +203,12 @@ def _segment(text: str) -> list[_Region]:
         if block is not None:
             depth, rest = _unquote(line, block.depth)
             ends = depth < block.depth
-            if not ends and not _blank(rest) and _indent(rest) < block.column:
+            dedented = not ends and not _blank(rest) and _indent(rest) < block.column
+            if (block.per_line or dedented) and not ends and _opens_fence(_unquote(line)[1]):
+                # GitHub may read this line as a fence opening: pairing of fences is unknown
+                regions.append(_Region(PARANOID, offset, len(text)))
+                return regions
+            if dedented:
                 ends = block.comment_open  # maybe its container ended: hide the rest (safe side)
             if not ends and block.blank_ends and _blank(rest):
                 # GitHub's block ends here; ours goes on only while a marker is pending (we may
@@ -214,8 +226,8 @@ def _segment(text: str) -> list[_Region]:
                     block = None
                 continue
         depth, rest = _unquote(line)
-        opening = _FENCE.match(rest)
-        if opening is not None and not (opening["fence"][0] == "`" and "`" in opening["info"]):
+        opening = _opens_fence(rest)
+        if opening is not None:
             char, length = opening["fence"][0], len(opening["fence"])
             fence = _Fence(char, length, len(opening["lead"]), depth,
                            exact=opening["marker"] is not None)
