@@ -87,12 +87,15 @@ class _Block:
     per_line: bool = False
     comment_open: bool = False
 
-    def take(self, raw: str, rest: str) -> None:
+    def take(self, raw: str, rest: str, first: bool = False) -> None:
         self.comment_open = _comment_state(self.comment_open, raw)
         self.pending = [end for end in self.pending if not end.search(raw)]
         started = _html_start(rest)
         if isinstance(started, re.Pattern) and not started.search(raw, raw.find("<") + 2):
             self.pending.append(started)
+            # GitHub may have ended our block earlier and started this one fresh: whatever it
+            # ends with, a blank line may end it too; ours lasts until both have happened
+            self.blank_ends = self.blank_ends or not first
 
     @property
     def done(self) -> bool:
@@ -241,7 +244,7 @@ def _segment(text: str) -> list[_Region]:
                            per_line=started is None and _TYPE_6.match(_content(rest)) is None
                            and bool(regions) and regions[-1].kind == PROSE
                            and not _blank(previous_line))
-            block.take(raw, rest)
+            block.take(raw, rest, first=True)
             regions.append(_Region(HTML, offset, end))
             if block.done:
                 block = None
@@ -316,10 +319,12 @@ class _Scan:
                 return close + len(closer) if close >= 0 and close + len(closer) <= limit else None
         return None
 
-    def removed_entity(self, i: int) -> int | None:
+    def entity(self, i: int) -> int:
+        """Past the entity at `i`, dropped if it decodes to an invisible character, else past '&'."""
         match = _ENTITY.match(self.text, i)
         if match is None or not is_invisible(html.unescape(match.group(0))):
-            return None
+            self.out.append("&")
+            return i + 1
         self.removed += 1
         return match.end()
 
@@ -333,59 +338,35 @@ class _Scan:
                 self.out.append(text[i:region.end])
                 i = region.end
             elif region.kind == HTML:
-                i = self.html(i, region)
+                i = self.html(i, region.end)
             elif region.kind == PARANOID:
-                i = self.paranoid(i)
+                i = self.html(i, len(text), comments_close=False)
             else:
                 i = self.prose(i, region, index)
         return "".join(self.out)
 
-    def html(self, i: int, region: _Region) -> int:
-        """Raw HTML: everything hidden goes, and a comment left open hides the rest."""
+    def html(self, i: int, end: int, comments_close: bool = True) -> int:
+        """Raw HTML up to `end`: everything hidden goes, and a comment left open hides the rest.
+        With `comments_close` false (the structure is unknown), any comment hides the rest."""
         text = self.text
-        while i < region.end:
-            match = _HTML_SPECIAL.search(text, i, region.end)
-            stop = match.start() if match else region.end
+        while i < end:
+            match = _HTML_SPECIAL.search(text, i, end)
+            stop = match.start() if match else end
             self.out.append(text[i:stop])
             i = stop
-            if i >= region.end:
+            if i >= end:
                 break
             if text[i] == "&":
-                after = self.removed_entity(i)
-                self.out.append("" if after else "&")
-                i = after or i + 1
+                i = self.entity(i)
                 continue
             self.removed += 1
-            end = self.hidden_end(i, region.end)
-            if end is not None:
-                i = end
-            elif text.startswith("<!--", i):
+            closed = self.hidden_end(i, end)
+            if text.startswith("<!--", i) and (closed is None or not comments_close):
                 return len(text)  # a comment left open in raw HTML hides the rest of the page
-            else:  # a bogus comment, ended by the next '>'
+            if closed is None:  # a bogus comment, ended by the next '>'
                 close = self.finder.find(">", i)
                 return len(text) if close < 0 else close + 1
-        return i
-
-    def paranoid(self, i: int) -> int:
-        """After an ambiguous fence end the block structure is unknown: an HTML comment
-        anywhere hides the rest, other hidden markup goes through the next '>'."""
-        text = self.text
-        while i < len(text):
-            match = _HTML_SPECIAL.search(text, i)
-            stop = match.start() if match else len(text)
-            self.out.append(text[i:stop])
-            if stop >= len(text):
-                return stop
-            if text[stop] == "&":
-                after = self.removed_entity(stop)
-                self.out.append("" if after else "&")
-                i = after or stop + 1
-                continue
-            self.removed += 1
-            if text.startswith("<!--", stop):
-                return len(text)
-            close = self.finder.find(">", stop)
-            i = len(text) if close < 0 else close + 1
+            i = closed
         return i
 
     def prose(self, i: int, region: _Region, index: int) -> int:
@@ -404,9 +385,7 @@ class _Scan:
             elif char == "`":
                 i = self.code_span(i, region, self.paragraph_limit(i, index))
             elif char == "&":
-                after = self.removed_entity(i)
-                self.out.append("" if after else "&")
-                i = after or i + 1
+                i = self.entity(i)
             else:
                 limit = self.paragraph_limit(i, index)
                 end = self.hidden_end(i, limit)
@@ -426,7 +405,7 @@ class _Scan:
                 break
             if region.kind == HTML:
                 mark = (len(self.out), self.removed)
-                reach = max(reach, self.html(region.start, region))
+                reach = max(reach, self.html(region.start, region.end))
                 del self.out[mark[0]:]
                 self.removed = mark[1]
         return reach
