@@ -66,9 +66,16 @@ def _kept(text: str, i: int, protected: set[int]) -> bool:
     return False
 
 
+# cheap screens before the exact class (its many ranges cost ~10x per character)
+_ASCII_CANDIDATES = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_COARSE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\xad\u034f\u061c\u115f-\u180e"
+                     "\u200b-\u206f\u3164\ufe00-\ufeff\uffa0-\ufffb\ud800-\U0010ffff]")
+
+
 def strip_invisible(text: str) -> tuple[str, int]:
     """`text` without invisible characters, and how many were removed."""
-    if _CANDIDATES.search(text) is None:
+    screen = _ASCII_CANDIDATES if text.isascii() else _COARSE
+    if screen.search(text) is None or _CANDIDATES.search(text) is None:
         return text, 0
     protected = {i for m in _FLAGS.finditer(text) for i in range(m.start() + 1, m.end())}
     out: list[str] = []

@@ -17,6 +17,7 @@ test suite checks that property against an independent CommonMark parser.
 from __future__ import annotations
 
 import bisect
+import functools
 import html
 import re
 from dataclasses import dataclass, field
@@ -138,7 +139,11 @@ def _html_start(rest: str) -> re.Pattern[str] | bool | None:
 
     Liberal on purpose: list markers and any indentation are skipped, and type 7 is recognized
     even where it could not interrupt a paragraph (treating text as HTML only removes more)."""
+    if "<" not in rest:
+        return False
     content = _content(rest)
+    if not content.startswith("<"):
+        return False
     for start, end in _HTML_STARTS:
         if start.match(content):
             return end
@@ -228,8 +233,11 @@ def _segment(text: str) -> list[_Region]:
                 if block.done:
                     block = None
                 continue
-        depth, rest = _unquote(line)
-        opening = _opens_fence(rest)
+        if "`" not in raw and "~" not in raw and "<" not in raw:
+            opening = None  # neither a fence nor an HTML block can start here: prose
+        else:
+            depth, rest = _unquote(line)
+            opening = _opens_fence(rest)
         if opening is not None:
             char, length = opening["fence"][0], len(opening["fence"])
             fence = _Fence(char, length, len(opening["lead"]), depth,
@@ -237,7 +245,7 @@ def _segment(text: str) -> list[_Region]:
             closing = re.compile(rf"[ ]*{re.escape(char)}{{{length},}}[ ]*[\r\n]*$")
             regions.append(_Region(CODE, offset, end))
             continue
-        started = _html_start(rest)
+        started = _html_start(rest) if "<" in raw else False
         if started is not False:
             column = len(rest) - len(rest.lstrip(" -+*0123456789.)"))
             block = _Block([], started is None, column, depth,
@@ -432,7 +440,7 @@ class _Scan:
             return after
         line_end = min(p for p in (self.finder.find("\n", i), self.finder.find("\r", i),
                                    region.end) if p >= 0)
-        closer = re.compile(rf"(?<!`)`{{{len(run.group(0))}}}(?!`)")
+        closer = _closer(len(run.group(0)))
         close = closer.search(text, after, line_end)
         pipe = self.finder.find("|", after)
         if close is not None and not 0 <= pipe < close.start():
@@ -444,9 +452,19 @@ class _Scan:
         return after
 
 
+@functools.lru_cache(maxsize=64)
+def _closer(length: int) -> re.Pattern[str]:
+    """A backtick run of exactly `length`."""
+    return re.compile(rf"(?<!`)`{{{length}}}(?!`)")
+
+
+# nothing can be hidden without one of these: `<!`, `<?`, `</` + a non-letter, an entity
+_MAYBE_HIDDEN = re.compile(r"<[!?]|</[^A-Za-z>]|&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+
+
 def strip_hidden_markup(text: str) -> tuple[str, int]:
     """`text` without markup GitHub hides, and how many pieces were removed."""
-    if "<" not in text and "&" not in text:
+    if _MAYBE_HIDDEN.search(text) is None:
         return text, 0
     blanks = [offset for offset, line in _lines(text) if _blank(line)]
     scan = _Scan(text, _segment(text), blanks)

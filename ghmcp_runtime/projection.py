@@ -11,7 +11,8 @@ from ghmcp_runtime.model import HIDDEN_FIELD, Detail, FieldRule, Shape
 from ghmcp_runtime.untrusted import sanitize
 from ghmcp_runtime.versioning import canonical_json
 
-Tally = dict[tuple[str, ...], int]  # source path -> hidden pieces removed (a path counts once)
+# source path -> (sanitized value, hidden pieces removed): a path is sanitized and counted once
+Tally = dict[tuple[str, ...], tuple[Any, int]]
 
 PREVIEW_CHARS = 200
 _SPACES = re.compile(r"\s+")
@@ -85,7 +86,7 @@ class ShapeProjector:
             computed = {**computed, declared.version_field: self.version(shape, raw)}
         tally: Tally = {}
         row = _project(declared.fields, raw, detail, computed, tally, ())
-        hidden = sum(tally.values())
+        hidden = sum(removed for _, removed in tally.values())
         if hidden:
             row[HIDDEN_FIELD] = hidden
         return row
@@ -99,14 +100,18 @@ class ShapeProjector:
 
 
 def _clean(value: Any, key: tuple[str, ...], tally: Tally) -> Any:
-    """Untrusted text as a reader of GitHub's page sees it; removals counted once per source."""
+    """Untrusted text as a reader of GitHub's page sees it; each source path is sanitized and
+    counted once (a row's preview and body read the same text)."""
+    if key in tally:
+        return tally[key][0]
+    removed = 0
     if isinstance(value, str):
         value, removed = sanitize(value)
-        tally[key] = removed
     elif isinstance(value, list):
         cleaned = [sanitize(v) if isinstance(v, str) else (v, 0) for v in value]
-        tally[key] = sum(n for _, n in cleaned)
+        removed = sum(n for _, n in cleaned)
         value = [v for v, _ in cleaned]
+    tally[key] = (value, removed)
     return value
 
 

@@ -7,6 +7,7 @@ import unicodedata
 
 import pytest
 
+from ghmcp_runtime import invisible
 from ghmcp_runtime.invisible import VISIBLE_FORMAT, is_invisible, strip_invisible
 from ghmcp_runtime.untrusted import sanitize
 
@@ -17,6 +18,12 @@ def test_every_format_character_of_this_python_is_removed_or_known_visible() -> 
     format_chars = [chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"]
     missed = [f"U+{ord(c):04X}" for c in format_chars if not is_invisible(c) and c not in VISIBLE_FORMAT]
     assert missed == []
+
+
+def test_the_cheap_screen_lets_every_candidate_through() -> None:
+    candidates = [chr(c) for c in range(sys.maxunicode + 1) if invisible._CANDIDATES.match(chr(c))]
+    assert all(invisible._COARSE.match(c) for c in candidates)
+    assert all(invisible._ASCII_CANDIDATES.match(c) for c in candidates if c.isascii())
 
 
 @pytest.mark.parametrize(("text", "expected", "removed"), [
