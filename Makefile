@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: generate check diff test lint demo update-spec bench fuzz compat clean-venv
+.PHONY: generate check diff test lint demo update-spec bench fuzz compat conformance bench-oversized clean-venv
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,16 @@ update-spec: $(STAMP)
 # the stdio server and the demo fake, legacy and modern eras; needs node and npm.
 compat: $(STAMP)
 	$(PY) tests/compat/inspector_compat.py
+
+# The official MCP conformance suite (server mode, 0.2.0-alpha.11; Node 22 comes from npm when
+# the node on PATH is older) against the HTTP server, wires 2025-11-25 and 2026-07-28, with the
+# known failures in tests/compat/conformance-baseline.yml; ~10 s after the first install.
+conformance: $(STAMP)
+	$(PY) tests/compat/conformance.py
+
+# Oversized tool arguments over HTTP: longest event-loop stall and RSS growth per case (~1 min).
+bench-oversized: $(STAMP)
+	$(PY) bench/oversized.py
 
 # Side-by-side benchmarks (< 5 min): generation, cold start, tool surface, per-call overhead,
 # response size, HTTP throughput and load, each next to a peer measured in the same run; writes

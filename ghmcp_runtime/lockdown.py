@@ -49,10 +49,10 @@ GET_PERMISSION = Operation(
 )
 
 
-def requested(request: Any) -> bool:
-    """Whether an HTTP request asks for lockdown (`X-MCP-Lockdown: true`); it can only narrow."""
-    headers = getattr(request, "headers", None)
-    value = headers.get(HEADER) if headers is not None else None
+def requested(headers: Mapping[str, str]) -> bool:
+    """Whether an HTTP request's headers (lower-case names) ask for lockdown
+    (`X-MCP-Lockdown: true`); a request can only narrow, never lift the operator's lockdown."""
+    value = headers.get(HEADER)
     return isinstance(value, str) and value.strip().lower() in ("1", "true", "yes", "on")
 
 

@@ -15,8 +15,10 @@ from urllib.parse import quote, urlsplit
 import anyio
 import httpx
 
+from ghmcp_runtime.caller import usable_token
 from ghmcp_runtime.context import ToolContext, UpstreamResponse
 from ghmcp_runtime.errors import OutcomeUnknown, ToolError, UpstreamError
+from ghmcp_runtime.host_guard import is_loopback
 from ghmcp_runtime.logs import log_event
 from ghmcp_runtime.model import Operation
 
@@ -63,6 +65,20 @@ class _Transient(Exception):
 
 def credential_from_context(ctx: ToolContext) -> str | None:
     return ctx.credential
+
+
+def check_api_url(url: str, *, allow_insecure: bool = False) -> None:
+    """Refuse an API URL that would send tokens in clear text across a network."""
+    parts = urlsplit(url)
+    if parts.scheme == "https" and parts.hostname:
+        return
+    if parts.scheme != "http" or not parts.hostname:
+        raise ValueError("GITHUB_API_URL must be an https:// URL")
+    if not (allow_insecure or is_loopback(parts.hostname)):
+        raise ValueError(
+            "GITHUB_API_URL is plain http:// to a host that is not loopback, so every token would "
+            "cross the network in clear text; use https://, or set GHMCP_ALLOW_INSECURE_API_URL=1"
+        )
 
 
 def _int(value: str | None) -> int | None:
@@ -154,6 +170,13 @@ class GitHubUpstream:
                 "missing_credential",
                 "No GitHub token is configured: set GITHUB_TOKEN, or send an "
                 "Authorization: Bearer header over HTTP.",
+            )
+        if not usable_token(token):
+            # would crash header encoding (non-ASCII) or smuggle a header (CR/LF): never sent
+            raise ToolError(
+                "invalid_credential",
+                "The token is malformed (GitHub tokens are ASCII letters, digits and -._~+/= "
+                "only); supply a valid token. Nothing was sent to GitHub.",
             )
         url = self.url(op.path, path)
         params = {k: _query_value(v) for k, v in (query or {}).items() if v is not None}

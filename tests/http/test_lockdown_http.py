@@ -16,7 +16,7 @@ from ghmcp_runtime.app import Settings, http_app
 from github_issues_mcp import SERVER
 from tests.functional.test_lockdown import BASE, PERMISSION, thread
 from tests.http.conftest import TOKEN_X, TOKEN_Y
-from tests.http.http_support import CURSOR_SECRET, asgi_in_thread, http_server_process, server_env
+from tests.http.http_support import SERVER_SECRET, asgi_in_thread, http_server_process, server_env
 
 pytestmark = pytest.mark.anyio
 
@@ -39,7 +39,7 @@ async def issue_of(url: str, token: str, number: int, lockdown: str | None = Non
 
 @pytest.fixture
 def open_server(fake_url: str) -> Iterator[str]:
-    settings = Settings(api_url=fake_url, cursor_secret=CURSOR_SECRET.encode())
+    settings = Settings(api_url=fake_url, server_secret=SERVER_SECRET.encode())
     with asgi_in_thread(http_app(SERVER, settings)) as url:
         yield url
 
