@@ -88,15 +88,20 @@ class _Block:
     per_line: bool = False
     comment_open: bool = False
 
-    def take(self, raw: str, rest: str, first: bool = False) -> None:
+    def take(self, raw: str, rest: str, first: bool = False) -> bool:
+        """Add a line; True when GitHub's block may end after it with a comment still open
+        (then ours ends too, so the comment hides the rest)."""
         self.comment_open = _comment_state(self.comment_open, raw)
-        self.pending = [end for end in self.pending if not end.search(raw)]
+        still = [end for end in self.pending if not end.search(raw)]
+        may_end = len(still) < len(self.pending)
+        self.pending = still
         started = _html_start(rest)
         if isinstance(started, re.Pattern) and not started.search(raw, raw.find("<") + 2):
             self.pending.append(started)
             # GitHub may have ended our block earlier and started this one fresh: whatever it
             # ends with, a blank line may end it too; ours lasts until both have happened
             self.blank_ends = self.blank_ends or not first
+        return may_end and self.comment_open
 
     @property
     def done(self) -> bool:
@@ -225,12 +230,12 @@ def _segment(text: str) -> list[_Region]:
             if ends:
                 block = None
             else:
-                block.take(raw, rest)
+                left_open = block.take(raw, rest)
                 if block.per_line:
                     regions.append(_Region(HTML, offset, end))
                 else:
                     regions[-1].end = end
-                if block.done:
+                if block.done or left_open:
                     block = None
                 continue
         if "`" not in raw and "~" not in raw and "<" not in raw:
@@ -252,9 +257,9 @@ def _segment(text: str) -> list[_Region]:
                            per_line=started is None and _TYPE_6.match(_content(rest)) is None
                            and bool(regions) and regions[-1].kind == PROSE
                            and not _blank(previous_line))
-            block.take(raw, rest, first=True)
+            left_open = block.take(raw, rest, first=True)
             regions.append(_Region(HTML, offset, end))
-            if block.done:
+            if block.done or left_open:
                 block = None
             continue
         if regions and regions[-1].kind == PROSE:

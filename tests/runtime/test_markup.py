@@ -131,6 +131,8 @@ def test_code_and_angle_brackets_are_left_alone(text: str) -> None:
     ("text\n</script>\n  ```\n\n```\na <!-- hidden --> b", "text\n</script>\n  ```\n\n```\na ", 1),
     # found by the oracle: GitHub's comment block ended before </script>, which starts another
     ("<!-- a\n<script>\n<!-- b -->\n</script>\n`<!-- hidden -->`", "\n</script>\n``", 2),
+    # found by the oracle: </script> ends a <pre> block too, with the comment still open
+    ("<pre>\n<!-- a\n</script>\n\\<!-- b -->\nhidden", "<pre>\n", 1),
     # found by the oracle: inside a real HTML block a list item with a fence is raw HTML
     ("<div>\n- ```\n`<!-- hidden -->`", "<div>\n- ```\n``", 1),
 ])
