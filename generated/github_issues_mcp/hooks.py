@@ -415,7 +415,9 @@ async def read_issue_index(ctx: ToolContext, params: dict[str, Any]) -> dict[str
     for raw in resp.data:
         if "pull_request" not in raw:
             row = dict(ctx.project("issue", raw, "summary"))
-            row.pop("preview", None)  # an index carries triage metadata, never bodies
+            # an index carries triage metadata, never bodies: nothing for lockdown to withhold
+            row.pop("preview", None)
+            row.pop("withheld", None)
             rows.append(row)
     body: dict[str, Any] = {"issues": rows, "page": page}
     if _has_next(resp):

@@ -174,3 +174,13 @@ async def test_narrowing_and_unscoped_queries_are_allowed(
     async with Opened(in_memory_server(fake)) as s:
         await s.ok("github_search_issues", {**args, "query": query})
     assert len(fake.calls("search/issues-and-pull-requests")) == 1
+
+
+async def test_the_issue_index_carries_no_bodies_so_nothing_is_marked_withheld(
+    fake: FakeGitHub, seeded: dict[str, Any]
+) -> None:
+    thread(fake)
+    async with Client(in_memory_server(fake, lockdown=True), cache=None) as client:
+        read = await client.read_resource(f"ghissues://repos/{OWNER}/{REPO}/issues?state=all")
+    rows = json.loads(read.contents[0].text)["issues"]  # type: ignore[union-attr]
+    assert rows and all("preview" not in r and "withheld" not in r for r in rows)
