@@ -101,6 +101,8 @@ class _Block:
             # GitHub may have ended our block earlier and started this one fresh: whatever it
             # ends with, a blank line may end it too; ours lasts until both have happened
             self.blank_ends = self.blank_ends or not first
+        if may_end and not self.comment_open and not self.done:
+            self.per_line = True  # GitHub's block may have ended here: later lines are uncertain
         return may_end and self.comment_open
 
     @property
@@ -230,8 +232,9 @@ def _segment(text: str) -> list[_Region]:
             if ends:
                 block = None
             else:
+                separate = block.per_line
                 left_open = block.take(raw, rest)
-                if block.per_line:
+                if separate:
                     regions.append(_Region(HTML, offset, end))
                 else:
                     regions[-1].end = end
@@ -404,6 +407,10 @@ class _Scan:
                 end = self.hidden_end(i, limit)
                 if end is not None:
                     self.removed += 1
+                    if "\n" in text[i:end] or "\r" in text[i:end]:
+                        # GitHub may have ended the paragraph inside it: backtick pairing after
+                        # it is unknown, so no later code span of the paragraph is trusted
+                        self.spans_off_until = self.paragraph_limit(end, index)
                     return self.spanned(index, end)
                 i = self.opaque(i, limit)
         return i

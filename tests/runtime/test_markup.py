@@ -133,6 +133,10 @@ def test_code_and_angle_brackets_are_left_alone(text: str) -> None:
     ("<!-- a\n<script>\n<!-- b -->\n</script>\n`<!-- hidden -->`", "\n</script>\n``", 2),
     # found by the oracle: </script> ends a <pre> block too, with the comment still open
     ("<pre>\n<!-- a\n</script>\n\\<!-- b -->\nhidden", "<pre>\n", 1),
+    # found by the oracle: after GitHub's comment block ended, a quote starts a block of its own
+    ("<!--\n<!--\n<!-- a -->\n> <!-- b\nc -->\nhidden", "\n> ", 2),
+    # found by the oracle: a comment over lines shifts backtick pairing after it
+    ("text <!-- a\n> \ny` <!-- b --> `z`\ny` <!-- c --> `z`", "text  `z`\ny`  `z`", 2),
     # found by the oracle: inside a real HTML block a list item with a fence is raw HTML
     ("<div>\n- ```\n`<!-- hidden -->`", "<div>\n- ```\n``", 1),
 ])
