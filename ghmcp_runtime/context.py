@@ -12,7 +12,7 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
     ctx.open_cursor(token, bound_to=..., field=..., restart_arguments=...) -> dict  (raises ToolError)
     await ctx.idempotent(key, scope=..., fingerprint=..., run=..., recover=...) -> T
         recover(first_attempt_started: datetime) -> T | None   (after an unknown outcome)
-    ctx.project(shape_name, raw, detail, computed=...) -> dict
+    ctx.project(shape_name, raw, detail, computed=..., omit=...) -> dict
     ctx.version(shape_name, raw) -> str   (the shape's declared content version)
     ctx.lockdown        Lockdown | None: set when lockdown is on for this call; rows that
                         ctx.project returns may be withheld until the runtime releases them
@@ -158,8 +158,11 @@ class ToolContext:
         raw: Mapping[str, Any],
         detail: Detail,
         computed: Mapping[str, Any] | None = None,
+        omit: Sequence[str] = (),
     ) -> dict[str, Any]:
         row = self.projector.project(shape, raw, detail, computed or {})
+        for name in omit:  # before lockdown holds the row: an omitted field is never withheld
+            row.pop(name, None)
         if self.lockdown is not None:
             self.lockdown.hold(shape, raw, row)
         return row

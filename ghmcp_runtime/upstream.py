@@ -28,6 +28,10 @@ USER_AGENT = "github-issues-mcp"
 READ_METHODS = frozenset({"GET", "HEAD"})
 MAX_REDIRECTS = 3
 _PARAM = re.compile(r"\{([A-Za-z0-9_]+)\}")
+# GitHub's refusal on a locked conversation ("Unable to create comment because issue is locked.");
+# "Repository access blocked" or a locked repository are something else
+_ISSUE_LOCKED = re.compile(r"\b(issue|conversation)\b[^.]{0,40}?\blocked\b", re.IGNORECASE)
+_BLOCKED = re.compile(r"\bblocked\b", re.IGNORECASE)
 DEFAULT_TIMEOUT = httpx.Timeout(20.0, connect=5.0)
 # failures where the request never reached GitHub, so a write was certainly not applied
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
@@ -346,14 +350,14 @@ class GitHubUpstream:
             limited = self._rate_limited(resp, message)
             if limited is not None:
                 return limited
-            if status == 403 and "locked" in message.lower():
+            if status == 403 and _ISSUE_LOCKED.search(message):
                 return UpstreamError(
                     "issue_locked",
                     "The issue is locked; only collaborators with write access can comment.",
                     details={"reason": "the conversation on this issue is locked"},
                     status=status,
                 )
-            return _insufficient_scope(resp, status)
+            return _insufficient_scope(resp, status, message)
         if status == 404:
             code = op.not_found
             if code != "repo_not_found" and await self._repo_missing(ctx, token, path, op):
@@ -442,10 +446,17 @@ def _scopes(value: str | None) -> list[str]:
     return [s.strip() for s in (value or "").split(",") if s.strip()]
 
 
-def _insufficient_scope(resp: httpx.Response, status: int) -> UpstreamError:
+def _insufficient_scope(resp: httpx.Response, status: int, message: str) -> UpstreamError:
     accepted = _scopes(resp.headers.get("x-accepted-oauth-scopes"))
     granted = set(_scopes(resp.headers.get("x-oauth-scopes")))
     missing = [s for s in accepted if s not in granted] or ["repo"]
+    if _BLOCKED.search(message) and not any(s not in granted for s in accepted):
+        return UpstreamError(
+            "insufficient_scope",
+            "GitHub refused: access is blocked (for the repository or the account), not for a "
+            "missing scope; another token scope will not help.",
+            details={"reason": "GitHub blocked access to this resource"}, status=status,
+        )
     if "x-oauth-scopes" in resp.headers:
         reason = "the token lacks a scope this call needs"
     else:

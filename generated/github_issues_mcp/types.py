@@ -99,6 +99,7 @@ class GithubCreateIssueResult(TypedDict):
     state: str
     version: str
     created_at: str
+    ignored_fields: NotRequired[list[str]]
 
 
 class GithubCreateLabelArgs(TypedDict):
@@ -175,6 +176,7 @@ class GithubSearchIssuesResult(TypedDict):
     estimated_total: NotRequired[int]
     truncated: bool
     truncation_hint: NotRequired[str]
+    incomplete: NotRequired[bool]
 
 
 class GithubUpdateIssueArgs(TypedDict):
@@ -200,6 +202,7 @@ class GithubUpdateIssueResult(TypedDict):
     version: str
     changed_fields: list[str]
     url: str
+    ignored_fields: NotRequired[list[str]]
 
 
 class GithubUpdateLabelArgs(TypedDict):
