@@ -32,6 +32,7 @@ from generator.ir import (
 from generator.overrides import (
     CompletionDef,
     ErrorCodeDef,
+    LockdownDef,
     OutputField,
     OverrideFile,
     ParamDef,
@@ -45,7 +46,13 @@ from generator.spec import SpecOperation, iter_operations, resolve_ref
 from generator.yamlsrc import Located
 from ghmcp_runtime.declared import Completion, Repair, Resolve
 from ghmcp_runtime.errors import ENVELOPE_OUTPUT_SCHEMA, UNIVERSAL_CODES
-from ghmcp_runtime.model import Operation
+from ghmcp_runtime.model import (
+    HIDDEN_FIELD,
+    WITHHELD_FIELD,
+    WITHHELD_REASONS,
+    LockdownRule,
+    Operation,
+)
 
 JSON = Any
 ALWAYS_CODES = (*UNIVERSAL_CODES, "internal_error")
@@ -290,13 +297,20 @@ class Builder:
                 self.error((*loc, "version"), f"shape {name!r} has a `computed: version` field "
                            "but declares no version", "add `version: {name: path, ...}`")
             if fields is not None:
+                lockdown = self.build_lockdown(shape.lockdown, fields, roots, (*loc, "lockdown"))
+                if lockdown is not None:  # a withheld field stays in the row, null
+                    fields = tuple(dataclasses.replace(f, schema=with_null(f.schema), nullable=True)
+                                   if f.name in lockdown.withhold else f for f in fields)
+                added = added_fields(fields, lockdown)
                 shapes[name] = IRShape(
                     name=name,
                     sources=tuple(shape.sources),
                     fields=fields,
-                    schema=row_schema(fields),
+                    schema=row_schema(fields, added=added),
                     version=version,
                     version_field=computed_version[0] if computed_version else None,
+                    lockdown=lockdown,
+                    added=added,
                 )
         return shapes
 
@@ -319,17 +333,44 @@ class Builder:
                        "name a component schema, or <operationId>#response")
         return node
 
+    def source_path(self, dotted: str, roots: list[tuple[str, JSON]],
+                    loc: tuple[str | int, ...]) -> tuple[str, ...]:
+        """A dotted path checked against every source schema of a shape."""
+        path = tuple(p for p in re.split(r"\.|(\[\])", dotted) if p)
+        for source, root in roots:
+            if walk(self.doc, root, path)[0] is None:
+                self.error(loc, f"path {dotted!r} does not exist in {source!r}",
+                           "paths are dotted property names; [] steps into list items")
+        return path
+
+    def build_lockdown(self, spec: LockdownDef | None, fields: tuple[IRField, ...],
+                       roots: list[tuple[str, JSON]],
+                       loc: tuple[str | int, ...]) -> LockdownRule | None:
+        if spec is None:
+            return None
+        by_name = {f.name: f for f in fields}
+        for k, name in enumerate(spec.withhold):
+            field = by_name.get(name)
+            if field is None:
+                guess = closest(name, list(by_name))
+                self.error((*loc, "withhold", k), f"{name!r} is not a field of the shape",
+                           f"did you mean {guess!r}?" if guess else "")
+            elif not field.nullable and field.detail == "summary":
+                self.error((*loc, "withhold", k), f"field {name!r} is required in every row, so "
+                           "withholding it would break the output schema",
+                           "withhold only optional fields (detail: full, or nullable)")
+        return LockdownRule(
+            author=self.source_path(spec.author, roots, (*loc, "author")),
+            repository=self.source_path(spec.repository, roots, (*loc, "repository")),
+            association=self.source_path(spec.association, roots, (*loc, "association"))
+            if spec.association else (),
+            withhold=tuple(spec.withhold),
+        )
+
     def build_version(self, fields: Mapping[str, str], roots: list[tuple[str, JSON]],
                       loc: tuple[str | int, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-        out = []
-        for name, dotted in sorted(fields.items()):
-            path = tuple(p for p in re.split(r"\.|(\[\])", dotted) if p)
-            for source, root in roots:
-                if walk(self.doc, root, path)[0] is None:
-                    self.error((*loc, name), f"version path {dotted!r} does not exist in {source!r}",
-                               "paths are dotted property names; [] steps into list items")
-            out.append((name, path))
-        return tuple(out)
+        return tuple((name, self.source_path(dotted, roots, (*loc, name)))
+                     for name, dotted in sorted(fields.items()))
 
     def build_fields(
         self,
@@ -341,6 +382,12 @@ class Builder:
         for i, f in enumerate(defs):
             floc = (*loc, i)
             self.check_identifier((*floc, "name"), f.name, "shape field")
+            if f.name in (HIDDEN_FIELD, WITHHELD_FIELD):
+                self.error((*floc, "name"), f"{f.name!r} is a row field the runtime adds",
+                           "pick another name")
+            if f.untrusted and f.computed is not None:
+                self.error((*floc, "untrusted"), "`untrusted` applies to text read from GitHub, "
+                           "not to computed fields")
             if f.computed is not None:
                 schema = {"type": "string"} if f.computed == "version" else dict(f.computed)
                 if f.description:
@@ -388,7 +435,8 @@ class Builder:
             if f.description:
                 schema = {**schema, "description": f.description}
             out.append(IRField(name=f.name, path=path, detail=f.detail, transform=f.transform,
-                               computed=False, nested=nested, schema=schema, nullable=nullable))
+                               computed=False, nested=nested, schema=schema, nullable=nullable,
+                               untrusted=f.untrusted))
         return tuple(out)
 
     def build_tool(self, index: int, tool: ToolDef, shapes: Mapping[str, IRShape]) -> IRTool | None:
@@ -699,7 +747,7 @@ class Builder:
         if len(self.problems) > before:
             return None
         density = f.detail or (None if variable else "full")
-        return row_schema(shape.fields, density, tuple(f.include), tuple(f.omit))
+        return row_schema(shape.fields, density, tuple(f.include), tuple(f.omit), shape.added)
 
     def check_annotations(self, tool: ToolDef, loc: tuple[str | int, ...]) -> None:
         a = tool.annotations
@@ -803,11 +851,28 @@ def echo_safe(param: IRParam) -> bool:
     return kinds <= {"integer", "boolean", "null"}
 
 
+def added_fields(fields: tuple[IRField, ...],
+                 lockdown: LockdownRule | None) -> tuple[tuple[str, JSONObject], ...]:
+    """Row fields the runtime adds, always present: the count of hidden pieces removed from
+    untrusted text (0 when none), and why lockdown withheld the author's text (null when not)."""
+    def untrusted(fs: tuple[IRField, ...]) -> bool:
+        return any(f.untrusted or untrusted(f.nested) for f in fs)
+
+    added: list[tuple[str, JSONObject]] = []
+    if untrusted(fields):
+        added.append((HIDDEN_FIELD, {"type": "integer"}))
+    if lockdown is not None:
+        added.append((WITHHELD_FIELD, with_null({"type": "string", "enum": list(WITHHELD_REASONS)})))
+    return tuple(added)
+
+
 def row_schema(fields: tuple[IRField, ...], density: str | None = None,
-               include: tuple[str, ...] = (), omit: tuple[str, ...] = ()) -> JSONObject:
+               include: tuple[str, ...] = (), omit: tuple[str, ...] = (),
+               added: tuple[tuple[str, JSONObject], ...] = ()) -> JSONObject:
     """One row under the presence rule: every field of the row's density is always present (null
-    when GitHub has no value, [] for an empty list). `density` None: the `detail` parameter
-    chooses it, so the full-density fields are the optional ones, said once in the description."""
+    when GitHub has no value, [] for an empty list), and so are the fields the runtime `added`.
+    `density` None: the `detail` parameter chooses it, so the full-density fields are the
+    optional ones, said once in the description."""
     chosen = [f for f in fields if f.name not in omit
               and (density != "summary" or f.detail == "summary" or f.name in include)]
     required = [f.name for f in chosen
@@ -815,8 +880,8 @@ def row_schema(fields: tuple[IRField, ...], density: str | None = None,
     schema: JSONObject = {
         "type": "object",
         "additionalProperties": False,
-        "properties": {f.name: f.schema for f in chosen},
-        "required": required,
+        "properties": {**{f.name: f.schema for f in chosen}, **dict(added)},
+        "required": [*required, *(name for name, _ in added)],
     }
     return {"description": DENSITY_NOTE, **schema} if len(required) < len(chosen) else schema
 

@@ -12,9 +12,11 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
     ctx.open_cursor(token, bound_to=..., field=..., restart_arguments=...) -> dict  (raises ToolError)
     await ctx.idempotent(key, scope=..., fingerprint=..., run=..., recover=...) -> T
         recover(first_attempt_started: datetime) -> T | None   (after an unknown outcome)
-    ctx.project(shape_name, raw, detail, computed=..., include=...) -> dict
+    ctx.project(shape_name, raw, detail, computed=..., include=..., omit=...) -> dict
     ctx.row(output_name, shape_name, raw) -> dict   (the row exactly as the tool's outputSchema has it)
     ctx.version(shape_name, raw) -> str   (the shape's declared content version)
+    ctx.lockdown        Lockdown | None: set when lockdown is on for this call; rows that
+                        ctx.project returns may be withheld until the runtime releases them
     ctx.note_rate_limit(remaining, limit)   (called by the upstream layer)
 """
 
@@ -23,9 +25,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ghmcp_runtime.model import Detail, Operation, ToolSpec
+
+if TYPE_CHECKING:
+    from ghmcp_runtime.lockdown import Lockdown
 
 T = TypeVar("T")
 
@@ -98,6 +103,7 @@ class ToolContext:
     rate_limit: dict[str, int] = field(default_factory=dict)
     # the caller's GitHub token for this call (never logged, never in results); None = none given
     credential: str | None = field(default=None, repr=False)
+    lockdown: Lockdown | None = None
 
     async def call(
         self,
@@ -155,17 +161,32 @@ class ToolContext:
         detail: Detail,
         computed: Mapping[str, Any] | None = None,
         include: Collection[str] = (),
+        omit: Sequence[str] = (),
     ) -> dict[str, Any]:
-        """`raw` as a `shape` row of density `detail`, plus the full-density fields in `include`."""
-        return self.projector.project(shape, raw, detail, computed or {}, include)
+        """`raw` as a `shape` row of density `detail`, plus the full-density fields in `include`,
+        without those in `omit`; lockdown may hold it until the runtime releases it."""
+        row = self.projector.project(shape, raw, detail, computed or {}, include)
+        for name in omit:  # before lockdown holds the row: an omitted field is never withheld
+            row.pop(name, None)
+        return self._held(shape, raw, row)
 
     def row(self, output: str, shape: str, raw: Mapping[str, Any]) -> dict[str, Any]:
         """`raw` as the tool's success output `output` publishes it: the fields its outputSchema
         lists (a fixed density, with any declared `include`/`omit`), for hooks."""
         success = self.tool.output_schema.get("oneOf", [self.tool.output_schema])[0]
-        fields = success["properties"][output]["properties"]
         full = self.projector.project(shape, raw, "full", {}, ())
-        return {name: full[name] for name in fields}
+        return self._held(shape, raw, {name: full[name] for name in success["properties"][output]["properties"]})
+
+    def _held(self, shape: str, raw: Mapping[str, Any], row: dict[str, Any]) -> dict[str, Any]:
+        if self.lockdown is not None:
+            self.lockdown.hold(shape, raw, row)
+        return row
+
+    async def release_held(self) -> None:
+        """Decide lockdown for the rows this call projected (the runtime calls it after the
+        handler): trusted authors' text comes back, the rest stays withheld."""
+        if self.lockdown is not None:
+            await self.lockdown.release(self)
 
     def version(self, shape: str, raw: Mapping[str, Any]) -> str:
         """The shape's declared content version of a raw GitHub object."""

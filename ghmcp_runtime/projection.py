@@ -7,8 +7,12 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
-from ghmcp_runtime.model import Detail, FieldRule, Shape
+from ghmcp_runtime.model import HIDDEN_FIELD, WITHHELD_FIELD, Detail, FieldRule, Shape
+from ghmcp_runtime.untrusted import sanitize
 from ghmcp_runtime.versioning import canonical_json
+
+# source path -> (sanitized value, hidden pieces removed): a path is sanitized and counted once
+Tally = dict[tuple[str, ...], tuple[Any, int]]
 
 PREVIEW_CHARS = 200
 _SPACES = re.compile(r"\s+")
@@ -61,6 +65,10 @@ def version_of(raw: Mapping[str, Any], fields: Mapping[str, tuple[str, ...]]) ->
     return "v1-" + hashlib.sha256(canonical_json(state)).hexdigest()[:20]
 
 
+def _untrusted(rules: Iterable[FieldRule]) -> bool:
+    return any(rule.untrusted or _untrusted(rule.nested) for rule in rules)
+
+
 def _check(rules: Iterable[FieldRule], shape: str) -> None:
     for rule in rules:
         if rule.transform is not None and rule.transform not in TRANSFORMS:
@@ -73,6 +81,7 @@ class ShapeProjector:
         for name, shape in shapes.items():
             _check(shape.fields, name)
         self._shapes = dict(shapes)
+        self._untrusted = {name for name, shape in shapes.items() if _untrusted(shape.fields)}
 
     def project(
         self, shape: str, raw: Mapping[str, Any], detail: Detail, computed: Mapping[str, Any],
@@ -83,7 +92,13 @@ class ShapeProjector:
         declared = self._shapes[shape]
         if declared.version and declared.version_field and declared.version_field not in computed:
             computed = {**computed, declared.version_field: self.version(shape, raw)}
-        return _project(declared.fields, raw, detail, computed, frozenset(include))
+        tally: Tally = {}
+        row = _project(declared.fields, raw, detail, computed, tally, (), frozenset(include))
+        if shape in self._untrusted:  # the fields the runtime adds are always present too
+            row[HIDDEN_FIELD] = sum(removed for _, removed in tally.values())
+        if declared.lockdown is not None:
+            row[WITHHELD_FIELD] = None  # lockdown.Lockdown says why, when it withholds
+        return row
 
     def version(self, shape: str, raw: Mapping[str, Any]) -> str:
         """The shape's declared content version of `raw` (for expected_version checks)."""
@@ -93,8 +108,25 @@ class ShapeProjector:
         return version_of(raw, declared.version)
 
 
+def _clean(value: Any, key: tuple[str, ...], tally: Tally) -> Any:
+    """Untrusted text as a reader of GitHub's page sees it; each source path is sanitized and
+    counted once (a row's preview and body read the same text)."""
+    if key in tally:
+        return tally[key][0]
+    removed = 0
+    if isinstance(value, str):
+        value, removed = sanitize(value)
+    elif isinstance(value, list):
+        cleaned = [sanitize(v) if isinstance(v, str) else (v, 0) for v in value]
+        removed = sum(n for _, n in cleaned)
+        value = [v for v, _ in cleaned]
+    tally[key] = (value, removed)
+    return value
+
+
 def _project(
-    rules: tuple[FieldRule, ...], raw: Mapping[str, Any], detail: Detail, computed: Mapping[str, Any],
+    rules: tuple[FieldRule, ...], raw: Mapping[str, Any], detail: Detail,
+    computed: Mapping[str, Any], tally: Tally, where: tuple[str, ...],
     include: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
@@ -102,19 +134,24 @@ def _project(
         if detail == "summary" and rule.detail == "full" and rule.name not in include:
             continue
         value = computed.get(rule.name) if rule.computed else without_legacy_marker(walk(raw, rule.path))
+        if rule.untrusted:
+            value = _clean(value, (*where, *rule.path), tally)
         if rule.transform is not None:
             value = TRANSFORMS[rule.transform](value)
         if rule.nested:  # an included field comes whole
-            value = _nest(rule.nested, value, "full" if rule.name in include else detail)
+            value = _nest(rule.nested, value, "full" if rule.name in include else detail, tally,
+                          (*where, *rule.path))
         if value is None and "[]" in rule.path:
             value = []
         out[rule.name] = value
     return out
 
 
-def _nest(rules: tuple[FieldRule, ...], value: Any, detail: Detail) -> Any:
+def _nest(rules: tuple[FieldRule, ...], value: Any, detail: Detail, tally: Tally,
+          where: tuple[str, ...]) -> Any:
     if isinstance(value, Mapping):
-        return _project(rules, value, detail, {})
+        return _project(rules, value, detail, {}, tally, where)
     if isinstance(value, list):
-        return [_project(rules, v, detail, {}) for v in value if isinstance(v, Mapping)]
+        return [_project(rules, v, detail, {}, tally, (*where, str(i)))
+                for i, v in enumerate(value) if isinstance(v, Mapping)]
     return None

@@ -19,6 +19,7 @@ class MilestoneRow(TypedDict):
     created_at: NotRequired[str]
     updated_at: NotRequired[str]
     closed_at: NotRequired[str | None]
+    hidden_removed: int
 
 
 class GithubCreateMilestoneArgs(TypedDict):

@@ -55,12 +55,13 @@ async def test_create_comment_and_label_answer_with_their_rows(fake: FakeGitHub,
         posted = await s.ok("github_add_comment", {**REPO_ARGS, "issue_number": row["issue_number"],
                                                    "body": "First!"})
         comment = fake.comments(OWNER, REPO, row["issue_number"])[-1]
-        assert posted["comment"] == {"comment_id": comment.id, "author": "octocat",
-                                     "created_at": posted["comment"]["created_at"],
-                                     "url": posted["comment"]["url"]}
-        assert posted["comment"]["url"].endswith(f"#issuecomment-{comment.id}")
+        posted_row = posted["comment"]
+        assert (posted_row["comment_id"], posted_row["author"]) == (comment.id, "octocat")
+        assert posted_row["url"].endswith(f"#issuecomment-{comment.id}") and "preview" not in posted_row
+        published = s.tools["github_add_comment"]["outputSchema"]["oneOf"][0]["properties"]["comment"]
+        assert set(posted_row) == set(published["properties"]) == set(published["required"])
         label = await s.ok("github_create_label", {**REPO_ARGS, "name": "needs-repro"})
-    assert label["label"] == {"name": "needs-repro", "color": "ededed", "description": None}
+    assert label["label"] == {"name": "needs-repro", "color": "ededed", "description": None, "hidden_removed": 0}
 
 
 # -- 3: milestones by title ---------------------------------------------------------------------
