@@ -11,7 +11,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import anyio
 import httpx
@@ -20,19 +20,30 @@ from mcp.server import CacheHint, Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.types import (
     INVALID_PARAMS,
+    SERVER_INFO_META_KEY,
     CallToolRequestParams,
     CallToolResult,
+    DiscoverResult,
     ListToolsResult,
     PaginatedRequestParams,
+    RequestParams,
     TextContent,
-    Tool,
 )
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 
 from ghmcp_runtime.caller import Caller, identity_key, resolve_caller, usable_token
 from ghmcp_runtime.context import CursorCodec, Idempotency, ToolContext, Upstream
 from ghmcp_runtime.cursors import HmacCursorCodec
 from ghmcp_runtime.errors import INTERNAL_MESSAGE, ToolError
+from ghmcp_runtime.exposure import (
+    ExposureError,
+    ExposureFlags,
+    ExposurePolicy,
+    Surface,
+    add_exposure_arguments,
+    exposure_flags,
+)
 from ghmcp_runtime.host_guard import LOCAL_ORIGINS, host_patterns, is_loopback
 from ghmcp_runtime.idempotency import IdempotencyRunner
 from ghmcp_runtime.logs import UVICORN_LOG_CONFIG, call_fields, log_event, route_library_logs
@@ -40,10 +51,12 @@ from ghmcp_runtime.model import ServerSpec, ToolSpec
 from ghmcp_runtime.projection import ShapeProjector
 from ghmcp_runtime.redis_store import open_store
 from ghmcp_runtime.resources import ResourceRuntime, internal_rpc_error
+from ghmcp_runtime.surface import SurfaceView, SurfaceViews
 from ghmcp_runtime.upstream import DEFAULT_API_URL, GitHubUpstream, check_api_url
 from ghmcp_runtime.validation import ArgumentValidator, plain
 
 TOOLS_LIST_CACHE = CacheHint(ttl_ms=300_000, scope="public")
+LIST_TTL_MS = TOOLS_LIST_CACHE.ttl_ms
 LOW_RATE_LIMIT_FRACTION = 0.1
 _TOOL_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 _TRUE = ("1", "true", "yes", "on")
@@ -77,6 +90,8 @@ class Settings:
     allow_insecure_api_url: bool = False
     public_url: str | None = None  # the MCP endpoint as clients reach it, e.g. https://h/mcp
     authorization_server: str | None = None  # default: GitHub's, derived from api_url
+    # the server's surface (HTTP requests narrow it)
+    exposure: ExposureFlags = field(default_factory=ExposureFlags)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -92,6 +107,7 @@ class Settings:
             allow_insecure_api_url=env.get("GHMCP_ALLOW_INSECURE_API_URL", "").lower() in _TRUE,
             public_url=env.get("GHMCP_PUBLIC_URL", "").strip() or None,
             authorization_server=env.get("GHMCP_AUTHORIZATION_SERVER", "").strip() or None,
+            exposure=ExposureFlags.from_env(env),
         )
 
     def check(self) -> None:
@@ -110,20 +126,6 @@ class Settings:
         return self if self.server_secret else replace(self, server_secret=secrets.token_bytes(32))
 
 
-def wire_tool(tool: ToolSpec) -> Tool:
-    return Tool.model_validate(
-        {
-            "name": tool.name,
-            "title": tool.title,
-            "description": tool.description,
-            "inputSchema": plain(tool.input_schema),
-            "outputSchema": plain(tool.output_schema),
-            "annotations": tool.annotations.wire(),
-            **({"_meta": plain(tool.meta)} if tool.meta else {}),
-        }
-    )
-
-
 def error_text(err: ToolError) -> str:
     """One or two plain sentences: the message, then the next step in words."""
     text = err.message
@@ -139,6 +141,15 @@ def unknown_tool(name: str) -> MCPError:
     """JSON-RPC -32602, as the MCP spec lists for an unknown tool; the name only when tame."""
     shown = f": {name}" if _TOOL_NAME.fullmatch(name) else ""
     return MCPError(INVALID_PARAMS, f"Unknown tool{shown}; call tools/list for the available tools.")
+
+
+def cache_scope(surface: Surface) -> Literal["public", "private"]:
+    """Lists built from a surface that may differ between requests (HTTP) are private."""
+    return "private" if surface.per_request else "public"
+
+
+def fingerprint_line(view: SurfaceView) -> str:
+    return f"Capability fingerprint {view.fingerprint}"
 
 
 def _request_id() -> str:
@@ -184,20 +195,64 @@ class _ToolRuntime:
         self.tools = {t.name: t for t in spec.tools}
         self.validators = {t.name: ArgumentValidator(t.input_schema) for t in spec.tools}
         self.schemas = {t.name: plain(t.input_schema) for t in spec.tools}
-        self.listing = ListToolsResult(tools=[wire_tool(t) for t in spec.tools])
+        self.exposure = ExposurePolicy(spec.tools, spec.toolsets, settings.exposure)
+        self.views = SurfaceViews(spec)
+        self.server: Server[Any] | None = None  # set by build_server (discover reads capabilities)
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
         return self.schemas.get(name)
 
     def caller_of(self, request: Any) -> Caller:
-        """The caller of this request (see ghmcp_runtime.caller for the rules)."""
-        return resolve_caller(request, server_token=self.settings.github_token,
-                              key=self.identity_key)
+        """The caller of this request (see ghmcp_runtime.caller for the rules); an X-MCP-*
+        header the server cannot apply is JSON-RPC -32602, whatever the method."""
+        try:
+            return resolve_caller(request, server_token=self.settings.github_token,
+                                  key=self.identity_key, exposure=self.exposure)
+        except ExposureError as err:
+            raise MCPError(INVALID_PARAMS, str(err)) from None
+
+    def surface_of(self, caller: Caller) -> Surface:
+        return caller.surface if caller.surface is not None else self.exposure.base
+
+    def view_of(self, caller: Caller) -> SurfaceView:
+        return self.views.view(self.surface_of(caller))
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
     ) -> ListToolsResult:
-        return self.listing
+        caller = self.caller_of(ctx.request)
+        return ListToolsResult(tools=list(self.view_of(caller).tools), ttl_ms=LIST_TTL_MS,
+                               cache_scope=cache_scope(self.surface_of(caller)))
+
+    async def discover(self, ctx: ServerRequestContext[Any], params: RequestParams) -> DiscoverResult:
+        """server/discover with the caller's instructions (the SDK's default has the server's)."""
+        caller = self.caller_of(ctx.request)
+        assert self.server is not None
+        return DiscoverResult(
+            supported_versions=list(MODERN_PROTOCOL_VERSIONS),
+            capabilities=self.server.get_capabilities(protocol_version=ctx.protocol_version),
+            instructions=self.view_of(caller).instructions,
+            ttl_ms=LIST_TTL_MS, cache_scope=cache_scope(self.surface_of(caller)),
+        )
+
+    async def describe_surface(self, ctx: ServerRequestContext[Any], call_next: Any) -> Any:
+        """Server middleware: a request whose headers narrow the surface gets that surface's
+        instructions (initialize) and fingerprint (serverInfo) instead of the server's."""
+        result = await call_next(ctx)
+        if ctx.request is None or not isinstance(result, dict):
+            return result
+        view = self.view_of(self.caller_of(ctx.request))
+        if view.surface == self.exposure.base:
+            return result
+        described = fingerprint_line(view)
+        if ctx.method == "initialize":
+            result["instructions"] = view.instructions
+            result["serverInfo"] = {**result.get("serverInfo", {}), "description": described}
+        meta = result.get("_meta")
+        if isinstance(meta, dict) and isinstance(meta.get(SERVER_INFO_META_KEY), dict):
+            result["_meta"] = {**meta, SERVER_INFO_META_KEY: {**meta[SERVER_INFO_META_KEY],
+                                                               "description": described}}
+        return result
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: CallToolRequestParams
@@ -206,8 +261,9 @@ class _ToolRuntime:
         caller = self.caller_of(ctx.request)
         with call_fields(caller=caller.identity, request_id=request_id):
             tool = self.tools.get(params.name)
-            if tool is None:
-                log_event("tool_call", tool=params.name[:64], outcome="unknown_tool", ms=0)
+            if tool is None or tool.name not in self.surface_of(caller).tools:
+                log_event("tool_call", tool=params.name[:64], ms=0,
+                          outcome="unknown_tool" if tool is None else "hidden_tool")
                 raise unknown_tool(params.name)
             return await self._call_logged(tool, caller, params.arguments, request_id)
 
@@ -226,11 +282,11 @@ class _ToolRuntime:
             # a handled outcome needs no traceback; kept, it would hold every frame (and the
             # arguments in them) in a reference cycle until the next full garbage collection
             err.__traceback__ = None
-            return self._error(err, request_id)
+            return self._error(err, request_id, caller)
         except Exception:
             outcome = "internal_error"
             log_event("tool_crashed", level=logging.ERROR, exc_info=True, tool=tool.name)
-            return self._error(ToolError("internal_error", INTERNAL_MESSAGE), request_id)
+            return self._error(ToolError("internal_error", INTERNAL_MESSAGE), request_id, caller)
         finally:
             log_event("tool_call", tool=tool.name, outcome=outcome,
                       ms=round((time.perf_counter() - start) * 1000))
@@ -244,6 +300,9 @@ class _ToolRuntime:
         if invalid is not None:
             raise invalid
         args = validator.normalize(args)
+        repos = self.surface_of(caller).repos
+        if repos is not None:
+            repos.check_arguments(args)
         tctx = self.context_for(tool, caller, args, request_id)
         try:
             result = await tool.handler(tctx, args)
@@ -266,10 +325,11 @@ class _ToolRuntime:
             tool=tool, request_id=request_id, identity=caller.identity,
             arguments=args, upstream=self.upstream, cursors=self.cursors,
             idempotency=self.idempotency, projector=self.projector, credential=caller.credential,
+            repos=self.surface_of(caller).repos,
         )
 
-    def _error(self, err: ToolError, request_id: str) -> CallToolResult:
-        envelope = err.envelope(request_id=request_id, fingerprint=self.spec.fingerprint)
+    def _error(self, err: ToolError, request_id: str, caller: Caller) -> CallToolResult:
+        envelope = err.envelope(request_id=request_id, fingerprint=self.view_of(caller).fingerprint)
         return CallToolResult(content=[TextContent(type="text", text=error_text(err))],
                               structured_content=envelope, is_error=True)
 
@@ -300,14 +360,15 @@ def build_server(
         cursors or HmacCursorCodec(settings.server_secret),
         idempotency or IdempotencyRunner(open_store(settings.idempotency_store)),
     )
-    resources = (ResourceRuntime(spec, runtime.caller_of, runtime.context_for)
+    resources = (ResourceRuntime(spec, runtime.caller_of, runtime.context_for, runtime.view_of)
                  if spec.resources or spec.templates else None)
-    return Server(
+    base = runtime.views.view(runtime.exposure.base)
+    server: Server[Any] = Server(
         spec.name,
         version=spec.version,
         title=spec.title,
-        description=f"Capability fingerprint {spec.fingerprint}",
-        instructions=spec.instructions,
+        description=fingerprint_line(base),
+        instructions=base.instructions,
         cache_hints={"tools/list": TOOLS_LIST_CACHE, "server/discover": TOOLS_LIST_CACHE},
         get_tool_input_schema=runtime.input_schema,
         on_list_tools=guarded(runtime.list_tools),
@@ -317,6 +378,10 @@ def build_server(
         on_read_resource=guarded(resources.read) if resources else None,
         on_completion=guarded(resources.complete) if resources and spec.templates else None,
     )
+    runtime.server = server
+    server.add_request_handler("server/discover", RequestParams, guarded(runtime.discover))
+    server.middleware.append(runtime.describe_surface)
+    return server
 
 
 def _endpoint_url(host: str, port: int) -> str:
@@ -384,6 +449,7 @@ def _parser(spec: ServerSpec) -> argparse.ArgumentParser:
                    help="HTTP: let requests without an Authorization header act with "
                         "GITHUB_TOKEN (loopback binds only; anyone who can reach the port can "
                         "then act as you)")
+    add_exposure_arguments(p, spec.toolsets)
     return p
 
 
@@ -418,7 +484,8 @@ def run(spec: ServerSpec, argv: Sequence[str] | None = None) -> None:
         settings = Settings.from_env()
     except ValueError as exc:
         parser.error(str(exc))
-    settings = replace(settings, idempotency_store=args.idempotency_store or settings.idempotency_store)
+    settings = replace(settings, idempotency_store=args.idempotency_store or settings.idempotency_store,
+                       exposure=exposure_flags(args, settings.exposure))
     try:
         store = open_store(settings.idempotency_store)
     except ValueError as exc:
@@ -434,7 +501,10 @@ def run(spec: ServerSpec, argv: Sequence[str] | None = None) -> None:
             parser.error("--allow-server-token needs GITHUB_TOKEN")
     _startup_warnings(args, settings)
     settings = settings.with_secret()
-    server = build_server(spec, settings, idempotency=IdempotencyRunner(store))
+    try:
+        server = build_server(spec, settings, idempotency=IdempotencyRunner(store))
+    except ExposureError as exc:
+        parser.error(str(exc))
     if args.transport == "stdio":
         anyio.run(serve_stdio, server)
         return

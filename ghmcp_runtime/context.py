@@ -15,6 +15,9 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
     ctx.project(shape_name, raw, detail, computed=...) -> dict
     ctx.version(shape_name, raw) -> str   (the shape's declared content version)
     ctx.note_rate_limit(remaining, limit)   (called by the upstream layer)
+    ctx.repos           RepoAllowlist | None: the caller's repository allowlist (None: any);
+                        ctx.call refuses requests outside it before sending them
+    ctx.confine_query(q) -> str   (a search query confined to ctx.repos; raises ToolError)
 """
 
 from __future__ import annotations
@@ -22,9 +25,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from ghmcp_runtime.errors import UpstreamError
 from ghmcp_runtime.model import Detail, Operation, ToolSpec
+
+if TYPE_CHECKING:
+    from ghmcp_runtime.allowlist import RepoAllowlist
 
 T = TypeVar("T")
 
@@ -96,6 +103,16 @@ class ToolContext:
     rate_limit: dict[str, int] = field(default_factory=dict)
     # the caller's GitHub token for this call (never logged, never in results); None = none given
     credential: str | None = field(default=None, repr=False)
+    repos: RepoAllowlist | None = None
+
+    @property
+    def follow_redirects(self) -> bool:
+        """GitHub redirects renamed repositories and transferred issues, possibly out of the
+        allowlist, to locations by numeric id: with an allowlist they are not followed."""
+        return self.repos is None
+
+    def confine_query(self, q: str) -> str:
+        return q if self.repos is None else self.repos.confine(q)
 
     async def call(
         self,
@@ -105,7 +122,18 @@ class ToolContext:
         query: Mapping[str, Any] | None = None,
         body: Any = None,
     ) -> UpstreamResponse:
-        return await self.upstream.call(self, op, path=path, query=query, body=body)
+        if self.repos is None:
+            return await self.upstream.call(self, op, path=path, query=query, body=body)
+        self.repos.check_request(op.path, path, query)
+        try:
+            resp = await self.upstream.call(self, op, path=path, query=query, body=body)
+        except UpstreamError as err:
+            if err.status in (301, 302, 307, 308):
+                raise self.repos.refusal(
+                    "repo", "GitHub redirected the request (a renamed repository or a "
+                    "transferred issue); redirects are not followed under an allowlist") from None
+            raise
+        return self.repos.screen(resp)
 
     def mint_cursor(self, state: Mapping[str, Any], *, bound_to: Mapping[str, Any]) -> str:
         return self.cursors.mint(

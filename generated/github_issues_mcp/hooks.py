@@ -88,7 +88,7 @@ async def search_issues(ctx: ToolContext, args: GithubSearchIssuesArgs) -> Githu
         resp = await ctx.call(
             ops.SEARCH_ISSUES_AND_PULL_REQUESTS,
             path={},
-            query={"q": _search_query(args), "sort": sort, "order": order,
+            query={"q": ctx.confine_query(_search_query(args)), "sort": sort, "order": order,
                    "per_page": ISSUE_PAGE, "page": page},
         )
         raw_rows = list(resp.data["items"])
