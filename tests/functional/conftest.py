@@ -14,6 +14,7 @@ from mcp import StdioServerParameters
 
 from fakegithub import FakeGitHub
 from ghmcp_runtime.app import Settings, build_server
+from ghmcp_runtime.exposure import ExposureFlags
 from ghmcp_runtime.model import ServerSpec
 from ghmcp_runtime.upstream import GitHubUpstream, RetryPolicy
 from github_issues_mcp import SERVER
@@ -69,10 +70,12 @@ def in_memory_server(
     cursors: Any = None,
     idempotency: Any = None,
     spec: ServerSpec = SERVER,
+    exposure: ExposureFlags | None = None,
 ) -> Any:
     upstream = GitHubUpstream(base_url="http://fake.test", api_version=spec.api_version,
                               transport=fake.asgi_transport(), timeout=timeout, retry=FAST_RETRY)
-    return build_server(spec, Settings(github_token=token), upstream=upstream, cursors=cursors,
+    settings = Settings(github_token=token, exposure=exposure or ExposureFlags())
+    return build_server(spec, settings, upstream=upstream, cursors=cursors,
                         idempotency=idempotency)
 
 
