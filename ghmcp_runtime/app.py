@@ -329,7 +329,7 @@ class _ToolRuntime:
         )
 
     def _error(self, err: ToolError, request_id: str, caller: Caller) -> CallToolResult:
-        envelope = err.envelope(request_id=request_id, fingerprint=self.view_of(caller).fingerprint)
+        envelope = self.view_of(caller).envelope(err, request_id)
         return CallToolResult(content=[TextContent(type="text", text=error_text(err))],
                               structured_content=envelope, is_error=True)
 

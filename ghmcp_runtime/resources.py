@@ -198,7 +198,7 @@ class ResourceRuntime:
         # a read has one input, its URI: every field-level detail points there
         details = {k: v for k, v in (err.details or {}).items() if k not in ("field", "fields")}
         err.details = {**details, "field": "uri", "reason": details.get("reason", err.message)}
-        envelope = err.envelope(request_id=request_id, fingerprint=view.fingerprint)
+        envelope = view.envelope(err, request_id)
         data = {**jsonrpc_data(envelope, resource_uri=uri), **(extra or {})}
         is_caller = err.code in CALLER_CODES or err.code.endswith("_not_found")
         return MCPError(INVALID_PARAMS if is_caller else READ_FAILED, err.message, data)
@@ -206,41 +206,38 @@ class ResourceRuntime:
     async def complete(
         self, ctx: ServerRequestContext[Any], params: CompleteRequestParams
     ) -> CompleteResult:
-        values: list[str] = []
         ref = params.ref
         template = self.by_template.get(ref.uri) if isinstance(ref, ResourceTemplateReference) else None
         handler = template.completions.get(params.argument.name) if template else None
-        if len(params.argument.value) > MAX_CONTEXT_VALUE_CHARS:
-            handler = None  # longer than any name or number it could complete
         caller = self.caller_of(ctx.request)
         view = self.view_of(caller)
-        if template is not None and template not in view.templates:
-            handler = None  # a template hidden from this caller completes nothing
-        if template is not None and handler is not None:
-            chosen = self._context_arguments(params, template)
-            repos = view.surface.repos
-            if repos is not None and not chosen.get("owner") and repos.single_owner():
+        if (template is None or handler is None or template not in view.templates
+                or len(params.argument.value) > MAX_CONTEXT_VALUE_CHARS):
+            # no completion, a template hidden from this caller, or a value longer than any
+            # name or number it could complete
+            return _completion([])
+        chosen = self._context_arguments(params, template)
+        repos = view.surface.repos
+        if repos is not None:
+            if not chosen.get("owner") and repos.single_owner():
                 chosen["owner"] = str(repos.single_owner())
-            if repos is not None and not repos.allows_context(chosen):
-                handler = None  # nothing of a repository outside the allowlist is even asked for
-        if template is not None and handler is not None:
-            request_id = _request_id()
-            tctx = self.make_context(self.tools[template.tool], caller, chosen, request_id)
-            with call_fields(caller=caller.identity, request_id=request_id):
-                try:
-                    found = await handler(tctx, params.argument.value, chosen)
-                except ToolError:
-                    found = []  # completion is best-effort; the read itself reports the error
-                except Exception:
-                    log_event("completion_crashed", level=logging.ERROR, exc_info=True,
-                              template=template.name)
-                    raise internal_rpc_error(request_id) from None
-            if repos is not None:
-                found = repos.completions(params.argument.name, found, chosen.get("owner"))
-            prefix = params.argument.value.lower()
-            values = sorted({v for v in found if v.lower().startswith(prefix)}, key=str.lower)
-        return CompleteResult(completion=Completion(
-            values=values[:MAX_COMPLETIONS], total=len(values), has_more=len(values) > MAX_COMPLETIONS))
+            if not repos.allows_context(chosen):
+                return _completion([])  # nothing of a repository outside it is even asked for
+        request_id = _request_id()
+        tctx = self.make_context(self.tools[template.tool], caller, chosen, request_id)
+        with call_fields(caller=caller.identity, request_id=request_id):
+            try:
+                found = await handler(tctx, params.argument.value, chosen)
+            except ToolError:
+                found = []  # completion is best-effort; the read itself reports the error
+            except Exception:
+                log_event("completion_crashed", level=logging.ERROR, exc_info=True,
+                          template=template.name)
+                raise internal_rpc_error(request_id) from None
+        if repos is not None:
+            found = repos.completions(params.argument.name, found, chosen.get("owner"))
+        prefix = params.argument.value.lower()
+        return _completion(sorted({v for v in found if v.lower().startswith(prefix)}, key=str.lower))
 
     def _context_arguments(
         self, params: CompleteRequestParams, template: TemplateResource
@@ -261,3 +258,8 @@ def _scope(view: SurfaceView) -> Literal["public", "private"]:
 def _text(resource: StaticResource, view: SurfaceView) -> str:
     """A static resource's text; the summary and error catalog of the caller's surface."""
     return view.document(resource.content) or resource.text
+
+
+def _completion(values: list[str]) -> CompleteResult:
+    return CompleteResult(completion=Completion(
+        values=values[:MAX_COMPLETIONS], total=len(values), has_more=len(values) > MAX_COMPLETIONS))

@@ -15,11 +15,13 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from mcp.types import Tool
 
 from ghmcp_runtime.allowlist import REPO_NOT_ALLOWED
 from ghmcp_runtime.capability_docs import ResourceLine, ToolLine, error_catalog, summary_markdown
+from ghmcp_runtime.errors import ToolError
 from ghmcp_runtime.exposure import Surface
 from ghmcp_runtime.model import ErrorCode, ServerSpec, TemplateResource, ToolSpec
 from ghmcp_runtime.validation import plain
@@ -54,6 +56,13 @@ class SurfaceView:
 
     def document(self, content: str) -> str | None:
         return {"summary": self.summary, "errors": self.errors}.get(content)
+
+    def envelope(self, err: ToolError, request_id: str) -> dict[str, Any]:
+        """The error envelope on this surface: its fingerprint, and no repair through a tool it
+        hides (an agent following it would only meet an unknown tool)."""
+        if err.repair is not None and err.repair.get("tool") not in self.surface.tools:
+            err.repair = None
+        return err.envelope(request_id=request_id, fingerprint=self.fingerprint)
 
 
 def exposure_text(spec: ServerSpec, surface: Surface) -> str:

@@ -326,3 +326,17 @@ def test_bad_flags_stop_the_console_script_with_a_usage_error(
     done = subprocess.run([params.command, *params.args, *args], env={**(params.env or {}), **env},
                           cwd=params.cwd, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2 and message in done.stderr
+
+
+async def test_no_repair_points_at_a_hidden_tool(fake: FakeGitHub, seeded: dict[str, Any]) -> None:
+    """delete_label's label_in_use repair names github_search_issues: a server showing only the
+    labels toolset must not send an agent to a tool it would not find."""
+    async with client(fake) as whole, client(fake, toolsets=("labels",)) as labels:
+        shown = await (await session(whole)).error("github_delete_label", {**BASE, "name": "bug"},
+                                                   "label_in_use")
+        hidden = await (await session(labels)).error("github_delete_label", {**BASE, "name": "bug"},
+                                                     "label_in_use")
+        text_hidden = (await labels.call_tool("github_delete_label", {**BASE, "name": "bug"})).content
+    assert shown["repair"]["tool"] == "github_search_issues"
+    assert "repair" not in hidden and hidden["message"] == shown["message"]
+    assert "github_search_issues" not in text_hidden[0].text  # type: ignore[union-attr]
