@@ -227,11 +227,15 @@ class _ToolRuntime:
     async def discover(self, ctx: ServerRequestContext[Any], params: RequestParams) -> DiscoverResult:
         """server/discover with the caller's instructions (the SDK's default has the server's)."""
         caller = self.caller_of(ctx.request)
+        view = self.view_of(caller)
         assert self.server is not None
+        capabilities = self.server.get_capabilities(protocol_version=ctx.protocol_version)
+        if not view.tools:  # advertised exactly when tools/list has something
+            capabilities = capabilities.model_copy(update={"tools": None})
         return DiscoverResult(
             supported_versions=list(MODERN_PROTOCOL_VERSIONS),
-            capabilities=self.server.get_capabilities(protocol_version=ctx.protocol_version),
-            instructions=self.view_of(caller).instructions,
+            capabilities=capabilities,
+            instructions=view.instructions,
             ttl_ms=LIST_TTL_MS, cache_scope=cache_scope(self.surface_of(caller)),
         )
 
@@ -248,6 +252,9 @@ class _ToolRuntime:
         if ctx.method == "initialize":
             result["instructions"] = view.instructions
             result["serverInfo"] = {**result.get("serverInfo", {}), "description": described}
+            if not view.tools:
+                result["capabilities"] = {k: v for k, v in result.get("capabilities", {}).items()
+                                          if k != "tools"}
         meta = result.get("_meta")
         if isinstance(meta, dict) and isinstance(meta.get(SERVER_INFO_META_KEY), dict):
             result["_meta"] = {**meta, SERVER_INFO_META_KEY: {**meta[SERVER_INFO_META_KEY],

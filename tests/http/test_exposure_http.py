@@ -173,3 +173,14 @@ async def test_discovery_is_private_and_describes_the_requests_surface(open_endp
     assert stamped.rsplit(" ", 1)[-1] in narrowed["instructions"]
     assert stamped != whole["_meta"]["io.modelcontextprotocol/serverInfo"]["description"]
     assert json.dumps(narrowed).count("github_create_issue") == 0
+    assert "tools" in whole["capabilities"] and "tools" in narrowed["capabilities"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_request_narrowed_to_nothing_advertises_no_tools(open_endpoint: str, mode: str) -> None:
+    nothing = {"X-MCP-Toolsets": "labels", "X-MCP-Readonly": "true", "X-MCP-Exclude-Tools": "github_list_labels"}
+    async with client(open_endpoint, mode, **nothing) as c, client(open_endpoint, mode) as whole:
+        assert c.server_capabilities is not None and c.server_capabilities.tools is None
+        assert (await c.list_tools()).tools == []
+        assert "Tools here: none (0 of 9;" in (c.instructions or "")
+        assert whole.server_capabilities is not None and whole.server_capabilities.tools is not None
