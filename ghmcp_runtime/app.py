@@ -11,7 +11,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import httpx
@@ -20,21 +20,18 @@ from mcp.server import CacheHint, Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.types import (
     INVALID_PARAMS,
-    SERVER_INFO_META_KEY,
     CallToolRequestParams,
     CallToolResult,
-    DiscoverResult,
     ListToolsResult,
     PaginatedRequestParams,
-    RequestParams,
     TextContent,
 )
-from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 
 from ghmcp_runtime.caller import Caller, identity_key, resolve_caller, usable_token
 from ghmcp_runtime.context import CursorCodec, Idempotency, ToolContext, Upstream
 from ghmcp_runtime.cursors import HmacCursorCodec
+from ghmcp_runtime.discovery import LIST_TTL_MS, SurfaceDiscovery, cache_scope, fingerprint_line
 from ghmcp_runtime.errors import INTERNAL_MESSAGE, ToolError
 from ghmcp_runtime.exposure import (
     ExposureError,
@@ -55,8 +52,7 @@ from ghmcp_runtime.surface import SurfaceView, SurfaceViews
 from ghmcp_runtime.upstream import DEFAULT_API_URL, GitHubUpstream, check_api_url
 from ghmcp_runtime.validation import ArgumentValidator, plain
 
-TOOLS_LIST_CACHE = CacheHint(ttl_ms=300_000, scope="public")
-LIST_TTL_MS = TOOLS_LIST_CACHE.ttl_ms
+TOOLS_LIST_CACHE = CacheHint(ttl_ms=LIST_TTL_MS, scope="public")
 LOW_RATE_LIMIT_FRACTION = 0.1
 _TOOL_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 _TRUE = ("1", "true", "yes", "on")
@@ -143,15 +139,6 @@ def unknown_tool(name: str) -> MCPError:
     return MCPError(INVALID_PARAMS, f"Unknown tool{shown}; call tools/list for the available tools.")
 
 
-def cache_scope(surface: Surface) -> Literal["public", "private"]:
-    """Lists built from a surface that may differ between requests (HTTP) are private."""
-    return "private" if surface.per_request else "public"
-
-
-def fingerprint_line(view: SurfaceView) -> str:
-    return f"Capability fingerprint {view.fingerprint}"
-
-
 def _request_id() -> str:
     return "req_" + secrets.token_hex(6)
 
@@ -197,7 +184,6 @@ class _ToolRuntime:
         self.schemas = {t.name: plain(t.input_schema) for t in spec.tools}
         self.exposure = ExposurePolicy(spec.tools, spec.toolsets, settings.exposure)
         self.views = SurfaceViews(spec)
-        self.server: Server[Any] | None = None  # set by build_server (discover reads capabilities)
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
         return self.schemas.get(name)
@@ -223,43 +209,6 @@ class _ToolRuntime:
         caller = self.caller_of(ctx.request)
         return ListToolsResult(tools=list(self.view_of(caller).tools), ttl_ms=LIST_TTL_MS,
                                cache_scope=cache_scope(self.surface_of(caller)))
-
-    async def discover(self, ctx: ServerRequestContext[Any], params: RequestParams) -> DiscoverResult:
-        """server/discover with the caller's instructions (the SDK's default has the server's)."""
-        caller = self.caller_of(ctx.request)
-        view = self.view_of(caller)
-        assert self.server is not None
-        capabilities = self.server.get_capabilities(protocol_version=ctx.protocol_version)
-        if not view.tools:  # advertised exactly when tools/list has something
-            capabilities = capabilities.model_copy(update={"tools": None})
-        return DiscoverResult(
-            supported_versions=list(MODERN_PROTOCOL_VERSIONS),
-            capabilities=capabilities,
-            instructions=view.instructions,
-            ttl_ms=LIST_TTL_MS, cache_scope=cache_scope(self.surface_of(caller)),
-        )
-
-    async def describe_surface(self, ctx: ServerRequestContext[Any], call_next: Any) -> Any:
-        """Server middleware: a request whose headers narrow the surface gets that surface's
-        instructions (initialize) and fingerprint (serverInfo) instead of the server's."""
-        result = await call_next(ctx)
-        if ctx.request is None or not isinstance(result, dict):
-            return result
-        view = self.view_of(self.caller_of(ctx.request))
-        if view.surface == self.exposure.base:
-            return result
-        described = fingerprint_line(view)
-        if ctx.method == "initialize":
-            result["instructions"] = view.instructions
-            result["serverInfo"] = {**result.get("serverInfo", {}), "description": described}
-            if not view.tools:
-                result["capabilities"] = {k: v for k, v in result.get("capabilities", {}).items()
-                                          if k != "tools"}
-        meta = result.get("_meta")
-        if isinstance(meta, dict) and isinstance(meta.get(SERVER_INFO_META_KEY), dict):
-            result["_meta"] = {**meta, SERVER_INFO_META_KEY: {**meta[SERVER_INFO_META_KEY],
-                                                               "description": described}}
-        return result
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: CallToolRequestParams
@@ -385,9 +334,7 @@ def build_server(
         on_read_resource=guarded(resources.read) if resources else None,
         on_completion=guarded(resources.complete) if resources and spec.templates else None,
     )
-    runtime.server = server
-    server.add_request_handler("server/discover", RequestParams, guarded(runtime.discover))
-    server.middleware.append(runtime.describe_surface)
+    SurfaceDiscovery(server, runtime.caller_of, runtime.view_of, runtime.exposure.base).install(guarded)
     return server
 
 

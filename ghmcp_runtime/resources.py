@@ -11,7 +11,7 @@ import json
 import logging
 import secrets
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any
 
 from mcp import MCPError
 from mcp.server import ServerRequestContext
@@ -35,6 +35,7 @@ from mcp.types import (
 
 from ghmcp_runtime.caller import Caller
 from ghmcp_runtime.context import ToolContext
+from ghmcp_runtime.discovery import cache_scope
 from ghmcp_runtime.errors import INTERNAL_MESSAGE, ToolError, jsonrpc_data
 from ghmcp_runtime.logs import call_fields, log_event
 from ghmcp_runtime.model import ServerSpec, StaticResource, TemplateResource, ToolSpec
@@ -118,7 +119,7 @@ class ResourceRuntime:
                 for r in self.spec.resources
             ],
             ttl_ms=min((r.ttl_ms for r in self.spec.resources), default=0),
-            cache_scope=_scope(view),
+            cache_scope=cache_scope(view.surface),
         )
 
     async def list_templates(
@@ -132,7 +133,7 @@ class ResourceRuntime:
                 for t in view.templates
             ],
             ttl_ms=300_000,
-            cache_scope=_scope(view),
+            cache_scope=cache_scope(view.surface),
         )
 
     async def read(
@@ -249,10 +250,6 @@ class ResourceRuntime:
             raise MCPError(INVALID_PARAMS, "Too many context arguments for this template.")
         names = self.variables[template.uri_template]
         return {k: str(v)[:MAX_CONTEXT_VALUE_CHARS] for k, v in raw.items() if k in names}
-
-
-def _scope(view: SurfaceView) -> Literal["public", "private"]:
-    return "private" if view.surface.per_request else "public"
 
 
 def _text(resource: StaticResource, view: SurfaceView) -> str:
