@@ -208,7 +208,7 @@ class _ToolRuntime:
     ) -> ListToolsResult:
         caller = self.caller_of(ctx.request)
         return ListToolsResult(tools=list(self.view_of(caller).tools), ttl_ms=LIST_TTL_MS,
-                               cache_scope=cache_scope(self.surface_of(caller)))
+                               cache_scope=cache_scope(caller))
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: CallToolRequestParams

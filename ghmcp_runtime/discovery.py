@@ -22,9 +22,10 @@ LIST_TTL_MS = 300_000
 Handler = Callable[[ServerRequestContext[Any], Any], Awaitable[Any]]
 
 
-def cache_scope(surface: Surface) -> Literal["public", "private"]:
-    """Lists built from a surface that may differ between requests (HTTP) are private."""
-    return "private" if surface.per_request else "public"
+def cache_scope(caller: Caller) -> Literal["public", "private"]:
+    """Lists built from a surface that may differ between requests (HTTP) are private. (Read
+    from the caller's own surface: views are shared by equal surfaces of either kind.)"""
+    return "private" if caller.surface is not None and caller.surface.per_request else "public"
 
 
 def fingerprint_line(view: SurfaceView) -> str:
@@ -45,14 +46,15 @@ class SurfaceDiscovery:
         self.server.middleware.append(self.describe_surface)
 
     async def discover(self, ctx: ServerRequestContext[Any], params: RequestParams) -> DiscoverResult:
-        view = self.view_of(self.caller_of(ctx.request))
+        caller = self.caller_of(ctx.request)
+        view = self.view_of(caller)
         capabilities = self.server.get_capabilities(protocol_version=ctx.protocol_version)
         if not view.tools:  # advertised exactly when tools/list has something
             capabilities = capabilities.model_copy(update={"tools": None})
         return DiscoverResult(
             supported_versions=list(MODERN_PROTOCOL_VERSIONS), capabilities=capabilities,
             instructions=view.instructions, ttl_ms=LIST_TTL_MS,
-            cache_scope=cache_scope(view.surface),
+            cache_scope=cache_scope(caller),
         )
 
     async def describe_surface(self, ctx: ServerRequestContext[Any], call_next: Any) -> Any:

@@ -111,7 +111,8 @@ class ResourceRuntime:
     async def list_resources(
         self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
     ) -> ListResourcesResult:
-        view = self.view_of(self.caller_of(ctx.request))
+        caller = self.caller_of(ctx.request)
+        view = self.view_of(caller)
         return ListResourcesResult(
             resources=[
                 Resource(uri=r.uri, name=r.name, title=r.title, description=r.description,
@@ -119,13 +120,14 @@ class ResourceRuntime:
                 for r in self.spec.resources
             ],
             ttl_ms=min((r.ttl_ms for r in self.spec.resources), default=0),
-            cache_scope=cache_scope(view.surface),
+            cache_scope=cache_scope(caller),
         )
 
     async def list_templates(
         self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
     ) -> ListResourceTemplatesResult:
-        view = self.view_of(self.caller_of(ctx.request))
+        caller = self.caller_of(ctx.request)
+        view = self.view_of(caller)
         return ListResourceTemplatesResult(
             resource_templates=[
                 ResourceTemplate(uri_template=t.uri_template, name=t.name, title=t.title,
@@ -133,7 +135,7 @@ class ResourceRuntime:
                 for t in view.templates
             ],
             ttl_ms=300_000,
-            cache_scope=cache_scope(view.surface),
+            cache_scope=cache_scope(caller),
         )
 
     async def read(
@@ -145,7 +147,7 @@ class ResourceRuntime:
         view = self.view_of(caller)
         static = self.static.get(uri)
         if static is not None:
-            scope = "private" if view.surface.per_request else static.cache_scope
+            scope = "private" if cache_scope(caller) == "private" else static.cache_scope
             return ReadResourceResult(
                 contents=[TextResourceContents(uri=uri, mime_type=static.mime_type,
                                                text=_text(static, view))],

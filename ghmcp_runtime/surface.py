@@ -45,7 +45,7 @@ def wire_tool(tool: ToolSpec) -> Tool:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SurfaceView:
-    surface: Surface
+    surface: Surface  # tools and allowlist; its per_request is whichever equal surface came first
     narrowed: bool
     fingerprint: str
     instructions: str

@@ -99,6 +99,9 @@ async def test_headers_narrow_each_request_and_its_documents(open_endpoint: str,
         summary = (await labels.read_resource("ghissues://server/summary")).contents[0].text  # type: ignore[union-attr]
         templates = (await labels.list_resource_templates()).resource_templates
         fingerprints = [fingerprint_of(c) for c in (whole, labels, reads, one)]
+        lists = [await whole.list_resources(), await whole.list_resource_templates(),
+                 await labels.list_resources(), await labels.list_resource_templates()]
+        summary_read = await whole.read_resource("ghissues://server/summary")
         instructions = labels.instructions or ""
     assert names(listed["whole"]) == ALL and names(listed["labels"]) == LABELS
     assert names(listed["reads"]) == READS and names(listed["one"]) == ["github_get_issue"]
@@ -108,7 +111,7 @@ async def test_headers_narrow_each_request_and_its_documents(open_endpoint: str,
     assert "Tools here: github_create_label, github_delete_label, github_list_labels" in instructions
     assert [t.name for t in templates] == ["labels", "label"]
     if mode == "auto":  # 2026-07-28 results carry cache hints; every list here varies per request
-        assert {r.cache_scope for r in listed.values()} == {"private"}
+        assert {r.cache_scope for r in [*listed.values(), *lists, summary_read]} == {"private"}
 
 
 @pytest.mark.parametrize("mode", MODES)
