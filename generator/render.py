@@ -8,21 +8,25 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import black
 import jinja2
-from black.mode import TargetVersion
 
 from generator import NAME
 from generator.build import const_name
 from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
+from generator.format_cache import Caches, FormatCache, default_directory
 from generator.ir import IRAnnotations, IRServer, IRTool
 from generator.spec import REPO_ROOT
 from ghmcp_runtime import capability_docs
 from ghmcp_runtime.capability_docs import ResourceLine, ToolLine
+from ghmcp_runtime.declared import Completion
 from ghmcp_runtime.model import Annotations, ErrorCode, FieldRule, Operation, Shape
 
 TEMPLATES = REPO_ROOT / "templates"
-BLACK_MODE = black.Mode(target_versions={TargetVersion.PY311}, line_length=100)
+# black's mode, as (target version, line length); black is imported only when the cache misses
+BLACK_TARGET, BLACK_LINE_LENGTH = "PY311", 100
+BLACK_MODE_KEY = f"{BLACK_TARGET} {BLACK_LINE_LENGTH}"
+# black's output and compiled templates, outside the tree; the command line flushes them
+CACHES = Caches(default_directory(), BLACK_MODE_KEY)
 FileMap = dict[str, str]
 
 
@@ -39,6 +43,18 @@ def wire_tool(tool: IRTool) -> dict[str, Any]:
         "outputSchema": tool.output_schema,
         "annotations": hints,
     }
+
+
+def declared_completions(server: IRServer) -> dict[str, Completion]:
+    """Every distinct declared completion by the constant that holds it: COMPLETE_<VARIABLE>,
+    numbered when one variable name has several listings."""
+    by_source: dict[str, tuple[str, Completion]] = {}
+    for t in server.templates:
+        for var, spec in t.completions:
+            if isinstance(spec, Completion) and _pyobj(spec) not in by_source:
+                taken = sum(1 for v, _ in by_source.values() if v == var)
+                by_source[_pyobj(spec)] = (var, spec) if not taken else (f"{var}_{taken + 1}", spec)
+    return {f"COMPLETE_{name.upper()}": spec for name, spec in by_source.values()}
 
 
 def runtime_fields(fields: Any) -> tuple[FieldRule, ...]:
@@ -179,6 +195,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
         autoescape=False,
+        bytecode_cache=CACHES.templates,
     )
     env.filters.update(py=_py, pyobj=_pyobj, pydict=lambda v: repr(dict(v)), const=const_name,
                        pascal=_pascal, md=capability_docs.md, typename=_typename, pytype=_pytype,
@@ -186,9 +203,23 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def format_python(source: str, template: str) -> str:
+def format_python(source: str, template: str, cache: FormatCache | None = None) -> str:
+    cache = CACHES.format if cache is None else cache
+    formatted = cache.get(source)
+    if formatted is None:
+        formatted = _black(source, template)
+        cache.put(source, formatted)
+    return formatted
+
+
+def _black(source: str, template: str) -> str:
+    import black
+    from black.mode import TargetVersion
+
+    mode = black.Mode(target_versions={TargetVersion[BLACK_TARGET]},
+                      line_length=BLACK_LINE_LENGTH)
     try:
-        return black.format_str(source, mode=BLACK_MODE)
+        return black.format_str(source, mode=mode)
     except Exception as exc:  # black raises several unrelated types for invalid source
         numbered = "\n".join(f"{i:5d} | {line}" for i, line in enumerate(source.splitlines(), 1))
         raise DiagnosticError([Diagnostic(
@@ -212,7 +243,9 @@ def render(
     used = [op for t in server.tools for op in t.operations]
     used += [op for tmpl in server.templates for op in tmpl.operations]
     operations = sorted({op.operation_id: op for op in used}.values(), key=lambda op: op.operation_id)
-    declarations = [t.declaration for t in server.tools if t.declaration is not None]
+    completions = declared_completions(server)
+    declarations: list[Any] = [t.declaration for t in server.tools if t.declaration is not None]
+    declarations += [c for c in completions.values()]
     declarations += [t.declaration for t in server.templates if t.declaration is not None]
     shapes = {s.name: runtime_shape(s) for s in server.shapes}
     context = {
@@ -223,6 +256,12 @@ def render(
         "shapes": server.shapes,
         "runtime_shapes": shapes,
         "declared_classes": sorted(_classes(declarations)),
+        "completions": completions,
+        "runner_imports": [name for name, used in (
+            ("completer", bool(completions)),
+            ("declared", any(t.declaration for t in server.tools)
+             or any(t.declaration for t in server.templates))) if used],
+        "completion_name": {_pyobj(c): name for name, c in completions.items()},
         "tool_annotations": {t.name: runtime_annotations(t.annotations) for t in server.tools},
         "hooks": hooks_display is not None,
         "error_codes": server.error_codes,

@@ -42,6 +42,8 @@ from ghmcp_runtime.exposure import (
     exposure_flags,
 )
 from ghmcp_runtime.host_guard import LOCAL_ORIGINS, host_patterns, is_loopback
+from ghmcp_runtime.http_cache import ENV as HTTP_CACHE_ENV
+from ghmcp_runtime.http_cache import parse_setting as parse_http_cache
 from ghmcp_runtime.idempotency import IdempotencyRunner
 from ghmcp_runtime.logs import UVICORN_LOG_CONFIG, call_fields, log_event, route_library_logs
 from ghmcp_runtime.model import ServerSpec, ToolSpec
@@ -86,6 +88,7 @@ class Settings:
     allow_insecure_api_url: bool = False
     public_url: str | None = None  # the MCP endpoint as clients reach it, e.g. https://h/mcp
     authorization_server: str | None = None  # default: GitHub's, derived from api_url
+    http_cache: str = "memory"  # conditional reads: memory | off | redis://… (shared by replicas)
     # the server's surface (HTTP requests narrow it)
     exposure: ExposureFlags = field(default_factory=ExposureFlags)
 
@@ -103,6 +106,7 @@ class Settings:
             allow_insecure_api_url=env.get("GHMCP_ALLOW_INSECURE_API_URL", "").lower() in _TRUE,
             public_url=env.get("GHMCP_PUBLIC_URL", "").strip() or None,
             authorization_server=env.get("GHMCP_AUTHORIZATION_SERVER", "").strip() or None,
+            http_cache=_http_cache_env(env),
             exposure=ExposureFlags.from_env(env),
         )
 
@@ -116,10 +120,21 @@ class Settings:
                 "a shared idempotency store needs GHMCP_SERVER_SECRET, the same value on every "
                 "replica, or idempotency keys would not be recognised across replicas"
             )
+        if self.http_cache not in ("memory", "off") and not self.server_secret:
+            # cached reads are keyed by caller identity too: without a shared secret no replica
+            # would ever find another's entries
+            raise ValueError("a shared HTTP cache (GHMCP_HTTP_CACHE=redis://…) needs "
+                             "GHMCP_SERVER_SECRET, the same value on every replica")
 
     def with_secret(self) -> Settings:
         """These settings, with a random server secret when none is configured (one process)."""
         return self if self.server_secret else replace(self, server_secret=secrets.token_bytes(32))
+
+
+def _http_cache_env(env: Mapping[str, str]) -> str:
+    value = env.get(HTTP_CACHE_ENV, "").strip() or "memory"
+    parse_http_cache(value)  # a ValueError names the choices
+    return value
 
 
 def error_text(err: ToolError) -> str:
@@ -308,6 +323,7 @@ def build_server(
             base_url=settings.api_url,
             api_version=spec.api_version,
             timeout=httpx.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
+            cache=parse_http_cache(settings.http_cache),
         )
     runtime = _ToolRuntime(
         spec,

@@ -19,6 +19,7 @@ from ghmcp_runtime.caller import usable_token
 from ghmcp_runtime.context import ToolContext, UpstreamResponse
 from ghmcp_runtime.errors import OutcomeUnknown, ToolError, UpstreamError
 from ghmcp_runtime.host_guard import is_loopback
+from ghmcp_runtime.http_cache import PARTITION, HttpCache
 from ghmcp_runtime.logs import log_event
 from ghmcp_runtime.model import Operation
 
@@ -28,6 +29,10 @@ USER_AGENT = "github-issues-mcp"
 READ_METHODS = frozenset({"GET", "HEAD"})
 MAX_REDIRECTS = 3
 _PARAM = re.compile(r"\{([A-Za-z0-9_]+)\}")
+# GitHub's refusal on a locked conversation ("Unable to create comment because issue is locked.");
+# "Repository access blocked" or a locked repository are something else
+_ISSUE_LOCKED = re.compile(r"\b(issue|conversation)\b[^.]{0,40}?\blocked\b", re.IGNORECASE)
+_BLOCKED = re.compile(r"\bblocked\b", re.IGNORECASE)
 DEFAULT_TIMEOUT = httpx.Timeout(20.0, connect=5.0)
 # failures where the request never reached GitHub, so a write was certainly not applied
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
@@ -110,6 +115,7 @@ class GitHubUpstream:
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
         jitter: Callable[[], float] = random.random,
+        cache: HttpCache | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self._origin = urlsplit(self.base_url)[:2]
@@ -130,11 +136,15 @@ class GitHubUpstream:
         self._clock = clock
         self._sleep = sleep
         self._jitter = jitter
+        self._cache = cache  # conditional reads, per caller; applies to the client built here
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None or (self._owns_client and self._client.is_closed):
+            transport = self._transport
+            if self._cache is not None:
+                transport = self._cache.transport(transport or httpx.AsyncHTTPTransport())
             self._client = httpx.AsyncClient(
-                transport=self._transport, timeout=self._timeout, follow_redirects=False
+                transport=transport, timeout=self._timeout, follow_redirects=False
             )
         return self._client
 
@@ -265,12 +275,15 @@ class GitHubUpstream:
             status: int | None = None
             error: str | None = None
             gh_id: str | None = None
+            cached: str | None = None
             try:
                 resp = await self._http().request(
                     method, url, params=params or None, headers=headers,
                     json=body if body is not None else None,
+                    extensions={PARTITION: ctx.identity},
                 )
                 status, gh_id = resp.status_code, resp.headers.get("x-github-request-id")
+                cached = _cache_outcome(resp)
                 self._note_rate_limit(ctx, resp)
             except httpx.RequestError as exc:
                 error = type(exc).__name__
@@ -279,7 +292,7 @@ class GitHubUpstream:
                 log_event(
                     "upstream", op=op.operation_id, method=method, status=status,
                     ms=round((time.perf_counter() - start) * 1000), attempt=attempt + 1,
-                    request_id=ctx.request_id, github_request_id=gh_id, error=error,
+                    request_id=ctx.request_id, github_request_id=gh_id, error=error, cache=cached,
                 )
             location = resp.headers.get("location")
             if resp.status_code not in (301, 302, 307, 308) or not location \
@@ -347,14 +360,14 @@ class GitHubUpstream:
             limited = self._rate_limited(resp, message)
             if limited is not None:
                 return limited
-            if status == 403 and "locked" in message.lower():
+            if status == 403 and _ISSUE_LOCKED.search(message):
                 return UpstreamError(
                     "issue_locked",
                     "The issue is locked; only collaborators with write access can comment.",
                     details={"reason": "the conversation on this issue is locked"},
                     status=status,
                 )
-            return _insufficient_scope(resp, status)
+            return _insufficient_scope(resp, status, message)
         if status == 404:
             code = op.not_found
             if code != "repo_not_found" and await self._repo_missing(ctx, token, path, op):
@@ -416,6 +429,16 @@ class GitHubUpstream:
         return resp.status_code == 404
 
 
+def _cache_outcome(resp: httpx.Response) -> str | None:
+    """`not_modified` (GitHub's 304, body from the cache), `stored`, or None (no cache involved)."""
+    status = resp.extensions.get("caching")
+    if not isinstance(status, dict):
+        return None
+    if status.get("from_cache"):
+        return "not_modified"
+    return "stored" if status.get("stored") else None
+
+
 def _parsed(resp: httpx.Response) -> UpstreamResponse:
     headers = {k.lower(): v for k, v in resp.headers.items()}
     if resp.status_code == 204 or not resp.content.strip():
@@ -443,10 +466,17 @@ def _scopes(value: str | None) -> list[str]:
     return [s.strip() for s in (value or "").split(",") if s.strip()]
 
 
-def _insufficient_scope(resp: httpx.Response, status: int) -> UpstreamError:
+def _insufficient_scope(resp: httpx.Response, status: int, message: str) -> UpstreamError:
     accepted = _scopes(resp.headers.get("x-accepted-oauth-scopes"))
     granted = set(_scopes(resp.headers.get("x-oauth-scopes")))
     missing = [s for s in accepted if s not in granted] or ["repo"]
+    if _BLOCKED.search(message) and not any(s not in granted for s in accepted):
+        return UpstreamError(
+            "insufficient_scope",
+            "GitHub refused: access is blocked (for the repository or the account), not for a "
+            "missing scope; another token scope will not help.",
+            details={"reason": "GitHub blocked access to this resource"}, status=status,
+        )
     if "x-oauth-scopes" in resp.headers:
         reason = "the token lacks a scope this call needs"
     else:

@@ -182,7 +182,7 @@ def _mistakes() -> list[Mistake]:
     update = tool_block("github_update_label")
     create = tool_block("github_create_label")
     add("step-template-reads-nothing",
-        lambda: replace(t, 'label:"{current.name|search_phrase}"', 'label:"{curent.name|search_phrase}"', delete),
+        lambda: replace(t, 'path: {name: "{current.name}"}', 'path: {name: "{curent.name}"}', delete),
         r"template reads 'curent': not a parameter or an earlier step", hint=r"did you mean 'current'")
     add("unknown-transform",
         lambda: replace(t, "transform: hex_color", "transform: hex_colour", create),
