@@ -70,22 +70,23 @@ def in_memory_server(
     cursors: Any = None,
     idempotency: Any = None,
     spec: ServerSpec = SERVER,
+    lockdown: bool = False,
     exposure: ExposureFlags | None = None,
 ) -> Any:
     upstream = GitHubUpstream(base_url="http://fake.test", api_version=spec.api_version,
                               transport=fake.asgi_transport(), timeout=timeout, retry=FAST_RETRY)
-    settings = Settings(github_token=token, exposure=exposure or ExposureFlags())
+    settings = Settings(github_token=token, lockdown=lockdown, exposure=exposure or ExposureFlags())
     return build_server(spec, settings, upstream=upstream, cursors=cursors,
                         idempotency=idempotency)
 
 
-def stdio_params(base_url: str, token: str | None = TOKEN) -> StdioServerParameters:
+def stdio_params(base_url: str, token: str | None = TOKEN, *args: str) -> StdioServerParameters:
     env = {"PATH": os.environ.get("PATH", ""), "GITHUB_API_URL": base_url,
            "GHMCP_CURSOR_SECRET": "functional-tests"}
     if token:
         env["GITHUB_TOKEN"] = token
-    return StdioServerParameters(command=sys.executable, args=["-m", "github_issues_mcp"], env=env,
-                                 cwd=str(ROOT))
+    return StdioServerParameters(command=sys.executable, args=["-m", "github_issues_mcp", *args],
+                                 env=env, cwd=str(ROOT))
 
 
 def payload(result: Any) -> dict[str, Any]:
