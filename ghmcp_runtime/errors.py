@@ -127,6 +127,7 @@ ENVELOPE_SCHEMA: dict[str, Any] = {
                 "count": {"type": "integer"},
                 "choices": {"type": "array", "items": {"type": "string"}},
                 "applied_fields": {"type": "array", "items": {"type": "string"}},
+                "allowed_repositories": {"type": "array", "items": {"type": "string"}},
             },
         },
         "repair": {

@@ -1,5 +1,5 @@
 """What github-issues-mcp's declarations cannot say: search query composition and the multi-step
-issue update (applied_fields, ignored_fields). Every other tool, resource and completion is
+issue update (its writes: ghmcp_runtime.issue_writes). Every other tool, resource and completion is
 declared in github_issues.yaml. Copied into the package as `hooks.py`, typed against its `types`.
 """
 
@@ -11,8 +11,6 @@ from typing import Any, cast
 
 from ghmcp_runtime import ToolContext, ToolError, repair
 from ghmcp_runtime.catalog import require_names, same_name
-from ghmcp_runtime.context import UpstreamResponse
-from ghmcp_runtime.errors import UpstreamError
 from ghmcp_runtime.issue_views import (
     ISSUE_VIEWS,
     ROW_FIELD,
@@ -20,11 +18,12 @@ from ghmcp_runtime.issue_views import (
     label_names,
     label_views,
 )
+from ghmcp_runtime.issue_writes import IssueOps, update_steps
 from ghmcp_runtime.paging import cursor_binding, open_state
 from ghmcp_runtime.paging import has_next_link as _has_next
 from ghmcp_runtime.paging import without as _without
 from ghmcp_runtime.walk import walk
-from ghmcp_runtime.writes import Resource, Step, run_steps
+from ghmcp_runtime.writes import run_steps
 
 from . import operations as ops
 from .types import (
@@ -142,7 +141,7 @@ async def search_issues(ctx: ToolContext, args: GithubSearchIssuesArgs) -> Githu
     async def fetch(page: int, per_page: int) -> tuple[list[Any], bool]:
         if mode == "search":
             resp = await ctx.call(ops.SEARCH_ISSUES_AND_PULL_REQUESTS, path={}, query={
-                "q": _search_query(args, there), "sort": args.get("sort", "updated"),
+                "q": ctx.confine_query(_search_query(args, there)), "sort": args.get("sort", "updated"),
                 "order": args.get("order", "desc"), "per_page": per_page, "page": page})
             seen.setdefault("total", int(resp.data["total_count"]))
             seen["incomplete"] = seen.get("incomplete", False) or bool(resp.data.get("incomplete_results"))
@@ -218,63 +217,8 @@ def _as_milestone_error(err: ToolError) -> ToolError:
 # changed_fields order; a parameter is judged only when passed
 UPDATE_FIELDS = ("title", "body", "state", "state_reason", "assignee_logins", "milestone",
                  "add_labels", "remove_labels", "locked", "lock_reason")
-PATCHED = {"title": "title", "body": "body", "state": "state", "state_reason": "state_reason",
-           "assignees": "assignee_logins", "milestone": "milestone"}
-
-
-def _patch(args: GithubUpdateIssueArgs, current: Mapping[str, Any], targets: Mapping[str, Any]) -> dict[str, Any]:
-    """The issues/update body: only fields whose value differs from what the issue shows."""
-    given: Mapping[str, Any] = args
-    patch = {field: given[p] for field, p in PATCHED.items()
-             if p in targets and ISSUE_VIEWS[p](current) != targets[p]}
-    if "state" in patch:  # closing or reopening: GitHub's reasons unless one was given
-        patch["state_reason"] = given.get("state_reason", "completed" if patch["state"] == "closed" else "reopened")
-    elif "state_reason" in patch:
-        patch["state"] = current["state"]  # GitHub reads state_reason only together with state
-    return patch
-
-
-def _with_labels(issue: Resource, resp: UpstreamResponse | None) -> Resource:
-    return {**issue, "labels": resp.data} if resp is not None else issue
-
-
-def _removal(ctx: ToolContext, path: Mapping[str, Any], name: str) -> Step:
-    def gone(issue: Resource, resp: UpstreamResponse | None) -> Resource:
-        if resp is not None:
-            return _with_labels(issue, resp)
-        return {**issue, "labels": [lb for lb in issue["labels"] if lb["name"] != name]}
-
-    return Step(("remove_labels",), lambda: ctx.call(ops.ISSUES_REMOVE_LABEL, path={**path, "name": name}),
-                gone, done_if=lambda err: isinstance(err, UpstreamError) and err.status == 404
-                and err.code == "label_not_found")  # already off the issue
-
-
-def _update_steps(ctx: ToolContext, args: GithubUpdateIssueArgs, current: Mapping[str, Any],
-                  targets: Mapping[str, Any], add: Sequence[str], remove: Sequence[str]) -> list[Step]:
-    """One write per step, in order: update, add labels, remove each label, lock or unlock."""
-    path = {**_repo(args), "issue_number": args["issue_number"]}
-    steps: list[Step] = []
-    if patch := _patch(args, current, targets):
-        steps.append(Step(tuple(PATCHED[k] for k in patch),
-                          lambda: ctx.call(ops.ISSUES_UPDATE, path=path, body=patch),
-                          lambda issue, resp: dict(resp.data) if resp is not None else issue))
-    on_issue = set(label_names(current))
-    if adding := [n for n in add if n not in on_issue]:
-        steps.append(Step(("add_labels",),
-                          lambda: ctx.call(ops.ISSUES_ADD_LABELS, path=path, body={"labels": adding}),
-                          _with_labels))
-    steps += [_removal(ctx, path, name) for name in remove if name in on_issue]
-    reason = args.get("lock_reason")
-    if args.get("locked") is True and (not current.get("locked") or
-                                       reason not in (None, current.get("active_lock_reason"))):
-        steps.append(Step(("locked", "lock_reason"),
-                          lambda: ctx.call(ops.ISSUES_LOCK, path=path,
-                                           body={"lock_reason": reason} if reason else None),
-                          lambda issue, _: {**issue, "locked": True, "active_lock_reason": reason}))
-    elif args.get("locked") is False and current.get("locked"):
-        steps.append(Step(("locked",), lambda: ctx.call(ops.ISSUES_UNLOCK, path=path),
-                          lambda issue, _: {**issue, "locked": False, "active_lock_reason": None}))
-    return steps
+WRITES = IssueOps(update=ops.ISSUES_UPDATE, add_labels=ops.ISSUES_ADD_LABELS,
+                  remove_label=ops.ISSUES_REMOVE_LABEL, lock=ops.ISSUES_LOCK, unlock=ops.ISSUES_UNLOCK)
 
 
 async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs) -> GithubUpdateIssueResult:
@@ -309,7 +253,7 @@ async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs) -> GithubU
                         details={"field": "remove_labels", "reason": f"unaddressable: {', '.join(stuck)}"})
     targets = issue_targets({**args, **{f: names[f] for f in names if f in args}}, UPDATE_FIELDS)
     try:
-        done = await run_steps(_update_steps(ctx, args, current, targets, add, remove), dict(current),
+        done = await run_steps(update_steps(ctx, WRITES, args, current, targets, add, remove), dict(current),
                                views={**ISSUE_VIEWS, **label_views(add, remove)}, targets=targets,
                                reread=lambda: _get_raw_issue(ctx, args), names=ROW_FIELD)
     except ToolError as err:
