@@ -16,6 +16,7 @@ from generator import NAME
 from generator.build import const_name
 from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
 from generator.ir import IRAnnotations, IRServer, IRTool
+from generator.packaging import Packaging, server_requirements, toml_string
 from generator.spec import REPO_ROOT
 from ghmcp_runtime.model import Annotations, FieldRule, Operation, Shape
 
@@ -188,7 +189,8 @@ def environment() -> jinja2.Environment:
         autoescape=False,
     )
     env.filters.update(py=_py, pyobj=_pyobj, pydict=lambda v: repr(dict(v)), const=const_name,
-                       pascal=_pascal, md=_md, typename=_typename, pytype=_pytype, hints=_hints)
+                       pascal=_pascal, md=_md, typename=_typename, pytype=_pytype, hints=_hints,
+                       toml=toml_string)
     return env
 
 
@@ -204,11 +206,34 @@ def format_python(source: str, template: str) -> str:
         )]) from None
 
 
+def _pyproject(env: jinja2.Environment, context: Mapping[str, Any], files: FileMap, pkg: str,
+               packaging: Packaging, hooks_display: str | None) -> str:
+    """The package's own distribution; its requirements are what its modules import."""
+    sources = {p: t for p, t in files.items() if p.startswith(f"{pkg}/") and p.endswith(".py")}
+    requirements, unpinned = server_requirements(sources, pkg, packaging)
+    if unpinned:
+        raise DiagnosticError([Diagnostic(
+            Level.ERROR, Where(hooks_display or f"templates/{pkg}"),
+            f"the generated package imports {', '.join(map(repr, unpinned))}, which no distribution "
+            "pinned in constraints.txt provides",
+            "pin the distribution in constraints.txt (and the root pyproject.toml), or do not import it",
+        )])
+    return env.get_template("pyproject.toml.jinja").render(
+        **context, packaging=packaging, requirements=requirements)
+
+
+def runtime_pyproject(packaging: Packaging) -> str:
+    """`ghmcp_runtime/pyproject.toml`: the runtime as its own distribution."""
+    return environment().get_template("runtime_pyproject.toml.jinja").render(
+        generator=NAME, packaging=packaging)
+
+
 def render(
     server: IRServer,
     *,
     header_source: str,
     hooks_display: str | None,
+    packaging: Packaging,
     formatter: Callable[[str, str], str] = format_python,
 ) -> tuple[FileMap, dict[str, int]]:
     env = environment()
@@ -265,6 +290,7 @@ def render(
     files[f"{pkg}/TOOLS.md"] = env.get_template("TOOLS.md.jinja").render(**context)
     files[f"{pkg}/summary.md"] = env.get_template("summary.md.jinja").render(**context)
     files[f"{pkg}/errors.json"] = error_catalog(server, fp)
+    files[f"{pkg}/pyproject.toml"] = _pyproject(env, context, files, pkg, packaging, hooks_display)
     stats = {"tools_list_bytes": compact_bytes({"tools": wire_tools}),
              **{f"tool:{k}": v for k, v in tool_bytes.items()}}
     return files, stats

@@ -10,7 +10,7 @@ from ghmcp_runtime.rules import Rule, with_rules
 
 from . import hooks, operations
 
-FINGERPRINT = "golden-hostile@0.0.1+\"\"\"'''{{x}}\\\\+04e9e887a136"
+FINGERPRINT = "golden-hostile@0.0.1+04e9e887a136"
 
 
 def _text(name: str) -> str:
@@ -169,8 +169,8 @@ ERROR_CODES = (
 
 SERVER = ServerSpec(
     name="golden-hostile",
-    title="Golden Hostile",
-    version="0.0.1+\"\"\"'''{{x}}\\\\",
+    title='Golden Hostile """\'\'\'{{x}}\\\\ "); import os; os.system("x")#',
+    version="0.0.1",
     fingerprint=FINGERPRINT,
     instructions=INSTRUCTIONS,
     api_version='2022-11-28""""); import os; os.system("x")#',
