@@ -33,7 +33,7 @@ def _owned_outside(command: str) -> bool:
         have = path.read_text(encoding="utf-8") if path.is_file() else None
         if have == want:
             continue
-        shown = path.relative_to(REPO_ROOT).as_posix()
+        shown = path.relative_to(REPO_ROOT).as_posix() if path.is_relative_to(REPO_ROOT) else str(path)
         if command == "generate":
             path.write_text(want, encoding="utf-8", newline="\n")
             print(f"{'changed' if have else 'missing':>8} {shown}")
