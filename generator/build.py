@@ -10,7 +10,7 @@ from typing import Any
 
 from generator.catalog import BUILTIN_CODES
 from generator.declare import DeclarationBuilder
-from generator.diagnostics import Diagnostic, Level, closest
+from generator.diagnostics import Diagnostic, Level, Where, closest
 from generator.hookscan import HookFacts
 from generator.ir import (
     Coverage,
@@ -39,6 +39,7 @@ from generator.overrides import (
 from generator.schemas import compact, is_union, object_branches, python_type, walk
 from generator.spec import SpecOperation, iter_operations, resolve_ref
 from generator.yamlsrc import Located
+from ghmcp_runtime.declared import Repair
 from ghmcp_runtime.errors import ENVELOPE_OUTPUT_SCHEMA, UNIVERSAL_CODES
 from ghmcp_runtime.model import Operation
 
@@ -403,13 +404,16 @@ class Builder:
         built_output = tuple(f for f in output if f is not None)
         implied = self.implied_codes(tool, ops, built_params)
         declaration = None
+        repairs: tuple[tuple[Where, Repair], ...] = ()
         field_map = dict(tool.field_map)
         if tool.steps is not None:
             runtime_ops = {op.operation_id: runtime_operation(op) for op in ops}
-            built = DeclarationBuilder(tool, loc, built_params, self.ops, runtime_ops, self.doc,
-                                       set(self.catalog), self.error, self.versioned).build()
+            builder = DeclarationBuilder(tool, loc, built_params, self.ops, runtime_ops, self.doc,
+                                         set(self.catalog), self.error, self.versioned)
+            built = builder.build()
             if built is None:
                 return None
+            repairs = tuple((self.loc.where(rloc), r) for rloc, r in builder.repairs)
             declaration, derived_map, raised = built
             field_map = {**derived_map, **field_map}
             implied |= raised
@@ -450,6 +454,7 @@ class Builder:
             description=description,
             handler=tool.handler,
             declaration=declaration,
+            repairs=repairs,
             operations=tuple(ops),
             params=built_params,
             output=built_output,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from generator.diagnostics import closest
@@ -122,6 +122,12 @@ class DeclarationBuilder:
     codes: set[str]  # every error code known to the catalog
     error: Report
     versioned: frozenset[str] = frozenset()  # shapes that declare a content version
+    repairs: list[tuple[Loc, Repair]] = field(default_factory=list)  # for the repair lint rules
+
+    def note_repair(self, loc: Loc, spec: ErrorDef | RecoverDef | None) -> None:
+        built = _repair(spec.repair) if spec is not None else None
+        if built is not None:
+            self.repairs.append(((*loc, "repair"), built))
 
     def build(self) -> tuple[Declaration, dict[str, str], set[str]] | None:
         """The declaration, the GitHub body field -> parameter map, and the codes it can raise."""
@@ -204,6 +210,7 @@ class DeclarationBuilder:
                          ((*loc, "recover", "match"), dict(r.match))]
             if r.repair is not None:
                 templates.append(((*loc, "recover", "repair"), dict(r.repair.arguments)))
+            self.note_repair((*loc, "recover"), r)
             for tloc, template in templates:
                 self.check_refs(template, tloc, names, set())
             recover = Recover(operation=self.runtime_ops[r.call], path=path, query=query,
@@ -245,11 +252,14 @@ class DeclarationBuilder:
                                             ((*loc, "body"), body)]
         on_error = []
         for j, rule in enumerate(raw.on_error):
+            self.note_repair((*loc, "on_error", j), rule)
             on_error.append(OnError(when=Match(status=rule.when.status, github_code=rule.when.github_code,
                                                code=rule.when.code),
                                     error=_error(rule) or ErrorSpec(), skip=rule.skip))
             templates.append(((*loc, "on_error", j), _error_templates(rule)))
         reject = [Reject(present=r.present, error=_error(r) or ErrorSpec()) for r in raw.reject]
+        for j, r in enumerate(raw.reject):
+            self.note_repair((*loc, "reject", j), r)
         templates += [((*loc, "reject", j), _error_templates(r)) for j, r in enumerate(raw.reject)]
         paginate = self.paginate(raw, loc, names)
         compare = self.compare(raw, loc, known, body)
@@ -356,6 +366,8 @@ class DeclarationBuilder:
                        f"parameters are: {', '.join(sorted(names))}")
         refuse = _error(g.refuse)
         assert refuse is not None
+        self.note_repair((*loc, "guard", "refuse"), g.refuse)
+        self.note_repair((*loc, "guard", "unknown"), g.unknown)
         return Guard(count=tuple(g.count), refuse=refuse, when=when, unknown=_error(g.unknown),
                      incomplete=g.incomplete, unknown_field=g.unknown_field)
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.diagnostics import Where
-from ghmcp_runtime.declared import Declaration
+from ghmcp_runtime.declared import Declaration, Repair
 
 JSONObject = dict[str, Any]
 
@@ -86,6 +86,7 @@ class IRTool:
     description: str
     handler: str | None  # a hook, or None for a declared tool
     declaration: Declaration | None
+    repairs: tuple[tuple[Where, Repair], ...]  # every declared repair, where the file says it
     operations: tuple[IROperation, ...]
     params: tuple[IRParam, ...]
     output: tuple[IROutputField, ...]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import dataclasses
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -13,7 +12,6 @@ from jsonschema import Draft202012Validator
 
 from generator.diagnostics import Where
 from generator.lint import Ctx
-from ghmcp_runtime.declared import Repair
 from ghmcp_runtime.errors import UNIVERSAL_CODES
 from ghmcp_runtime.refs import references
 
@@ -158,18 +156,6 @@ def _catalog(ctx: Ctx) -> None:
 # -- repairs ---------------------------------------------------------------------------------
 
 
-def _declared_repairs(value: Any) -> Iterator[Repair]:
-    """Every Repair inside a declaration (steps, error mappings, guards)."""
-    if isinstance(value, Repair):
-        yield value
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for f in dataclasses.fields(value):
-            yield from _declared_repairs(getattr(value, f.name))
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _declared_repairs(item)
-
-
 def _template_problems(schema: dict[str, Any], arguments: Mapping[str, Any]) -> Iterator[str]:
     props = schema.get("properties", {})
     for name, value in arguments.items():
@@ -186,8 +172,7 @@ def _template_problems(schema: dict[str, Any], arguments: Mapping[str, Any]) -> 
 
 def _repairs(ctx: Ctx) -> None:
     for tool in ctx.server.tools:
-        for found_repair in _declared_repairs(tool.declaration):
-            where = ctx.where(tool, "steps")
+        for where, found_repair in tool.repairs:
             target = ctx.wire.get(found_repair.tool)
             if target is None:
                 ctx.error(where, "repair-tool", f"{tool.name}: a repair names {found_repair.tool!r}, which "

@@ -197,6 +197,10 @@ def _mistakes() -> list[Mistake]:
         lambda: replace(t, "paginate: {cursor: cursor, page_size: 100}", "paginate: {cursor: cursr, page_size: 100}",
                         labels),
         r"paginate names unknown parameter 'cursr'")
+    add("declared-repair-names-no-tool",
+        lambda: replace(t, "repair: {next_step: list_labels, tool: github_list_labels,",
+                        "repair: {next_step: list_labels, tool: github_list_label,", update),
+        r"a repair names 'github_list_label', which is not a tool")
     add("declared-output-without-from",
         lambda: replace(t, "{name: deleted_label, shape: label, from: current,", "{name: deleted_label, shape: label,",
                         delete),
