@@ -157,8 +157,9 @@ def runtime_requirements(imports: Mapping[str, bool], modules: Mapping[str, str]
     for module in third_party(imports, [RUNTIME_PACKAGE]):
         requirement = modules.get(module)
         if requirement is None:
-            problems.append(f"{RUNTIME_PACKAGE} imports {module!r}, which no distribution pinned in "
-                            "constraints.txt provides: add it to constraints.txt and the root pyproject.toml")
+            problems.append(f"{RUNTIME_PACKAGE} imports {module!r}, which no distribution installed here "
+                            "and pinned in constraints.txt provides: pin it in constraints.txt and the root "
+                            "pyproject.toml, then `make generate` (the venv reinstalls)")
             continue
         used[requirement] = used.get(requirement, False) or imports[module]
     extras: dict[str, tuple[str, ...]] = {}
