@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: generate check diff test lint dist demo update-spec bench fuzz compat clean-venv
+.PHONY: generate check diff test lint dist demo update-spec bench fuzz compat conformance bench-oversized clean-venv
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -48,15 +48,27 @@ update-spec: $(STAMP)
 compat: $(STAMP)
 	$(PY) tests/compat/inspector_compat.py
 
+# The official MCP conformance suite (server mode, 0.2.0-alpha.11; Node 22 comes from npm when
+# the node on PATH is older) against the HTTP server, wires 2025-11-25 and 2026-07-28, with the
+# known failures in tests/compat/conformance-baseline.yml; ~10 s after the first install.
+conformance: $(STAMP)
+	$(PY) tests/compat/conformance.py
+
+# Oversized tool arguments over HTTP: longest event-loop stall and RSS growth per case (~1 min).
+bench-oversized: $(STAMP)
+	$(PY) bench/oversized.py
+
 # Side-by-side benchmarks (< 5 min): generation, cold start, tool surface, per-call overhead,
 # response size, HTTP throughput and load, each next to a peer measured in the same run; writes
 # docs/BENCHMARKS.md and bench/results.json. FastMCP 4.1.6 goes into bench/.peer-venv on first use.
 bench: $(STAMP)
 	$(PY) bench/run.py
 
-# Long fuzz: 2 property tests x 9 tools x 560 examples = 10,080 calls (make test runs 40 per tool).
+# Long fuzz: 2 property tests x 9 tools x 560 examples = 10,080 calls (make test runs 40 per tool),
+# plus the label-meaning and pull-request-page properties (4 x 560 examples).
 fuzz: $(STAMP)
-	FUZZ_EXAMPLES=560 $(PY) -m pytest -q tests/functional/test_fuzz.py tests/reliability/test_fuzz_hostile.py
+	FUZZ_EXAMPLES=560 $(PY) -m pytest -q tests/functional/test_fuzz.py tests/reliability/test_fuzz_hostile.py \
+		tests/reliability/test_fuzz_labels.py
 
 clean-venv:
 	rm -rf $(VENV)

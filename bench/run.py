@@ -60,7 +60,7 @@ GHMCP_TOOLS = ("issue_read", "issue_write", "search_issues", "list_issues", "add
 GET_ISSUE_ARGS = {"owner": OWNER, "repo": REPO, "issue_number": ISSUE}
 LIST_QUERY = {"state": "open", "sort": "updated", "direction": "desc", "per_page": 30, "page": 1}
 HTTP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json",
-                "mcp-protocol-version": "2025-11-25"}
+                "mcp-protocol-version": "2025-11-25", "authorization": f"Bearer {TOKEN}"}
 GH_HEADERS = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28",
               "Authorization": f"Bearer {TOKEN}"}
 RESULTS = BENCH / "results.json"
@@ -332,7 +332,7 @@ async def _ours_in_process(fake_url: str, warmup: int, calls: int) -> dict[str, 
     app._ToolRuntime.call_tool = timed  # type: ignore[method-assign]  # before build_server binds it
     try:
         server = build_server(SERVER, Settings(github_token=TOKEN, api_url=fake_url,
-                                               cursor_secret=b"bench"))
+                                               server_secret=b"bench"))
         for mode in ("auto", "legacy"):
             handler.clear()
             async with Client(server, mode=mode, cache=None) as client:
@@ -436,7 +436,7 @@ async def _breakdown(fake_url: str, n: int) -> dict[str, Any]:
     from github_issues_mcp import SERVER
 
     tool = next(t for t in SERVER.tools if t.name == "github_get_issue")
-    server = build_server(SERVER, Settings(github_token=TOKEN, api_url=fake_url, cursor_secret=b"bench"))
+    server = build_server(SERVER, Settings(github_token=TOKEN, api_url=fake_url, server_secret=b"bench"))
     async with Client(server, mode="legacy", cache=None) as client:
         result = await client.call_tool("github_get_issue", GET_ISSUE_ARGS)
         listed = {t.name: t for t in (await client.list_tools()).tools}
@@ -589,8 +589,8 @@ async def _drive(url: str, tool: str, args: dict[str, Any], total: int, concurre
 def bench_http(peer_py: Path, spec: Path, fake_url: str, reps: int, levels: dict[int, int],
                load_calls: int, load_concurrency: int) -> dict[str, Any]:
     commands = {
-        "ours": ([OUR_SCRIPT, "--transport", "http", "--port", "{port}"],
-                 base_env(GITHUB_API_URL=fake_url, GITHUB_TOKEN=TOKEN, GHMCP_CURSOR_SECRET="bench")),
+        "ours": ([OUR_SCRIPT, "--transport", "http", "--port", "{port}"],  # token per request
+                 base_env(GITHUB_API_URL=fake_url, GHMCP_SERVER_SECRET="bench")),
         "fastmcp": ([str(peer_py), str(BENCH / "peer_fastmcp.py"), "http", str(spec), fake_url, TOKEN,
                      "{port}"], base_env()),
     }

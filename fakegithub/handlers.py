@@ -15,7 +15,17 @@ from typing import Any
 from fakegithub import objects, search
 from fakegithub.clock import parse_time
 from fakegithub.paging import page_args, paginate
-from fakegithub.state import ApiError, Issue, Label, Repo, State, Token, invalid, not_found
+from fakegithub.state import (
+    ApiError,
+    Issue,
+    Label,
+    Repo,
+    State,
+    Token,
+    invalid,
+    label_key,
+    not_found,
+)
 
 SEARCH_CAP = 1000
 HEX_COLOR = re.compile(r"^[0-9a-fA-F]{6}$")
@@ -98,7 +108,7 @@ def _label_names(raw: Iterable[Any]) -> list[str]:
         name = entry.get("name") if isinstance(entry, dict) else entry
         if isinstance(name, (str, int)) and str(name).strip():
             text = str(name).strip()
-            if text.casefold() not in {n.casefold() for n in names}:
+            if label_key(text) not in {label_key(n) for n in names}:
                 names.append(text)
     return names
 
@@ -194,8 +204,8 @@ def list_issues(ctx: Ctx) -> Reply:
     state_filter = q.get("state", "open")
     items = [i for i in repo.live_issues() if state_filter == "all" or i.state == state_filter]
     if labels := q.get("labels"):
-        wanted = {n.strip().casefold() for n in labels.split(",") if n.strip()}
-        items = [i for i in items if wanted <= {n.casefold() for n in repo.label_names(i)}]
+        wanted = {label_key(n.strip()) for n in labels.split(",") if n.strip()}
+        items = [i for i in items if wanted <= {label_key(n) for n in repo.label_names(i)}]
     if (assignee := q.get("assignee")) is not None:
         if assignee == "none":
             items = [i for i in items if not i.assignees]
@@ -395,7 +405,7 @@ def create_comment(ctx: Ctx) -> Reply:
 
 
 def _labels_sorted(repo: Repo) -> list[Label]:
-    return sorted(repo.labels.values(), key=lambda lb: (lb.name.casefold(), lb.id))
+    return sorted(repo.labels.values(), key=lambda lb: (label_key(lb.name), lb.id))
 
 
 def _find_label(ctx: Ctx, repo: Repo) -> Label:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from fakegithub.clock import parse_time
-from fakegithub.state import Issue, Repo, State
+from fakegithub.state import Issue, Repo, State, label_key
 
 MAX_QUERY_LENGTH = 256
 QUALIFIERS = frozenset(
@@ -209,8 +209,8 @@ def _qualifier(term: Term, state: State, repo: Repo, item: Issue) -> bool:
     if key in ("is", "type", "state"):
         return _is(value, repo, item)
     if key == "label":
-        names = {n.casefold() for n in repo.label_names(item)}
-        return any(v.strip().casefold() in names for v in value.split(","))
+        names = {label_key(n) for n in repo.label_names(item)}
+        return any(label_key(v.strip()) in names for v in value.split(","))
     if key == "author":
         return _same(value, item.author)
     if key == "assignee":

@@ -138,6 +138,17 @@ class Issue:
     deleted: bool = False
 
 
+def label_key(name: str) -> str:
+    """When two label names are the same label: everywhere the fake compares them (lookup by name,
+    uniqueness, the listing's `labels` filter, search's `label:`), one rule.
+
+    GitHub compares label names case-insensitively; beyond ASCII its rule is undocumented. The fake
+    uses Unicode full case folding (`straße` is the label `STRASSE`), the widest plausible reading,
+    so tests exercise the server's path for names it does not fold itself (ghmcp_runtime/catalog.py
+    asks GitHub's lookup about those)."""
+    return name.casefold()
+
+
 @dataclass
 class Repo:
     id: int
@@ -159,8 +170,8 @@ class Repo:
         return f"{self.owner}/{self.name}"
 
     def find_label(self, name: str) -> Label | None:
-        folded = name.casefold()
-        return next((lb for lb in self.labels.values() if lb.name.casefold() == folded), None)
+        folded = label_key(name)
+        return next((lb for lb in self.labels.values() if label_key(lb.name) == folded), None)
 
     def label_names(self, issue: Issue) -> list[str]:
         return [self.labels[i].name for i in issue.label_ids if i in self.labels]

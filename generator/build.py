@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from generator.catalog import BUILTIN_CODES
-from generator.declare import DeclarationBuilder
+from generator.declare import DeclarationBuilder, split_path
 from generator.diagnostics import Diagnostic, Level, Where, closest
 from generator.hookscan import HookFacts
 from generator.ir import (
@@ -29,6 +29,7 @@ from generator.ir import (
     JSONObject,
 )
 from generator.overrides import (
+    CompletionDef,
     ErrorCodeDef,
     OverrideFile,
     ParamDef,
@@ -39,7 +40,7 @@ from generator.overrides import (
 from generator.schemas import compact, is_union, object_branches, python_type, walk
 from generator.spec import SpecOperation, iter_operations, resolve_ref
 from generator.yamlsrc import Located
-from ghmcp_runtime.declared import Repair
+from ghmcp_runtime.declared import Completion, Repair
 from ghmcp_runtime.errors import ENVELOPE_OUTPUT_SCHEMA, UNIVERSAL_CODES
 from ghmcp_runtime.model import Operation
 
@@ -161,7 +162,8 @@ class Builder:
             if (t.handler is None) == (t.steps is None):
                 self.error(loc, f"template {t.name!r} needs exactly one of `handler` or `steps`",
                            "declare the read with steps and output (preferred), or name a hook")
-            for key, fn in [*hooks, *[(f"completions.{v}", h) for v, h in t.completions.items()]]:
+            hooked = [(f"completions.{v}", h) for v, h in t.completions.items() if isinstance(h, str)]
+            for key, fn in [*hooks, *hooked]:
                 if fn not in self.hooks.async_functions:
                     self.error((*loc, *key.split(".")), f"hook {fn!r} is not an async function in {self.hooks_file}",
                                "define it with `async def` in the hook module")
@@ -184,13 +186,38 @@ class Builder:
                 built = DeclarationBuilder(body, loc, params, self.ops, runtime_ops, self.doc,
                                            set(self.catalog), self.error, self.versioned).build()
                 declaration = built[0] if built else None
+            completions = tuple(sorted((var, self.build_completion(spec, variables, (*loc, "completions", var)))
+                                       for var, spec in t.completions.items()))
+            ops += [self.build_operation(self.ops[c.operation.operation_id])
+                    for _, c in completions if isinstance(c, Completion)]
             out.append(IRTemplate(uri_template=t.uri_template, name=t.name, title=t.title,
                                   description=t.description.strip(), mime_type=t.mime_type, tool=t.tool,
                                   handler=t.handler, declaration=declaration, operations=tuple(ops),
-                                  variables=variables,
-                                  ttl_ms=t.ttl_ms, cache_scope=t.cache_scope,
-                                  completions=tuple(sorted(t.completions.items()))))
+                                  variables=variables, ttl_ms=t.ttl_ms, cache_scope=t.cache_scope,
+                                  completions=completions))
         return tuple(out)
+
+    def build_completion(self, spec: str | CompletionDef, variables: tuple[str, ...],
+                         loc: tuple[str | int, ...]) -> str | Completion:
+        """A hook's name as it stands, or a declared listing bound to the template's variables."""
+        if isinstance(spec, str):
+            return spec
+        op = self.lookup_op(spec.call, (*loc, "call"))
+        if op is None:
+            return spec.call
+        wanted = re.findall(r"\{([^}]+)\}", op.path)
+        path = {name: spec.path.get(name, "{" + name + "}") for name in wanted}
+        for name, template in path.items():
+            if template == "{" + name + "}" and name not in variables:
+                self.error((*loc, "call"), f"nothing fills path parameter {name!r} of {spec.call}",
+                           f"variables are: {', '.join(variables)}; or give `path: {{{name}: ...}}`")
+        for var in spec.match:
+            if var not in variables:
+                self.error((*loc, "match", var), f"{var!r} is not a variable of the template",
+                           f"variables are: {', '.join(variables)}")
+        return Completion(operation=runtime_operation(self.build_operation(op)), value=split_path(spec.value),
+                          path=path, query=dict(spec.query),
+                          match={var: split_path(p) for var, p in spec.match.items()}, pages=spec.pages)
 
     def check_identifier(self, loc: tuple[str | int, ...], name: str, what: str) -> None:
         if keyword.iskeyword(name) or keyword.issoftkeyword(name):
@@ -217,6 +244,9 @@ class Builder:
             for k, step in enumerate(tool.steps or []):
                 if self.lookup_op(step.call, ("tools", i, "steps", k, "call")) is not None:
                     used.setdefault(step.call, i)
+            for op_id in tool_operations(tool):
+                if op_id in self.ops:
+                    used.setdefault(op_id, i)
         for op_id in self.o.coverage.excluded:
             loc = ("coverage", "excluded", op_id)
             if self.lookup_op(op_id, loc) is not None and op_id in used:

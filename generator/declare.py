@@ -18,6 +18,7 @@ from generator.diagnostics import closest
 from generator.ir import IRParam
 from generator.overrides import (
     ErrorDef,
+    NamesExistDef,
     OnErrorDef,
     OutputField,
     RecoverDef,
@@ -35,6 +36,7 @@ from ghmcp_runtime.declared import (
     Guard,
     Idempotency,
     Match,
+    NamesExist,
     OnError,
     Output,
     Paginate,
@@ -42,6 +44,7 @@ from ghmcp_runtime.declared import (
     Reject,
     Repair,
     Step,
+    Verify,
 )
 from ghmcp_runtime.model import Operation
 from ghmcp_runtime.recovery import FIND_CREATED_CODES
@@ -58,7 +61,7 @@ class _Invalid:
 INVALID = _Invalid()
 Report = Callable[[Loc, str, str], None]
 READ_METHODS = frozenset({"GET", "HEAD"})
-RECIPE_VALUES = frozenset({"count"})
+RECIPE_VALUES = frozenset({"count", "next_page", "page_size"})
 
 
 def step_id(operation_id: str) -> str:
@@ -124,7 +127,7 @@ class DeclarationBuilder:
     versioned: frozenset[str] = frozenset()  # shapes that declare a content version
     repairs: list[tuple[Loc, Repair]] = field(default_factory=list)  # for the repair lint rules
 
-    def note_repair(self, loc: Loc, spec: ErrorDef | RecoverDef | None) -> None:
+    def note_repair(self, loc: Loc, spec: ErrorDef | RecoverDef | NamesExistDef | None) -> None:
         built = _repair(spec.repair) if spec is not None else None
         if built is not None:
             self.repairs.append(((*loc, "repair"), built))
@@ -254,7 +257,7 @@ class DeclarationBuilder:
         for j, rule in enumerate(raw.on_error):
             self.note_repair((*loc, "on_error", j), rule)
             on_error.append(OnError(when=Match(status=rule.when.status, github_code=rule.when.github_code,
-                                               code=rule.when.code),
+                                               code=rule.when.code, field=rule.when.field),
                                     error=_error(rule) or ErrorSpec(), skip=rule.skip))
             templates.append(((*loc, "on_error", j), _error_templates(rule)))
         reject = [Reject(present=r.present, error=_error(r) or ErrorSpec()) for r in raw.reject]
@@ -263,6 +266,8 @@ class DeclarationBuilder:
         templates += [((*loc, "reject", j), _error_templates(r)) for j, r in enumerate(raw.reject)]
         paginate = self.paginate(raw, loc, names)
         compare = self.compare(raw, loc, known, body)
+        names_exist = self.names_exist(raw, loc, names)
+        verify = self.verify(raw, loc, body)
         guard = self.guard(raw, loc, names)
         if raw.guard is not None:
             for key in ("refuse", "unknown"):
@@ -280,7 +285,7 @@ class DeclarationBuilder:
         return Step(id=sid, operation=operation, path=path, query=query, body=body,
                     when=tuple(conditions), after=tuple(s.id for s in earlier if s.id in after),
                     on_error=tuple(on_error), reject=tuple(reject), paginate=paginate,
-                    compare=compare, guard=guard)
+                    compare=compare, guard=guard, names_exist=names_exist, verify=verify)
 
     def bind_path(self, raw: StepDef | RecoverDef, op: SpecOperation, loc: Loc,
                   names: set[str]) -> dict[str, Any]:
@@ -330,11 +335,20 @@ class DeclarationBuilder:
         p = raw.paginate
         if p is None:
             return None
-        if p.cursor not in names:
-            self.error((*loc, "paginate", "cursor"), f"paginate names unknown parameter {p.cursor!r}",
+        ploc = (*loc, "paginate")
+        if (p.cursor is None) == (p.page_param is None):
+            self.error(ploc, "paginate needs exactly one of `cursor` (tools) or `page_param` (resources)",
+                       "tools page with an HMAC cursor parameter; resources with a URI variable")
+        elif p.cursor is not None and p.cursor not in names:
+            self.error((*ploc, "cursor"), f"paginate names unknown parameter {p.cursor!r}",
                        "declare a string parameter for the cursor (max_length 2048)")
+        elif p.page_param is not None and p.next_uri is None:
+            self.error(ploc, "paginate with page_param needs `next_uri`", "the URI of the next page")
+        for key, template in (("next_uri", p.next_uri), ("next_query", dict(p.next_query))):
+            self.check_refs(template, (*ploc, key), names, set(), allow_count=True)
         return Paginate(cursor=p.cursor, page_size=p.page_size, style=p.style, items=p.items,
-                        has_more=p.has_more, next_cursor=p.next_cursor)
+                        has_more=p.has_more, next_cursor=p.next_cursor, page_param=p.page_param,
+                        size_param=p.size_param, next_uri=p.next_uri, next_query=dict(p.next_query))
 
     def compare(self, raw: StepDef, loc: Loc, known: set[str], body: dict[str, Any]) -> Compare | None:
         c = raw.compare
@@ -355,6 +369,47 @@ class DeclarationBuilder:
                  if (ref := _whole_ref(value)) is not None and ref != key}
         return Compare(against=c.against, fields=dict(c.fields), normalize=dict(c.normalize),
                        changed=c.changed, names=names)
+
+    def names_exist(self, raw: StepDef, loc: Loc, names: set[str]) -> NamesExist | None:
+        n = raw.names_exist
+        if n is None:
+            return None
+        nloc = (*loc, "names_exist")
+        arrays = {p.name for p in self.params if p.schema.get("type") == "array"}
+        for param in n.params:
+            if param not in arrays:
+                self.error((*nloc, "params"), f"names_exist names {param!r}, not an array parameter",
+                           f"array parameters: {', '.join(sorted(arrays)) or 'none'}")
+        if n.code not in self.codes:
+            self.error((*nloc, "code"), f"error code {n.code!r} is not in error_codes",
+                       "declare it under error_codes")
+        lookup = None
+        if n.lookup is not None:
+            lookup = self.runtime_ops.get(n.lookup)
+            if lookup is None:
+                guess = closest(n.lookup, list(self.ops))
+                self.error((*nloc, "lookup"), f"unknown operationId {n.lookup!r}",
+                           f"did you mean {guess!r}?" if guess else "")
+        self.note_repair(nloc, n)
+        return NamesExist(params=tuple(n.params), code=n.code, kind=n.kind, lookup=lookup,
+                          repair=_repair(n.repair))
+
+    def verify(self, raw: StepDef, loc: Loc, body: dict[str, Any]) -> Verify | None:
+        v = raw.verify
+        if v is None:
+            return None
+        for key in [*v.fields, *v.normalize]:
+            if key not in body:
+                self.error((*loc, "verify", "fields", key), f"{key!r} is not a body field of this step",
+                           f"body fields: {', '.join(sorted(body)) or 'none'}")
+        for key, name in v.normalize.items():
+            if name not in TRANSFORMS:
+                self.error((*loc, "verify", "normalize", key), f"unknown transform {name!r}",
+                           f"transforms: {', '.join(TRANSFORMS)}")
+        renamed = {key: ref for key, value in body.items()
+                   if (ref := _whole_ref(value)) is not None and ref != key and key in v.fields}
+        return Verify(fields={k: split_path(p) for k, p in v.fields.items()},
+                      normalize=dict(v.normalize), names=renamed, ignored=v.ignored)
 
     def guard(self, raw: StepDef, loc: Loc, names: set[str]) -> Guard | None:
         g = raw.guard
@@ -393,8 +448,11 @@ class DeclarationBuilder:
 
     def outputs(self, steps: list[Step], names: set[str]) -> tuple[Output, ...] | None:
         ids = {s.id for s in steps}
-        implicit = {n for s in steps if s.paginate for n in (s.paginate.has_more, s.paginate.next_cursor)}
+        implicit = {n for s in steps if s.paginate for n in (s.paginate.has_more, s.paginate.next_cursor)
+                    if s.paginate.cursor}
+        implicit |= {n for s in steps if s.paginate and s.paginate.page_param for n in ("page", "next")}
         implicit |= {s.compare.changed for s in steps if s.compare}
+        implicit |= {s.verify.ignored for s in steps if s.verify}
         out: list[Output] = []
         ok = True
         for k, f in enumerate(self.tool.output):
@@ -435,12 +493,22 @@ class DeclarationBuilder:
                     self.error((*loc, "from"), f"output {f.name!r} reads {s!r}, not a step",
                                f"steps: {', '.join(sorted(ids))}")
                     return None
-            return Output(name=f.name, shape=shape, each=f.items_shape is not None, sources=tuple(sources))
-        if not isinstance(f.source, str):
+            paged = {s.id for s in steps if s.paginate}
+            if f.when_more is not None and f.when_more not in paged:
+                self.error((*loc, "when_more"), f"when_more names {f.when_more!r}, not a paged step",
+                           f"paged steps: {', '.join(sorted(paged)) or 'none'}")
+            return Output(name=f.name, shape=shape, each=f.items_shape is not None, sources=tuple(sources),
+                          exclude=f.exclude, omit=tuple(f.omit), when_more=f.when_more, detail=f.detail)
+        if isinstance(f.source, list):
             self.error((*loc, "from"), f"output {f.name!r} takes one template", "e.g. {step.field}")
             return None
         self.check_refs(f.source, (*loc, "from"), names, ids)
-        return Output(name=f.name, value=f.source)
+        return Output(name=f.name, value=f.source, when_more=f.when_more)
+
+
+def split_path(dotted: str) -> tuple[str, ...]:
+    """`assignees[].login` -> ("assignees", "[]", "login"), as shapes write paths."""
+    return tuple(p for p in re.split(r"\.|(\[\])", dotted) if p)
 
 
 def _error_templates(spec: ErrorDef | None) -> list[Any]:
@@ -457,6 +525,8 @@ def _codes_of(raw: StepDef) -> set[str]:
     if raw.guard is not None:
         specs += [raw.guard.refuse, raw.guard.unknown]
     codes = {s.code for s in specs if s is not None and s.code}
+    if raw.names_exist is not None:
+        codes.add(raw.names_exist.code)
     if raw.guard is not None and raw.guard.incomplete:
         codes.add("upstream_unavailable")
     return codes

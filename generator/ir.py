@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.diagnostics import Where
-from ghmcp_runtime.declared import Declaration, Repair
+from ghmcp_runtime.declared import Completion, Declaration, Repair
 
 JSONObject = dict[str, Any]
 
@@ -144,7 +144,7 @@ class IRTemplate:
     variables: tuple[str, ...]
     ttl_ms: int
     cache_scope: str
-    completions: tuple[tuple[str, str], ...]
+    completions: tuple[tuple[str, str | Completion], ...]  # variable -> hook name or declared listing
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

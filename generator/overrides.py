@@ -130,13 +130,18 @@ class OutputField(Strict):
     optional: bool = False
     nullable: bool = False
     description: str | None = Field(default=None, description="only where the name is not enough")
-    source: str | list[str] | None = Field(
+    source: str | list[str] | dict[str, Any] | None = Field(
         default=None, alias="from", description="declared tools: a step id (shapes; a list = first "
         "that produced a body, or every one for items_shape) or a reference template such as "
-        "{step.field}")
+        "{step.field} (an object of templates builds an object)")
     version_of: str | None = Field(
         default=None, description="declared tools: the content version (by this shape's `version`) "
         "of the body of the step named in `from`")
+    exclude: str | None = Field(default=None, description="rows with this field set are dropped")
+    detail: Literal["summary", "full"] | None = Field(
+        default=None, description="fixed row density (default: the `detail` parameter, else full)")
+    omit: list[str] = Field(default_factory=list, description="projected fields left out of the rows")
+    when_more: str | None = Field(default=None, description="present only while that paged step has more")
 
 
 class Rule(Strict):
@@ -150,6 +155,7 @@ class MatchDef(Strict):
     status: int | None = Field(default=None, ge=400, le=599)
     github_code: str | None = Field(default=None, description="errors[0].code of a 422, e.g. already_exists")
     code: str | None = Field(default=None, description="the code the generic mapping chose, e.g. label_not_found")
+    field: str | None = Field(default=None, description="the parameter the failure names (details.field)")
 
 
 class RepairDef(Strict):
@@ -177,7 +183,11 @@ class RejectDef(ErrorDef):
 
 
 class PaginateDef(Strict):
-    cursor: str = Field(description="the tool parameter carrying the cursor")
+    cursor: str | None = Field(default=None, description="the tool parameter carrying the cursor")
+    page_param: str | None = Field(default=None, description="resources: the URI variable with the page number")
+    size_param: str | None = Field(default=None, description="resources: the URI variable with the page size")
+    next_uri: str | None = Field(default=None, description="resources: the next page's URI (templates read {next_page}, {page_size})")
+    next_query: dict[str, Any] = Field(default_factory=dict, description="resources: its query, URL-encoded")
     page_size: int = Field(default=30, ge=1, le=100)
     style: Literal["link", "total_count"] = "link"
     items: str | None = Field(default=None, description="where the rows are in the body (search: items)")
@@ -204,6 +214,20 @@ class GuardDef(Strict):
     unknown_field: str | None = None
 
 
+class NamesExistDef(Strict):
+    params: list[str] = Field(min_length=1, description="array parameters whose names must be in the catalog")
+    code: Identifier = Field(description="the error code when some are missing, e.g. label_not_found")
+    kind: str = Field(default="label", description="what a name names, for the message")
+    lookup: str | None = Field(default=None, description="operation reading one entry by {name}")
+    repair: RepairDef | None = None
+
+
+class VerifyDef(Strict):
+    fields: dict[str, str] = Field(description="body field -> dotted path in the write's answer")
+    normalize: dict[str, str] = Field(default_factory=dict, description="body field -> transform")
+    ignored: str = Field(default="ignored_fields", description="output listing what GitHub did not apply")
+
+
 class StepDef(Strict):
     id: Identifier | None = Field(default=None, description="default: the operation name in snake_case")
     call: str = Field(description="operationId")
@@ -217,6 +241,9 @@ class StepDef(Strict):
     paginate: PaginateDef | None = None
     compare: CompareDef | None = None
     guard: GuardDef | None = None
+    names_exist: NamesExistDef | None = Field(
+        default=None, description="this step's operation is the catalog the names must exist in")
+    verify: VerifyDef | None = Field(default=None, description="report body fields the answer does not show")
 
 
 class RecoverDef(Strict):
@@ -264,7 +291,8 @@ def tool_operations(tool: ToolDef) -> list[str]:
     recover = []
     if tool.idempotency and tool.idempotency.recover:  # the lookup also reads the caller's login
         recover = [tool.idempotency.recover.call, "users/get-authenticated"]
-    return list(dict.fromkeys([*(s.call for s in tool.steps or []), *recover, *tool.operations]))
+    lookups = [s.names_exist.lookup for s in tool.steps or [] if s.names_exist and s.names_exist.lookup]
+    return list(dict.fromkeys([*(s.call for s in tool.steps or []), *lookups, *recover, *tool.operations]))
 
 
 BreakingKind = Literal[
@@ -291,6 +319,15 @@ class StaticResourceDef(Strict):
     cache_scope: Literal["public", "private"]
 
 
+class CompletionDef(Strict):
+    call: str = Field(description="a list operation; path parameters come from chosen variables")
+    value: str = Field(description="dotted path of the candidate in each row, e.g. owner.login")
+    path: dict[str, Any] = Field(default_factory=dict)
+    query: dict[str, Any] = Field(default_factory=dict)
+    match: dict[str, str] = Field(default_factory=dict, description="variable -> row path it must equal")
+    pages: int = Field(default=3, ge=1, le=10, description="pages of 100 rows read at most")
+
+
 class TemplateDef(Strict):
     uri_template: str = Field(pattern=r"^[a-z][a-z0-9+.-]*://\S+$")
     name: str = Field(pattern=r"^[a-z][a-z0-9-]*$")
@@ -306,7 +343,8 @@ class TemplateDef(Strict):
     operations: list[str] = Field(default_factory=list, description="extra operations its hooks call")
     ttl_ms: int = Field(ge=0)
     cache_scope: Literal["public", "private"]
-    completions: dict[str, str] = Field(default_factory=dict, description="variable -> async hook")
+    completions: dict[str, str | CompletionDef] = Field(
+        default_factory=dict, description="variable -> a declared listing, or an async hook's name")
 
 
 class OverrideFile(Strict):

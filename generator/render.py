@@ -18,6 +18,7 @@ from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
 from generator.ir import IRAnnotations, IRServer, IRTool
 from generator.packaging import Packaging, server_requirements, toml_string
 from generator.spec import REPO_ROOT
+from ghmcp_runtime.declared import Completion
 from ghmcp_runtime.model import Annotations, FieldRule, Operation, Shape
 
 TEMPLATES = REPO_ROOT / "templates"
@@ -38,6 +39,18 @@ def wire_tool(tool: IRTool) -> dict[str, Any]:
         "outputSchema": tool.output_schema,
         "annotations": hints,
     }
+
+
+def declared_completions(server: IRServer) -> dict[str, Completion]:
+    """Every distinct declared completion by the constant that holds it: COMPLETE_<VARIABLE>,
+    numbered when one variable name has several listings."""
+    by_source: dict[str, tuple[str, Completion]] = {}
+    for t in server.templates:
+        for var, spec in t.completions:
+            if isinstance(spec, Completion) and _pyobj(spec) not in by_source:
+                taken = sum(1 for v, _ in by_source.values() if v == var)
+                by_source[_pyobj(spec)] = (var, spec) if not taken else (f"{var}_{taken + 1}", spec)
+    return {f"COMPLETE_{name.upper()}": spec for name, spec in by_source.values()}
 
 
 def runtime_fields(fields: Any) -> tuple[FieldRule, ...]:
@@ -243,7 +256,9 @@ def render(
     used = [op for t in server.tools for op in t.operations]
     used += [op for tmpl in server.templates for op in tmpl.operations]
     operations = sorted({op.operation_id: op for op in used}.values(), key=lambda op: op.operation_id)
-    declarations = [t.declaration for t in server.tools if t.declaration is not None]
+    completions = declared_completions(server)
+    declarations: list[Any] = [t.declaration for t in server.tools if t.declaration is not None]
+    declarations += [c for c in completions.values()]
     declarations += [t.declaration for t in server.templates if t.declaration is not None]
     shapes = {s.name: runtime_shape(s) for s in server.shapes}
     context = {
@@ -254,6 +269,12 @@ def render(
         "shapes": server.shapes,
         "runtime_shapes": shapes,
         "declared_classes": sorted(_classes(declarations)),
+        "completions": completions,
+        "runner_imports": [name for name, used in (
+            ("completer", bool(completions)),
+            ("declared", any(t.declaration for t in server.tools)
+             or any(t.declaration for t in server.templates))) if used],
+        "completion_name": {_pyobj(c): name for name, c in completions.items()},
         "tool_annotations": {t.name: Annotations(
             read_only=t.annotations.read_only, open_world=t.annotations.open_world,
             destructive=t.annotations.destructive, idempotent=t.annotations.idempotent)

@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import logging
 import os
+import re
 import secrets
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import httpx
+from mcp import MCPError
 from mcp.server import CacheHint, Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
-from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import (
+    INVALID_PARAMS,
     CallToolRequestParams,
     CallToolResult,
     ListToolsResult,
@@ -28,22 +29,26 @@ from mcp.types import (
 )
 from starlette.applications import Starlette
 
+from ghmcp_runtime.caller import Caller, identity_key, resolve_caller, usable_token
 from ghmcp_runtime.context import CursorCodec, Idempotency, ToolContext, Upstream
 from ghmcp_runtime.cursors import HmacCursorCodec
-from ghmcp_runtime.errors import ToolError
+from ghmcp_runtime.errors import INTERNAL_MESSAGE, ToolError
+from ghmcp_runtime.host_guard import LOCAL_ORIGINS, host_patterns, is_loopback
 from ghmcp_runtime.idempotency import IdempotencyRunner
-from ghmcp_runtime.logs import log_event
+from ghmcp_runtime.logs import UVICORN_LOG_CONFIG, call_fields, log_event, route_library_logs
 from ghmcp_runtime.model import ServerSpec, ToolSpec
 from ghmcp_runtime.projection import ShapeProjector
 from ghmcp_runtime.redis_store import open_store
-from ghmcp_runtime.resources import ResourceRuntime
-from ghmcp_runtime.upstream import DEFAULT_API_URL, GitHubUpstream
+from ghmcp_runtime.resources import ResourceRuntime, internal_rpc_error
+from ghmcp_runtime.upstream import DEFAULT_API_URL, GitHubUpstream, check_api_url
 from ghmcp_runtime.validation import ArgumentValidator, plain
 
 TOOLS_LIST_CACHE = CacheHint(ttl_ms=300_000, scope="public")
 LOW_RATE_LIMIT_FRACTION = 0.1
-LOCAL_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]")
-LOCAL_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
+_TOOL_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
+_TRUE = ("1", "true", "yes", "on")
+P = TypeVar("P")
+R = TypeVar("R")
 
 
 def _float_env(env: Mapping[str, str], name: str, default: float) -> float:
@@ -59,43 +64,50 @@ def _float_env(env: Mapping[str, str], name: str, default: float) -> float:
     return value
 
 
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Settings:
     github_token: str | None = field(default=None, repr=False)
     api_url: str = DEFAULT_API_URL
-    cursor_secret: bytes | None = field(default=None, repr=False)
+    # keys cursors and caller identities; replicas behind one endpoint must share it
+    server_secret: bytes | None = field(default=None, repr=False)
     timeout_s: float = 20.0
     connect_timeout_s: float = 5.0
     idempotency_store: str = "memory"
+    allow_insecure_api_url: bool = False
+    public_url: str | None = None  # the MCP endpoint as clients reach it, e.g. https://h/mcp
+    authorization_server: str | None = None  # default: GitHub's, derived from api_url
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env
-        secret = env.get("GHMCP_CURSOR_SECRET", "")
+        secret = env.get("GHMCP_SERVER_SECRET", "") or env.get("GHMCP_CURSOR_SECRET", "")
         return cls(
             github_token=env.get("GITHUB_TOKEN", "").strip() or None,
             api_url=env.get("GITHUB_API_URL", "").strip() or DEFAULT_API_URL,
-            cursor_secret=secret.encode() if secret else None,
+            server_secret=secret.encode() if secret else None,
             timeout_s=_float_env(env, "GHMCP_TIMEOUT_S", 20.0),
             connect_timeout_s=_float_env(env, "GHMCP_CONNECT_TIMEOUT_S", 5.0),
             idempotency_store=env.get("GHMCP_IDEMPOTENCY_STORE", "").strip() or "memory",
+            allow_insecure_api_url=env.get("GHMCP_ALLOW_INSECURE_API_URL", "").lower() in _TRUE,
+            public_url=env.get("GHMCP_PUBLIC_URL", "").strip() or None,
+            authorization_server=env.get("GHMCP_AUTHORIZATION_SERVER", "").strip() or None,
         )
 
+    def check(self) -> None:
+        """Refuse settings that would leak tokens or silently break replicas (ValueError)."""
+        check_api_url(self.api_url, allow_insecure=self.allow_insecure_api_url)
+        if self.idempotency_store != "memory" and not self.server_secret:
+            # idempotency keys are scoped by caller identity, an HMAC under the server secret:
+            # replicas with random secrets of their own would never recognise each other's keys
+            raise ValueError(
+                "a shared idempotency store needs GHMCP_SERVER_SECRET, the same value on every "
+                "replica, or idempotency keys would not be recognised across replicas"
+            )
 
-def identity_of(credential: str | None) -> str:
-    if not credential:
-        return "anonymous"
-    return "u_" + hashlib.sha256(credential.encode()).hexdigest()[:16]
-
-
-def bearer_token(request: Any) -> str | None:
-    """The token of an `Authorization: Bearer` header on an HTTP request (None on stdio)."""
-    headers = getattr(request, "headers", None)
-    value = headers.get("authorization") if headers is not None else None
-    if not isinstance(value, str):
-        return None
-    scheme, _, token = value.strip().partition(" ")
-    return token.strip() or None if scheme.lower() == "bearer" else None
+    def with_secret(self) -> Settings:
+        """These settings, with a random server secret when none is configured (one process)."""
+        return self if self.server_secret else replace(self, server_secret=secrets.token_bytes(32))
 
 
 def wire_tool(tool: ToolSpec) -> Tool:
@@ -123,7 +135,34 @@ def error_text(err: ToolError) -> str:
     return text
 
 
-INTERNAL = "The server failed unexpectedly on this call; it was logged under the request_id."
+def unknown_tool(name: str) -> MCPError:
+    """JSON-RPC -32602, as the MCP spec lists for an unknown tool; the name only when tame."""
+    shown = f": {name}" if _TOOL_NAME.fullmatch(name) else ""
+    return MCPError(INVALID_PARAMS, f"Unknown tool{shown}; call tools/list for the available tools.")
+
+
+def _request_id() -> str:
+    return "req_" + secrets.token_hex(6)
+
+
+def guarded(
+    handler: Callable[[ServerRequestContext[Any], P], Awaitable[R]],
+) -> Callable[[ServerRequestContext[Any], P], Awaitable[R]]:
+    """A JSON-RPC handler whose unexpected exceptions become -32603 with a generic message (the
+    SDK would answer code 0 with the exception text); MCPError passes through."""
+
+    async def run(ctx: ServerRequestContext[Any], params: P) -> R:
+        try:
+            return await handler(ctx, params)
+        except MCPError:
+            raise
+        except Exception:
+            request_id = _request_id()
+            log_event("handler_crashed", level=logging.ERROR, exc_info=True,
+                      handler=handler.__name__, request_id=request_id)
+            raise internal_rpc_error(request_id) from None
+
+    return run
 
 
 class _ToolRuntime:
@@ -140,6 +179,7 @@ class _ToolRuntime:
         self.upstream = upstream
         self.cursors = cursors
         self.idempotency = idempotency
+        self.identity_key = identity_key(settings.server_secret or secrets.token_bytes(32))
         self.projector = ShapeProjector(spec.shapes)
         self.tools = {t.name: t for t in spec.tools}
         self.validators = {t.name: ArgumentValidator(t.input_schema) for t in spec.tools}
@@ -149,6 +189,11 @@ class _ToolRuntime:
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
         return self.schemas.get(name)
 
+    def caller_of(self, request: Any) -> Caller:
+        """The caller of this request (see ghmcp_runtime.caller for the rules)."""
+        return resolve_caller(request, server_token=self.settings.github_token,
+                              key=self.identity_key)
+
     async def list_tools(
         self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
     ) -> ListToolsResult:
@@ -157,43 +202,49 @@ class _ToolRuntime:
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: CallToolRequestParams
     ) -> CallToolResult:
-        request_id = "req_" + secrets.token_hex(6)
+        request_id = _request_id()
+        caller = self.caller_of(ctx.request)
+        with call_fields(caller=caller.identity, request_id=request_id):
+            tool = self.tools.get(params.name)
+            if tool is None:
+                log_event("tool_call", tool=params.name[:64], outcome="unknown_tool", ms=0)
+                raise unknown_tool(params.name)
+            return await self._call_logged(tool, caller, params.arguments, request_id)
+
+    async def _call_logged(
+        self, tool: ToolSpec, caller: Caller, arguments: Mapping[str, Any] | None, request_id: str
+    ) -> CallToolResult:
         start = time.perf_counter()
         outcome = "ok"
         try:
-            payload = await self._call(ctx, params, request_id)
+            payload = await self._call(tool, caller, arguments, request_id)
             text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
             return CallToolResult(content=[TextContent(type="text", text=text)],
                                   structured_content=payload)
         except ToolError as err:
             outcome = err.code
+            # a handled outcome needs no traceback; kept, it would hold every frame (and the
+            # arguments in them) in a reference cycle until the next full garbage collection
+            err.__traceback__ = None
             return self._error(err, request_id)
         except Exception:
             outcome = "internal_error"
-            log_event("tool_crashed", level=logging.ERROR, exc_info=True,
-                      tool=params.name[:64], request_id=request_id)
-            return self._error(ToolError("internal_error", INTERNAL), request_id)
+            log_event("tool_crashed", level=logging.ERROR, exc_info=True, tool=tool.name)
+            return self._error(ToolError("internal_error", INTERNAL_MESSAGE), request_id)
         finally:
-            log_event("tool_call", tool=params.name[:64], request_id=request_id, outcome=outcome,
+            log_event("tool_call", tool=tool.name, outcome=outcome,
                       ms=round((time.perf_counter() - start) * 1000))
 
     async def _call(
-        self, ctx: ServerRequestContext[Any], params: CallToolRequestParams, request_id: str
+        self, tool: ToolSpec, caller: Caller, arguments: Mapping[str, Any] | None, request_id: str
     ) -> dict[str, Any]:
-        tool = self.tools.get(params.name)
-        if tool is None:
-            raise ToolError(
-                "invalid_field",
-                "There is no tool with this name; call tools/list to see the available tools.",
-                details={"field": "name", "reason": "not a tool of this server"},
-            )
-        args = params.arguments if params.arguments is not None else {}
+        args = arguments if arguments is not None else {}
         validator = self.validators[tool.name]
         invalid = validator.validate(args)
         if invalid is not None:
             raise invalid
         args = validator.normalize(args)
-        tctx = self.context_for(tool, ctx.request, args, request_id)
+        tctx = self.context_for(tool, caller, args, request_id)
         try:
             result = await tool.handler(tctx, args)
         except ToolError as err:
@@ -209,13 +260,12 @@ class _ToolRuntime:
         return payload
 
     def context_for(
-        self, tool: ToolSpec, request: Any, args: Mapping[str, Any], request_id: str
+        self, tool: ToolSpec, caller: Caller, args: Mapping[str, Any], request_id: str
     ) -> ToolContext:
-        credential = bearer_token(request) or self.settings.github_token
         return ToolContext(
-            tool=tool, request_id=request_id, identity=identity_of(credential),
+            tool=tool, request_id=request_id, identity=caller.identity,
             arguments=args, upstream=self.upstream, cursors=self.cursors,
-            idempotency=self.idempotency, projector=self.projector, credential=credential,
+            idempotency=self.idempotency, projector=self.projector, credential=caller.credential,
         )
 
     def _error(self, err: ToolError, request_id: str) -> CallToolResult:
@@ -232,7 +282,11 @@ def build_server(
     cursors: CursorCodec | None = None,
     idempotency: Idempotency | None = None,
 ) -> Server[Any]:
-    """The low-level MCP server for `spec`. Components default from `settings`; tests inject."""
+    """The low-level MCP server for `spec`. Components default from `settings`; tests inject.
+
+    Without an HTTP request (stdio, in-memory) calls use `settings.github_token`; over HTTP
+    each caller's own bearer token (see ghmcp_runtime.caller)."""
+    settings.check()
     if upstream is None:
         upstream = GitHubUpstream(
             base_url=settings.api_url,
@@ -243,10 +297,11 @@ def build_server(
         spec,
         settings,
         upstream,
-        cursors or HmacCursorCodec(settings.cursor_secret),
+        cursors or HmacCursorCodec(settings.server_secret),
         idempotency or IdempotencyRunner(open_store(settings.idempotency_store)),
     )
-    resources = ResourceRuntime(spec, runtime.context_for) if spec.resources or spec.templates else None
+    resources = (ResourceRuntime(spec, runtime.caller_of, runtime.context_for)
+                 if spec.resources or spec.templates else None)
     return Server(
         spec.name,
         version=spec.version,
@@ -255,27 +310,18 @@ def build_server(
         instructions=spec.instructions,
         cache_hints={"tools/list": TOOLS_LIST_CACHE, "server/discover": TOOLS_LIST_CACHE},
         get_tool_input_schema=runtime.input_schema,
-        on_list_tools=runtime.list_tools,
-        on_call_tool=runtime.call_tool,
-        on_list_resources=resources.list_resources if resources else None,
-        on_list_resource_templates=resources.list_templates if resources else None,
-        on_read_resource=resources.read if resources else None,
-        on_completion=resources.complete if resources and spec.templates else None,
+        on_list_tools=guarded(runtime.list_tools),
+        on_call_tool=guarded(runtime.call_tool),
+        on_list_resources=guarded(resources.list_resources) if resources else None,
+        on_list_resource_templates=guarded(resources.list_templates) if resources else None,
+        on_read_resource=guarded(resources.read) if resources else None,
+        on_completion=guarded(resources.complete) if resources and spec.templates else None,
     )
 
 
-def transport_security(
-    host: str, allowed_hosts: Sequence[str] = (), allowed_origins: Sequence[str] = ()
-) -> TransportSecuritySettings:
-    """DNS-rebinding protection stays on: loopback names, the bound host, and what you allow."""
-    hosts = [*LOCAL_HOSTS, *allowed_hosts]
-    if host not in ("0.0.0.0", "::", "127.0.0.1", "localhost", "::1"):
-        hosts += [host, f"{host}:*"]
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=hosts,
-        allowed_origins=[*LOCAL_ORIGINS, *allowed_origins],
-    )
+def _endpoint_url(host: str, port: int) -> str:
+    name = f"[{host}]" if ":" in host else host
+    return f"http://{name}:{port}/mcp"
 
 
 def http_app(
@@ -283,17 +329,37 @@ def http_app(
     settings: Settings | None = None,
     *,
     host: str = "127.0.0.1",
+    port: int = 8000,
     allowed_hosts: Sequence[str] = (),
     allowed_origins: Sequence[str] = (),
+    allow_server_token: bool = False,
     server: Server[Any] | None = None,
 ) -> Starlette:
-    """Streamable HTTP (stateless, JSON responses) as an ASGI app, e.g. for `uvicorn`."""
-    server = server or build_server(spec, settings or Settings.from_env())
-    return server.streamable_http_app(
-        stateless_http=True,
-        json_response=True,
-        host=host,
-        transport_security=transport_security(host, allowed_hosts, allowed_origins),
+    """Streamable HTTP (stateless, JSON responses) as an ASGI app, e.g. for `uvicorn`.
+
+    Every request needs its caller's `Authorization: Bearer` token (401 with the RFC 9728
+    challenge otherwise). `allow_server_token` lets requests without the header use the
+    operator's GITHUB_TOKEN; it is refused unless `host` is loopback."""
+    from ghmcp_runtime.http_auth import HttpAuth, authorization_server_for
+    from ghmcp_runtime.http_transport import streamable_http_app
+
+    settings = (settings or Settings.from_env()).with_secret()
+    if allow_server_token and not is_loopback(host):
+        raise ValueError("--allow-server-token is only allowed on a loopback address")
+    if allow_server_token and not settings.github_token:
+        raise ValueError("--allow-server-token needs GITHUB_TOKEN")
+    server = server or build_server(spec, settings)
+    assert settings.server_secret is not None
+    auth = HttpAuth(
+        resource_url=settings.public_url or _endpoint_url(host, port),
+        authorization_servers=(settings.authorization_server
+                               or authorization_server_for(settings.api_url),),
+        resource_name=spec.title,
+        allow_server_token=allow_server_token,
+    )
+    return streamable_http_app(
+        server, auth=auth, identity_key=identity_key(settings.server_secret),
+        hosts=host_patterns(host, allowed_hosts), origins=[*LOCAL_ORIGINS, *allowed_origins],
     )
 
 
@@ -313,12 +379,39 @@ def _parser(spec: ServerSpec) -> argparse.ArgumentParser:
                    help="extra Origin header value to accept over HTTP (repeatable)")
     p.add_argument("--idempotency-store", default=None,
                    help="'memory' (default, one process) or redis://HOST:PORT/DB shared by "
-                        "replicas (env GHMCP_IDEMPOTENCY_STORE)")
+                        "replicas (env GHMCP_IDEMPOTENCY_STORE; needs GHMCP_SERVER_SECRET)")
+    p.add_argument("--allow-server-token", action="store_true",
+                   help="HTTP: let requests without an Authorization header act with "
+                        "GITHUB_TOKEN (loopback binds only; anyone who can reach the port can "
+                        "then act as you)")
     return p
+
+
+def _startup_warnings(args: argparse.Namespace, settings: Settings) -> None:
+    if settings.github_token and not usable_token(settings.github_token):
+        log_event("config_warning", level=logging.WARNING,
+                  reason="GITHUB_TOKEN is not a well-formed token; calls will be refused")
+    if args.transport != "http":
+        return
+    if args.allow_server_token:
+        log_event("config_warning", level=logging.WARNING, host=args.host,
+                  reason="--allow-server-token: requests without Authorization act with "
+                         "GITHUB_TOKEN; any local process can use it")
+    elif settings.github_token:
+        log_event("config_warning", level=logging.WARNING,
+                  reason="GITHUB_TOKEN is ignored over HTTP: each caller sends its own token")
+    if not is_loopback(args.host) and not args.allowed_host:
+        log_event("http_bind_warning", level=logging.WARNING, host=args.host,
+                  hint="only loopback Host headers are accepted; add --allowed-host")
+    if not is_loopback(args.host) and not settings.public_url:
+        log_event("config_warning", level=logging.WARNING,
+                  reason="GHMCP_PUBLIC_URL is not set: the 401 challenge points clients at "
+                         f"{_endpoint_url(args.host, args.port)}")
 
 
 def run(spec: ServerSpec, argv: Sequence[str] | None = None) -> None:
     """Console-script entry: serve `spec` over stdio (default) or streamable HTTP."""
+    route_library_logs()
     parser = _parser(spec)
     args = parser.parse_args(argv)
     try:
@@ -330,15 +423,24 @@ def run(spec: ServerSpec, argv: Sequence[str] | None = None) -> None:
         store = open_store(settings.idempotency_store)
     except ValueError as exc:
         parser.error(f"--idempotency-store: {exc}")
+    try:
+        settings.check()
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.allow_server_token and args.transport == "http":
+        if not is_loopback(args.host):
+            parser.error("--allow-server-token is only allowed with a loopback --host")
+        if not settings.github_token:
+            parser.error("--allow-server-token needs GITHUB_TOKEN")
+    _startup_warnings(args, settings)
+    settings = settings.with_secret()
     server = build_server(spec, settings, idempotency=IdempotencyRunner(store))
     if args.transport == "stdio":
         anyio.run(serve_stdio, server)
         return
     import uvicorn  # only the HTTP transport needs it
 
-    if args.host not in ("127.0.0.1", "localhost", "::1") and not args.allowed_host:
-        log_event("http_bind_warning", level=logging.WARNING, host=args.host,
-                  hint="only loopback Host headers are accepted; add --allowed-host")
-    app = http_app(spec, settings, host=args.host, allowed_hosts=args.allowed_host,
-                   allowed_origins=args.allowed_origin, server=server)
-    uvicorn.run(app, host=args.host, port=args.port)
+    app = http_app(spec, settings, host=args.host, port=args.port,
+                   allowed_hosts=args.allowed_host, allowed_origins=args.allowed_origin,
+                   allow_server_token=args.allow_server_token, server=server)
+    uvicorn.run(app, host=args.host, port=args.port, log_config=UVICORN_LOG_CONFIG)

@@ -36,6 +36,7 @@ class Match:
     status: int | None = None  # GitHub's HTTP status
     github_code: str | None = None  # errors[0].code of a 422 (e.g. already_exists)
     code: str | None = None  # the code the runtime's generic mapping chose (e.g. label_not_found)
+    field: str | None = None  # the parameter the failure names (details.field), e.g. a 422's field
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,14 +75,23 @@ class Reject:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Paginate:
-    """Page numbers carried in an HMAC cursor argument; `has_more` from a Link header or a total."""
+    """Page numbers carried in an HMAC cursor argument; `has_more` from a Link header or a total.
 
-    cursor: str  # the tool parameter that carries the cursor
+    Resources page by URI instead: `page_param` names the variable holding the page number
+    (default 1), `size_param` an optional page size (at most page_size), and the body gets `page`
+    and, when more exist, `next`: `next_uri` plus the URL-encoded `next_query`, whose templates
+    also read `{next_page}` and `{page_size}`."""
+
+    cursor: str | None = None  # the tool parameter that carries the cursor
     page_size: int = 30
     style: Literal["link", "total_count"] = "link"
     items: str | None = None  # where the rows are in the body; None: the body is the list
     has_more: str = "has_more"  # output field names
     next_cursor: str = "next_cursor"
+    page_param: str | None = None
+    size_param: str | None = None
+    next_uri: Template = None
+    next_query: Mapping[str, Template] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -108,6 +118,29 @@ class Guard:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class NamesExist:
+    """Names that must exist: the step's operation lists the catalog (ghmcp_runtime.catalog);
+    its result is, per parameter, the exact catalog names in the order given."""
+
+    params: tuple[str, ...]
+    code: str  # refused with this code, naming every missing index, before anything is written
+    kind: str = "label"  # the thing named, for the message
+    lookup: Operation | None = None  # reads one entry by {name}: names past the first page
+    repair: Repair | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Verify:
+    """After a write: body fields GitHub accepted but its answer does not show (e.g. assignees
+    a token without push access cannot set) are reported, never claimed as done."""
+
+    fields: Mapping[str, tuple[str, ...]]  # body field -> path in the response ("[]" maps a list)
+    normalize: Mapping[str, str] = field(default_factory=dict)  # body field -> transform, both sides
+    names: Mapping[str, str] = field(default_factory=dict)  # body field -> parameter reported
+    ignored: str = "ignored_fields"  # output listing them (absent when none)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Step:
     id: str
     operation: Operation
@@ -121,6 +154,8 @@ class Step:
     paginate: Paginate | None = None
     compare: Compare | None = None
     guard: Guard | None = None
+    names_exist: NamesExist | None = None
+    verify: Verify | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -133,6 +168,10 @@ class Output:
     each: bool = False  # a list of `shape` rows gathered from every step in `sources`
     sources: tuple[str, ...] = ()  # with `shape`: the first step that produced a body wins
     version_of: str | None = None  # the shape whose declared version of the first source's body
+    exclude: str | None = None  # rows with this field set are not rows (e.g. pull_request)
+    detail: str | None = None  # a fixed row density, instead of the declaration's `detail`
+    omit: tuple[str, ...] = ()  # projected fields left out (e.g. an index carries no previews)
+    when_more: str | None = None  # present only while that paginated step has more
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -160,6 +199,20 @@ class Idempotency:
     write: str  # the step whose lost response `recover` finds
     scope: tuple[str, ...] = ()
     recover: Recover | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Completion:
+    """Candidates for a resource-template variable: the `value` of each row of `operation` (at
+    most `pages` pages of 100), keeping rows whose `match` paths equal variables already chosen
+    (ignoring case). Path templates read the chosen variables; one missing means no candidates."""
+
+    operation: Operation
+    value: tuple[str, ...]
+    path: Mapping[str, Template] = field(default_factory=dict)
+    query: Mapping[str, Template] = field(default_factory=dict)
+    match: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # variable -> row path
+    pages: int = 3
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -15,6 +15,9 @@ UNIVERSAL_CODES = (
     "upstream_unavailable",
 )
 
+# what a caller learns of an unexpected failure: no exception text, only where it was logged
+INTERNAL_MESSAGE = "The server failed unexpectedly on this call; it was logged under the request_id."
+
 
 class ToolError(Exception):
     """A tool failure an agent can act on. Rendered as an `isError` result with the envelope.

@@ -5,17 +5,23 @@ Callers never pass tokens or bodies; `redact` is only the last line of defence.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import os
 import re
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 LOGGER_NAME = "ghmcp"
 REDACTED = "[redacted]"
+
+# fields every log line of the current call carries (e.g. the caller id), set by `call_fields`
+_CALL_FIELDS: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar(
+    "ghmcp_call_fields", default=None)
 
 _TOKEN = re.compile(
     r"(?:gh[pousr]_[A-Za-z0-9_]{8,}|github_pat_[A-Za-z0-9_]{8,}|(?i:bearer)\s+[^\s\"',;]+)"
@@ -40,6 +46,9 @@ class JsonFormatter(logging.Formatter):
             "level": record.levelname.lower(),
             "event": record.getMessage(),
         }
+        if record.name != LOGGER_NAME:  # a library's record (SDK, uvicorn) routed through here
+            line["logger"] = record.name
+        line.update(_CALL_FIELDS.get() or {})
         fields = getattr(record, "fields", None)
         if isinstance(fields, Mapping):
             line.update((k, v) for k, v in fields.items() if v is not None)
@@ -58,16 +67,56 @@ class _StderrHandler(logging.Handler):
             self.handleError(record)
 
 
+def _json_handler() -> _StderrHandler:
+    handler = _StderrHandler()
+    handler.setFormatter(JsonFormatter())
+    return handler
+
+
+def _level() -> str:
+    level = os.environ.get("GHMCP_LOG_LEVEL", "INFO").upper()
+    return level if level in logging.getLevelNamesMapping() else "INFO"
+
+
 def get_logger() -> logging.Logger:
     logger = logging.getLogger(LOGGER_NAME)
     if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
-        handler = _StderrHandler()
-        handler.setFormatter(JsonFormatter())
-        logger.addHandler(handler)
+        logger.addHandler(_json_handler())
         logger.propagate = False
-        level = os.environ.get("GHMCP_LOG_LEVEL", "INFO").upper()
-        logger.setLevel(level if level in logging.getLevelNamesMapping() else "INFO")
+        logger.setLevel(_level())
     return logger
+
+
+# uvicorn configures its own loggers from this dict (uvicorn.run(log_config=...)); every one of
+# them propagates to the root logger, which `route_library_logs` gives the JSON handler.
+UVICORN_LOG_CONFIG: dict[str, Any] = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "loggers": {name: {"handlers": [], "propagate": True}
+                for name in ("uvicorn", "uvicorn.error", "uvicorn.access")},
+}
+
+
+def route_library_logs() -> None:
+    """Every stderr line a JSON line: the SDK's, uvicorn's and warnings' records go through the
+    same formatter (the root logger), instead of Python's plain-text last-resort handler."""
+    root = logging.getLogger()
+    for handler in [h for h in root.handlers if isinstance(h, _StderrHandler)]:
+        root.removeHandler(handler)
+    root.addHandler(_json_handler())
+    root.setLevel(max(logging.WARNING, logging.getLevelNamesMapping()[_level()]))
+    logging.captureWarnings(True)
+    get_logger()
+
+
+@contextmanager
+def call_fields(**fields: Any) -> Iterator[None]:
+    """Add `fields` to every log line emitted inside the block (this task and its children)."""
+    token = _CALL_FIELDS.set({**(_CALL_FIELDS.get() or {}), **fields})
+    try:
+        yield
+    finally:
+        _CALL_FIELDS.reset(token)
 
 
 def log_event(event: str, *, level: int = logging.INFO, exc_info: bool = False, **fields: Any) -> None:

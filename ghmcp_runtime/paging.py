@@ -21,23 +21,27 @@ def cursor_binding(args: Mapping[str, Any], cursor_param: str) -> dict[str, Any]
     return without(args, cursor_param, *DENSITY_PARAMS)
 
 
-def open_page(ctx: ToolContext, args: Mapping[str, Any], cursor_param: str) -> int:
-    """The page a cursor argument points at (1 without one); a bad cursor raises a ToolError
+def open_state(ctx: ToolContext, args: Mapping[str, Any], cursor_param: str) -> dict[str, Any]:
+    """The state a cursor argument carries ({} without one); a bad cursor raises a ToolError
     whose repair restarts the listing, unless that would echo free-form values."""
     token = args.get(cursor_param)
     if token is None:
-        return 1
+        return {}
     restart = without(args, cursor_param)
     try:
-        state = ctx.open_cursor(token, bound_to=cursor_binding(args, cursor_param),
-                                field=cursor_param, restart_arguments=restart)
+        return ctx.open_cursor(token, bound_to=cursor_binding(args, cursor_param),
+                               field=cursor_param, restart_arguments=restart)
     except ToolError as err:
         if err.repair is not None and not set(restart) <= set(ctx.tool.echo_safe):
             # a restart repair would have to echo free-form values (query, labels, logins)
             err.repair = None
             err.message += f" Repeat your previous call without {cursor_param}."
         raise
-    return int(state["page"])
+
+
+def open_page(ctx: ToolContext, args: Mapping[str, Any], cursor_param: str) -> int:
+    """The page a cursor argument points at (1 without one)."""
+    return int(open_state(ctx, args, cursor_param).get("page", 1))
 
 
 def next_cursor(ctx: ToolContext, args: Mapping[str, Any], cursor_param: str, page: int) -> str:

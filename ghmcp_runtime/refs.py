@@ -95,7 +95,7 @@ class Scope:
         return Scope(self.args, self.results, {**self.extra, **extra})
 
 
-def _text(value: Any) -> str:
+def text_of(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return "" if value is None else str(value)
@@ -119,7 +119,7 @@ def render(template: Any, scope: Scope) -> Any:
             value = scope.lookup(part)
             if value is MISSING:
                 return MISSING
-            pieces.append(_text(value))
+            pieces.append(text_of(value))
         else:
             pieces.append(part)
     return "".join(pieces)

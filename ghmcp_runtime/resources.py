@@ -8,6 +8,7 @@ tool envelope with `code`/`message` renamed `machine_code`/`human_message`.
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -16,6 +17,7 @@ from mcp import MCPError
 from mcp.server import ServerRequestContext
 from mcp.shared.uri_template import UriTemplate
 from mcp.types import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     CompleteRequestParams,
     CompleteResult,
@@ -31,9 +33,10 @@ from mcp.types import (
     TextResourceContents,
 )
 
+from ghmcp_runtime.caller import Caller
 from ghmcp_runtime.context import ToolContext
-from ghmcp_runtime.errors import ToolError, jsonrpc_data
-from ghmcp_runtime.logs import log_event
+from ghmcp_runtime.errors import INTERNAL_MESSAGE, ToolError, jsonrpc_data
+from ghmcp_runtime.logs import call_fields, log_event
 from ghmcp_runtime.model import ServerSpec, TemplateResource, ToolSpec
 from ghmcp_runtime.validation import ArgumentValidator
 
@@ -42,12 +45,21 @@ from ghmcp_runtime.validation import ArgumentValidator
 CALLER_CODES = frozenset({"invalid_field", "cursor_expired"})
 READ_FAILED = -31001
 MAX_COMPLETIONS = 100
+# completion context: a template has a handful of variables, each a short name or number
+MAX_CONTEXT_ARGUMENTS = 16
+MAX_CONTEXT_VALUE_CHARS = 256
 
-ContextFactory = Callable[[ToolSpec, Any, Mapping[str, Any], str], ToolContext]
+CallerFactory = Callable[[Any], Caller]
+ContextFactory = Callable[[ToolSpec, Caller, Mapping[str, Any], str], ToolContext]
 
 
 def _request_id() -> str:
     return "req_" + secrets.token_hex(6)
+
+
+def internal_rpc_error(request_id: str) -> MCPError:
+    """-32603 with a generic message: never the exception's text."""
+    return MCPError(INTERNAL_ERROR, INTERNAL_MESSAGE, {"request_id": request_id})
 
 
 def _coerce(variables: Mapping[str, str | list[str]], schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -68,13 +80,17 @@ def _coerce(variables: Mapping[str, str | list[str]], schema: Mapping[str, Any])
 
 
 class ResourceRuntime:
-    def __init__(self, spec: ServerSpec, make_context: ContextFactory) -> None:
+    def __init__(
+        self, spec: ServerSpec, caller_of: CallerFactory, make_context: ContextFactory
+    ) -> None:
         self.spec = spec
+        self.caller_of = caller_of
         self.make_context = make_context
         self.tools = {t.name: t for t in spec.tools}
         self.static = {r.uri: r for r in spec.resources}
         self.templates = [(t, UriTemplate.parse(t.uri_template)) for t in spec.templates]
         self.by_template = {t.uri_template: t for t in spec.templates}
+        self.variables = {t.uri_template: set(parsed.variable_names) for t, parsed in self.templates}
         self.validators = {
             t.uri_template: ArgumentValidator({
                 "type": "object",
@@ -126,7 +142,9 @@ class ResourceRuntime:
         for template, parsed in self.templates:
             variables = parsed.match(uri)
             if variables is not None:
-                return await self._read_template(ctx, template, uri, variables, request_id)
+                caller = self.caller_of(ctx.request)
+                with call_fields(caller=caller.identity, request_id=request_id):
+                    return await self._read_template(caller, template, uri, variables, request_id)
         raise self._error(ToolError(
             "invalid_field",
             "No resource has this URI; see resources/list and resources/templates/list.",
@@ -134,7 +152,7 @@ class ResourceRuntime:
         ), uri, request_id, extra={"uri": uri})
 
     async def _read_template(
-        self, ctx: ServerRequestContext[Any], template: TemplateResource, uri: str,
+        self, caller: Caller, template: TemplateResource, uri: str,
         variables: Mapping[str, str | list[str]], request_id: str,
     ) -> ReadResourceResult:
         tool = self.tools[template.tool]
@@ -145,13 +163,19 @@ class ResourceRuntime:
             if problem is not None:
                 problem.details = {**(problem.details or {}), "field": "uri"}
                 raise problem
-            tctx = self.make_context(tool, ctx.request, args, request_id)
+            tctx = self.make_context(tool, caller, args, request_id)
             body = await template.handler(tctx, args)
         except ToolError as err:
             outcome = err.code
+            err.__traceback__ = None  # as in app._ToolRuntime: no cycle holding the arguments
             raise self._error(err, uri, request_id) from None
+        except Exception:
+            outcome = "internal_error"
+            log_event("resource_crashed", level=logging.ERROR, exc_info=True,
+                      template=template.name)
+            raise internal_rpc_error(request_id) from None
         finally:
-            log_event("resource_read", template=template.name, request_id=request_id, outcome=outcome)
+            log_event("resource_read", template=template.name, outcome=outcome)
         text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
         return ReadResourceResult(
             contents=[TextResourceContents(uri=uri, mime_type=template.mime_type, text=text)],
@@ -174,16 +198,34 @@ class ResourceRuntime:
         ref = params.ref
         template = self.by_template.get(ref.uri) if isinstance(ref, ResourceTemplateReference) else None
         handler = template.completions.get(params.argument.name) if template else None
+        if len(params.argument.value) > MAX_CONTEXT_VALUE_CHARS:
+            handler = None  # longer than any name or number it could complete
         if template is not None and handler is not None:
-            raw = (params.context.arguments or {}) if params.context else {}
-            chosen = {k: str(v) for k, v in raw.items()}
-            tool = self.tools[template.tool]
-            tctx = self.make_context(tool, ctx.request, chosen, _request_id())
-            try:
-                found = await handler(tctx, params.argument.value, chosen)
-            except ToolError:
-                found = []  # completion is best-effort; the read itself reports the error
+            chosen = self._context_arguments(params, template)
+            request_id = _request_id()
+            caller = self.caller_of(ctx.request)
+            tctx = self.make_context(self.tools[template.tool], caller, chosen, request_id)
+            with call_fields(caller=caller.identity, request_id=request_id):
+                try:
+                    found = await handler(tctx, params.argument.value, chosen)
+                except ToolError:
+                    found = []  # completion is best-effort; the read itself reports the error
+                except Exception:
+                    log_event("completion_crashed", level=logging.ERROR, exc_info=True,
+                              template=template.name)
+                    raise internal_rpc_error(request_id) from None
             prefix = params.argument.value.lower()
             values = sorted({v for v in found if v.lower().startswith(prefix)}, key=str.lower)
         return CompleteResult(completion=Completion(
             values=values[:MAX_COMPLETIONS], total=len(values), has_more=len(values) > MAX_COMPLETIONS))
+
+    def _context_arguments(
+        self, params: CompleteRequestParams, template: TemplateResource
+    ) -> dict[str, str]:
+        """The template variables already chosen, bounded: the template's own variables only,
+        each cut to a length no owner, repository or number reaches."""
+        raw = (params.context.arguments or {}) if params.context else {}
+        if len(raw) > MAX_CONTEXT_ARGUMENTS:
+            raise MCPError(INVALID_PARAMS, "Too many context arguments for this template.")
+        names = self.variables[template.uri_template]
+        return {k: str(v)[:MAX_CONTEXT_VALUE_CHARS] for k, v in raw.items() if k in names}

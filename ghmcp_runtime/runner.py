@@ -13,25 +13,32 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlencode
 
 import anyio
 
+from ghmcp_runtime.catalog import require_names
 from ghmcp_runtime.context import ToolContext, UpstreamResponse
 from ghmcp_runtime.declared import (
     Compare,
+    Completion,
     Condition,
     Declaration,
     ErrorSpec,
     Guard,
+    NamesExist,
     OnError,
     Output,
+    Paginate,
     Step,
+    Verify,
 )
 from ghmcp_runtime.errors import ToolError, UpstreamError
-from ghmcp_runtime.model import Handler
+from ghmcp_runtime.model import CompletionHandler, Handler
 from ghmcp_runtime.paging import has_next_link, next_cursor, open_page, without
+from ghmcp_runtime.projection import walk as walk_path
 from ghmcp_runtime.recovery import Listing, find_created
-from ghmcp_runtime.refs import MISSING, Scope, render, walk
+from ghmcp_runtime.refs import MISSING, Scope, render, text_of, walk
 from ghmcp_runtime.transforms import TRANSFORMS, Refused
 from ghmcp_runtime.versioning import canonical_json
 
@@ -72,9 +79,11 @@ def _matches(rule: OnError, err: ToolError) -> bool:
     when = rule.when
     status = err.status if isinstance(err, UpstreamError) else None
     github_code = err.github_code if isinstance(err, UpstreamError) else None
+    field = (err.details or {}).get("field")
     return ((when.status is None or when.status == status)
             and (when.github_code is None or when.github_code == github_code)
-            and (when.code is None or when.code == err.code))
+            and (when.code is None or when.code == err.code)
+            and (when.field is None or when.field == field))
 
 
 def _repair(spec: ErrorSpec, scope: Scope) -> dict[str, Any] | None:
@@ -115,6 +124,7 @@ def build_error(spec: ErrorSpec, scope: Scope, base: ToolError | None = None,
 class _Page:
     page: int
     has_more: bool
+    size: int
 
 
 @dataclass(slots=True)
@@ -126,6 +136,7 @@ class _Call:
     results: dict[str, Any] = field(default_factory=dict)
     pages: dict[str, _Page] = field(default_factory=dict)
     changed: dict[str, list[str]] = field(default_factory=dict)
+    ignored: dict[str, list[str]] = field(default_factory=dict)
     limit: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(MAX_CONCURRENT))
 
     def scope(self, **extra: Any) -> Scope:
@@ -158,6 +169,9 @@ class _Call:
         if found is None:
             return None
         self.results[idem.write] = found
+        write = next(s for s in self.decl.steps if s.id == idem.write)
+        if write.verify is not None:
+            self.check_applied(write.verify, render(dict(write.body), self.scope()), found)
         return self.outputs()
 
     async def run_steps(self) -> dict[str, Any]:
@@ -206,9 +220,12 @@ class _Call:
             body = self.only_changed(step.compare, body)
             if not body:
                 return
+        if step.names_exist is not None:
+            await self.require_names(step, step.names_exist, path)
+            return
         if step.paginate is not None:
-            page = open_page(self.ctx, self.given, step.paginate.cursor)
-            query = {**query, "per_page": step.paginate.page_size, "page": page}
+            page, size = self.page_of(step.paginate)
+            query = {**query, "per_page": size, "page": page}
         try:
             async with self.limit:
                 resp = await self.ctx.call(step.operation, path=path, query=query or None,
@@ -225,10 +242,33 @@ class _Call:
             if walk(data, tuple(reject.present.split("."))) not in (MISSING, None):
                 raise build_error(reject.error, self.scope())
         if step.paginate is not None:
-            self.pages[step.id] = _Page(page, self.more(step, resp, page))
+            self.pages[step.id] = _Page(page, self.more(step, resp, page), size)
         self.results[step.id] = data
         if guard is not None:
             self.check_guard(guard, data)
+        if step.verify is not None:
+            self.check_applied(step.verify, body, data)
+
+    async def require_names(self, step: Step, spec: NamesExist, path: dict[str, Any]) -> None:
+        names = {p: list(self.args[p]) for p in spec.params if self.args.get(p)}
+        if not names:
+            return
+        async with self.limit:
+            exact = await require_names(
+                self.ctx, catalog=step.operation, lookup=spec.lookup, path=path, names=names,
+                repair=_repair(ErrorSpec(repair=spec.repair), self.scope()), code=spec.code,
+                kind=spec.kind)
+        self.results[step.id] = exact
+
+    def check_applied(self, verify: Verify, sent: Mapping[str, Any], data: Any) -> None:
+        ignored = self.ignored.setdefault(verify.ignored, [])
+        for key, path in verify.fields.items():
+            if key not in sent:
+                continue
+            norm = TRANSFORMS.get(verify.normalize.get(key, ""), lambda v: v)
+            shown = walk_path(data, path)
+            if _comparable(sent[key], norm) != _comparable(shown, norm):
+                ignored.append(verify.names.get(key, key))
 
     def only_changed(self, compare: Compare, body: dict[str, Any]) -> dict[str, Any]:
         current = self.results.get(compare.against)
@@ -244,6 +284,16 @@ class _Call:
             out[key] = value
             changed.append(compare.names.get(key, key))
         return out
+
+    def page_of(self, paginate: Paginate) -> tuple[int, int]:
+        """(page number, page size): from the cursor, or from URI variables for resources."""
+        if paginate.page_param is None:
+            assert paginate.cursor is not None
+            return open_page(self.ctx, self.given, paginate.cursor), paginate.page_size
+        page = _whole(self.given, paginate.page_param, 1, None)
+        if paginate.size_param is None:
+            return page, paginate.page_size
+        return page, _whole(self.given, paginate.size_param, paginate.page_size, paginate.page_size)
 
     def more(self, step: Step, resp: UpstreamResponse, page: int) -> bool:
         assert step.paginate is not None
@@ -301,22 +351,42 @@ class _Call:
         out: dict[str, Any] = {}
         detail = self.args.get(self.decl.detail, "full") if self.decl.detail else "full"
         for spec in self.decl.output:
-            value = self.output(spec, detail)
+            value = self.output(spec, spec.detail or detail)
             if value is not MISSING:
                 out[spec.name] = value
+        for name, fields in self.ignored.items():
+            if fields:
+                out[name] = list(fields)
         for step in self.decl.steps:
             if step.compare is not None:
                 out[step.compare.changed] = list(self.changed.get(step.compare.changed, []))
             if step.paginate is None:
                 continue
             state = self.pages.get(step.id)
+            if step.paginate.page_param is not None:
+                out.update(self.page_links(step.paginate, state))
+                continue
             out[step.paginate.has_more] = bool(state and state.has_more)
             if state and state.has_more:
+                assert step.paginate.cursor is not None
                 out[step.paginate.next_cursor] = next_cursor(
                     self.ctx, self.given, step.paginate.cursor, state.page)
         return out
 
+    def page_links(self, paginate: Paginate, state: _Page | None) -> dict[str, Any]:
+        """A resource page's `page` and, when more exist, the URI of the `next` one."""
+        if state is None:
+            return {}
+        links: dict[str, Any] = {"page": state.page}
+        if state.has_more:
+            scope = self.scope(next_page=state.page + 1, page_size=state.size)
+            query = urlencode({k: text_of(v) for k, v in render(dict(paginate.next_query), scope).items()})
+            links["next"] = f"{render(paginate.next_uri, scope)}?{query}"
+        return links
+
     def output(self, spec: Output, detail: Any) -> Any:
+        if spec.when_more is not None and not getattr(self.pages.get(spec.when_more), "has_more", False):
+            return MISSING
         if spec.version_of is not None:
             body = next((self.results[s] for s in spec.sources if self.results.get(s) is not None), None)
             return MISSING if body is None else self.ctx.version(spec.version_of, body)
@@ -326,12 +396,17 @@ class _Call:
         if spec.each:
             rows: list[Any] = []
             for source, body in bodies:
-                items = self.rows_of(source, body)
-                rows += [self.ctx.project(spec.shape, r, detail) for r in items if isinstance(r, Mapping)]
+                rows += [self.row(spec, r, detail) for r in self.rows_of(source, body)
+                         if isinstance(r, Mapping) and not (spec.exclude and r.get(spec.exclude) is not None)]
             return rows
         if not bodies:
             return MISSING
-        return self.ctx.project(spec.shape, bodies[0][1], detail)
+        return self.row(spec, bodies[0][1], detail)
+
+    def row(self, spec: Output, raw: Mapping[str, Any], detail: Any) -> dict[str, Any]:
+        assert spec.shape is not None
+        projected = self.ctx.project(spec.shape, raw, detail)
+        return {k: v for k, v in projected.items() if k not in spec.omit} if spec.omit else projected
 
     def rows_of(self, source: str, body: Any) -> list[Any]:
         step = next(s for s in self.decl.steps if s.id == source)
@@ -340,6 +415,51 @@ class _Call:
         if isinstance(body, list):
             return body
         return [body] if isinstance(body, Mapping) else []
+
+
+def _whole(args: Mapping[str, Any], name: str, default: int, upper: int | None) -> int:
+    """A whole-number argument (URI variables arrive as text) from 1 to `upper`."""
+    raw = args.get(name)
+    if raw is None:
+        return default
+    text = str(raw)
+    if not text.isdigit() or int(text) < 1 or (upper is not None and int(text) > upper):
+        bound = f" and at most {upper}" if upper is not None else ""
+        raise ToolError("invalid_field", f"The {name} query variable must be a whole number from 1{bound}.",
+                        details={"field": name, "reason": f"{name} is not a valid number"})
+    return int(text)
+
+
+def completer(spec: Completion) -> CompletionHandler:
+    """The completion handler of a declared completion (see `Completion`)."""
+
+    async def complete(ctx: ToolContext, prefix: str, chosen: dict[str, str]) -> list[str]:
+        scope = Scope(chosen, {}, {})
+        path = render(dict(spec.path), scope)
+        if len(path) < len(spec.path):
+            return []  # a variable the listing needs is not chosen yet
+        query = render(dict(spec.query), scope)
+        wanted = {var: str(chosen[var]).casefold() for var in spec.match if chosen.get(var)}
+        found: set[str] = set()
+        for page in range(1, spec.pages + 1):
+            resp = await ctx.call(spec.operation, path=path, query={**query, "per_page": 100, "page": page})
+            for row in resp.data if isinstance(resp.data, list) else []:
+                if all(str(walk_path(row, spec.match[v])).casefold() == want for v, want in wanted.items()):
+                    value = walk_path(row, spec.value)
+                    if value is not None:
+                        found.add(str(value))
+            if not has_next_link(resp):
+                break
+        return sorted(found)
+
+    return complete
+
+
+def _comparable(value: Any, norm: Any) -> Any:
+    """A value as `verify` compares it: lists as sets (GitHub keeps its own order), normalized."""
+    if isinstance(value, list | tuple):
+        return frozenset(norm(v) for v in value)
+    return norm(None if value is MISSING else value)
 
 
 def _same(a: Any, b: Any) -> bool:

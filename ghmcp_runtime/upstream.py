@@ -15,8 +15,10 @@ from urllib.parse import quote, urlsplit
 import anyio
 import httpx
 
+from ghmcp_runtime.caller import usable_token
 from ghmcp_runtime.context import ToolContext, UpstreamResponse
 from ghmcp_runtime.errors import OutcomeUnknown, ToolError, UpstreamError
+from ghmcp_runtime.host_guard import is_loopback
 from ghmcp_runtime.logs import log_event
 from ghmcp_runtime.model import Operation
 
@@ -26,6 +28,10 @@ USER_AGENT = "github-issues-mcp"
 READ_METHODS = frozenset({"GET", "HEAD"})
 MAX_REDIRECTS = 3
 _PARAM = re.compile(r"\{([A-Za-z0-9_]+)\}")
+# GitHub's refusal on a locked conversation ("Unable to create comment because issue is locked.");
+# "Repository access blocked" or a locked repository are something else
+_ISSUE_LOCKED = re.compile(r"\b(issue|conversation)\b[^.]{0,40}?\blocked\b", re.IGNORECASE)
+_BLOCKED = re.compile(r"\bblocked\b", re.IGNORECASE)
 DEFAULT_TIMEOUT = httpx.Timeout(20.0, connect=5.0)
 # failures where the request never reached GitHub, so a write was certainly not applied
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
@@ -63,6 +69,20 @@ class _Transient(Exception):
 
 def credential_from_context(ctx: ToolContext) -> str | None:
     return ctx.credential
+
+
+def check_api_url(url: str, *, allow_insecure: bool = False) -> None:
+    """Refuse an API URL that would send tokens in clear text across a network."""
+    parts = urlsplit(url)
+    if parts.scheme == "https" and parts.hostname:
+        return
+    if parts.scheme != "http" or not parts.hostname:
+        raise ValueError("GITHUB_API_URL must be an https:// URL")
+    if not (allow_insecure or is_loopback(parts.hostname)):
+        raise ValueError(
+            "GITHUB_API_URL is plain http:// to a host that is not loopback, so every token would "
+            "cross the network in clear text; use https://, or set GHMCP_ALLOW_INSECURE_API_URL=1"
+        )
 
 
 def _int(value: str | None) -> int | None:
@@ -154,6 +174,13 @@ class GitHubUpstream:
                 "missing_credential",
                 "No GitHub token is configured: set GITHUB_TOKEN, or send an "
                 "Authorization: Bearer header over HTTP.",
+            )
+        if not usable_token(token):
+            # would crash header encoding (non-ASCII) or smuggle a header (CR/LF): never sent
+            raise ToolError(
+                "invalid_credential",
+                "The token is malformed (GitHub tokens are ASCII letters, digits and -._~+/= "
+                "only); supply a valid token. Nothing was sent to GitHub.",
             )
         url = self.url(op.path, path)
         params = {k: _query_value(v) for k, v in (query or {}).items() if v is not None}
@@ -323,14 +350,14 @@ class GitHubUpstream:
             limited = self._rate_limited(resp, message)
             if limited is not None:
                 return limited
-            if status == 403 and "locked" in message.lower():
+            if status == 403 and _ISSUE_LOCKED.search(message):
                 return UpstreamError(
                     "issue_locked",
                     "The issue is locked; only collaborators with write access can comment.",
                     details={"reason": "the conversation on this issue is locked"},
                     status=status,
                 )
-            return _insufficient_scope(resp, status)
+            return _insufficient_scope(resp, status, message)
         if status == 404:
             code = op.not_found
             if code != "repo_not_found" and await self._repo_missing(ctx, token, path, op):
@@ -419,10 +446,17 @@ def _scopes(value: str | None) -> list[str]:
     return [s.strip() for s in (value or "").split(",") if s.strip()]
 
 
-def _insufficient_scope(resp: httpx.Response, status: int) -> UpstreamError:
+def _insufficient_scope(resp: httpx.Response, status: int, message: str) -> UpstreamError:
     accepted = _scopes(resp.headers.get("x-accepted-oauth-scopes"))
     granted = set(_scopes(resp.headers.get("x-oauth-scopes")))
     missing = [s for s in accepted if s not in granted] or ["repo"]
+    if _BLOCKED.search(message) and not any(s not in granted for s in accepted):
+        return UpstreamError(
+            "insufficient_scope",
+            "GitHub refused: access is blocked (for the repository or the account), not for a "
+            "missing scope; another token scope will not help.",
+            details={"reason": "GitHub blocked access to this resource"}, status=status,
+        )
     if "x-oauth-scopes" in resp.headers:
         reason = "the token lacks a scope this call needs"
     else:

@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ghmcp_runtime.bounds import Oversized, check_sizes
 from ghmcp_runtime.errors import ToolError
 from ghmcp_runtime.logs import redact
 
@@ -73,6 +74,10 @@ class ArgumentValidator:
             args = {}
         if not isinstance(args, Mapping):
             return _invalid("arguments", "must be a JSON object")
+        try:
+            check_sizes(args, self._schema)  # lengths first: no per-element work on huge input
+        except Oversized as big:
+            return _invalid(_field(big.steps), _at_item(big.steps, big.reason))
         errors = list(self._validator.iter_errors(dict(args)))
         if not errors:
             return None
@@ -154,13 +159,14 @@ def _locate(error: ValidationError) -> tuple[list[str | int], str | None]:
     return steps, None
 
 
+def _at_item(steps: list[str | int], reason: str) -> str:
+    items = [s for s in steps if isinstance(s, int)]
+    return "item " + "/".join(str(i) for i in items) + " " + reason if items else reason
+
+
 def _explain(error: ValidationError) -> tuple[list[str | int], str]:
     steps, unknown = _locate(error)
-    reason = _reason(error, unknown)
-    items = [s for s in steps if isinstance(s, int)]
-    if items:
-        reason = "item " + "/".join(str(i) for i in items) + " " + reason
-    return steps, reason
+    return steps, _at_item(steps, _reason(error, unknown))
 
 
 def _reason(error: ValidationError, unknown: str | None) -> str:

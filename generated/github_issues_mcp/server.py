@@ -8,12 +8,14 @@ from typing import Any
 from ghmcp_runtime import Annotations, ErrorCode, FieldRule, ServerSpec, Shape, ToolSpec
 from ghmcp_runtime.declared import (
     Compare,
+    Completion,
     Condition,
     Declaration,
     ErrorSpec,
     Guard,
     Idempotency,
     Match,
+    NamesExist,
     OnError,
     Output,
     Paginate,
@@ -21,14 +23,15 @@ from ghmcp_runtime.declared import (
     Reject,
     Repair,
     Step,
+    Verify,
 )
 from ghmcp_runtime.model import StaticResource, TemplateResource
 from ghmcp_runtime.rules import Rule, with_rules
-from ghmcp_runtime.runner import declared
+from ghmcp_runtime.runner import completer, declared
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+849ce5ab637b"
+FINGERPRINT = "github-issues-mcp@0.1.0+fc540bce6853"
 
 
 def _text(name: str) -> str:
@@ -91,6 +94,7 @@ SHAPES = {
             "assignees": ("assignees", "[]", "login"),
             "body": ("body",),
             "labels": ("labels", "[]", "name"),
+            "lock_reason": ("active_lock_reason",),
             "locked": ("locked",),
             "milestone": ("milestone", "number"),
             "state": ("state",),
@@ -137,6 +141,44 @@ def _tool(
     )
 
 
+# resource ghissues://repos/{owner}/{repo}/issues{?state,labels,page}
+ISSUE_INDEX_RESOURCE = Declaration(
+    steps=(
+        Step(
+            id="page",
+            operation=operations.ISSUES_LIST_FOR_REPO,
+            path={"owner": "{owner}", "repo": "{repo}"},
+            query={
+                "sort": "updated",
+                "direction": "desc",
+                "labels": "{labels|comma_join}",
+                "state": "{state}",
+            },
+            paginate=Paginate(
+                page_param="page",
+                next_uri="ghissues://repos/{owner}/{repo}/issues",
+                next_query={
+                    "state": "{state}",
+                    "labels": "{labels|comma_join}",
+                    "page": "{next_page}",
+                },
+            ),
+        ),
+    ),
+    output=(
+        Output(
+            name="issues",
+            shape="issue",
+            each=True,
+            sources=("page",),
+            exclude="pull_request",
+            detail="summary",
+            omit=("preview",),
+        ),
+    ),
+    defaults={"state": "open"},
+)
+
 # resource ghissues://repos/{owner}/{repo}/issues/{issue_number}
 ISSUE_RESOURCE = Declaration(
     steps=(
@@ -167,6 +209,73 @@ ISSUE_RESOURCE = Declaration(
         Output(name="version", sources=("issue",), version_of="issue"),
         Output(
             name="comments", value="ghissues://repos/{owner}/{repo}/issues/{issue_number}/comments"
+        ),
+    ),
+)
+
+# resource ghissues://repos/{owner}/{repo}/issues/{issue_number}/comments{?page}
+ISSUE_COMMENTS_RESOURCE = Declaration(
+    steps=(
+        Step(
+            id="issue",
+            operation=operations.ISSUES_GET,
+            path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
+            reject=(
+                Reject(
+                    present="pull_request",
+                    error=ErrorSpec(
+                        code="issue_not_found",
+                        message="That number is a pull request; this server only handles issues.",
+                        field="issue_number",
+                        reason="the number belongs to a pull request",
+                        repair=Repair(
+                            next_step="find_issue",
+                            tool="github_search_issues",
+                            arguments={"owner": "{owner}", "repo": "{repo}", "state": "all"},
+                        ),
+                    ),
+                ),
+            ),
+        ),
+        Step(
+            id="page",
+            operation=operations.ISSUES_LIST_COMMENTS,
+            path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
+            paginate=Paginate(
+                page_param="page",
+                next_uri="ghissues://repos/{owner}/{repo}/issues/{issue_number}/comments",
+                next_query={"page": "{next_page}"},
+            ),
+        ),
+    ),
+    output=(Output(name="comments", shape="comment", each=True, sources=("page",)),),
+)
+
+# resource ghissues://repos/{owner}/{repo}/labels{?page,limit}
+LABELS_RESOURCE = Declaration(
+    steps=(
+        Step(
+            id="page",
+            operation=operations.ISSUES_LIST_LABELS_FOR_REPO,
+            path={"owner": "{owner}", "repo": "{repo}"},
+            paginate=Paginate(
+                page_size=100,
+                page_param="page",
+                size_param="limit",
+                next_uri="ghissues://repos/{owner}/{repo}/labels",
+                next_query={"page": "{next_page}", "limit": "{page_size}"},
+            ),
+        ),
+    ),
+    output=(
+        Output(name="labels", shape="label", each=True, sources=("page",)),
+        Output(
+            name="truncated",
+            value={
+                "reason": "more labels exist than this page holds",
+                "enumerate_with": "github_list_labels",
+            },
+            when_more="page",
         ),
     ),
 )
@@ -226,6 +335,99 @@ GITHUB_ADD_COMMENT = Declaration(
                 tool="github_get_issue",
                 arguments={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
                 alternative="if the comment is not there, call github_add_comment with a new idempotency_key",
+            ),
+        ),
+    ),
+)
+
+# github_create_issue: GET /repos/{owner}/{repo}/labels, POST /repos/{owner}/{repo}/issues, GET /repos/{owner}/{repo}/labels/{name}, GET /repos/{owner}/{repo}/issues, GET /user
+GITHUB_CREATE_ISSUE = Declaration(
+    steps=(
+        Step(
+            id="known",
+            operation=operations.ISSUES_LIST_LABELS_FOR_REPO,
+            path={"owner": "{owner}", "repo": "{repo}"},
+            names_exist=NamesExist(
+                params=("labels",),
+                code="label_not_found",
+                lookup=operations.ISSUES_GET_LABEL,
+                repair=Repair(
+                    next_step="list_labels",
+                    tool="github_list_labels",
+                    arguments={"owner": "{owner}", "repo": "{repo}"},
+                    alternative="create the label in GitHub first if it should exist",
+                ),
+            ),
+        ),
+        Step(
+            id="create",
+            operation=operations.ISSUES_CREATE,
+            path={"owner": "{owner}", "repo": "{repo}"},
+            body={
+                "labels": "{known.labels}",
+                "title": "{title}",
+                "body": "{body}",
+                "assignees": "{assignee_logins}",
+                "milestone": "{milestone_number}",
+            },
+            after=("known",),
+            on_error=(
+                OnError(
+                    when=Match(status=422, field="milestone_number"),
+                    error=ErrorSpec(
+                        code="milestone_not_found",
+                        message="The milestone number does not exist in the repository; nothing was changed.",
+                        field="milestone_number",
+                        reason="GitHub rejected the milestone number",
+                        repair=Repair(
+                            next_step="read_issue",
+                            tool="github_search_issues",
+                            arguments={"owner": "{owner}", "repo": "{repo}", "state": "all"},
+                            alternative="milestone numbers appear on issues read with detail: full",
+                        ),
+                    ),
+                ),
+            ),
+            verify=Verify(
+                fields={
+                    "assignees": ("assignees", "[]", "login"),
+                    "milestone": ("milestone", "number"),
+                    "labels": ("labels", "[]", "name"),
+                },
+                normalize={"assignees": "lower"},
+                names={"assignees": "assignee_logins", "milestone": "milestone_number"},
+            ),
+        ),
+    ),
+    output=(
+        Output(name="issue_number", value="{create.number}"),
+        Output(name="url", value="{create.html_url}"),
+        Output(name="state", value="{create.state}"),
+        Output(name="version", sources=("create",), version_of="issue"),
+        Output(name="created_at", value="{create.created_at}"),
+    ),
+    idempotency=Idempotency(
+        key="idempotency_key",
+        write="create",
+        scope=("owner", "repo"),
+        recover=Recover(
+            operation=operations.ISSUES_LIST_FOR_REPO,
+            path={"owner": "{owner}", "repo": "{repo}"},
+            query={"state": "all", "sort": "created", "direction": "desc"},
+            match={"title": "{title}", "body": "{body}"},
+            newest_first=True,
+            author_param="creator",
+            repair=Repair(
+                next_step="find_issue",
+                tool="github_search_issues",
+                arguments={
+                    "owner": "{owner}",
+                    "repo": "{repo}",
+                    "state": "all",
+                    "sort": "created",
+                    "order": "desc",
+                },
+                alternative="if the issue is not there, call github_create_issue with a new idempotency_key",
             ),
         ),
     ),
@@ -511,10 +713,11 @@ TOOLS = (
     ),
     _tool(
         name="github_create_issue",
-        handler=hooks.create_issue,
+        handler=declared(GITHUB_CREATE_ISSUE),
         operations=(
-            operations.ISSUES_CREATE,
             operations.ISSUES_LIST_LABELS_FOR_REPO,
+            operations.ISSUES_CREATE,
+            operations.ISSUES_GET_LABEL,
             operations.ISSUES_LIST_FOR_REPO,
             operations.USERS_GET_AUTHENTICATED,
         ),
@@ -538,7 +741,6 @@ TOOLS = (
         field_map={
             "assignees": "assignee_logins",
             "body": "body",
-            "labels": "labels",
             "milestone": "milestone_number",
             "title": "title",
         },
@@ -717,6 +919,7 @@ TOOLS = (
             operations.ISSUES_LOCK,
             operations.ISSUES_UNLOCK,
             operations.ISSUES_LIST_LABELS_FOR_REPO,
+            operations.ISSUES_GET_LABEL,
         ),
         annotations=Annotations(
             read_only=False, open_world=True, destructive=True, idempotent=True
@@ -932,6 +1135,29 @@ RESOURCES = (
         cache_scope="public",
     ),
 )
+COMPLETE_LABELS = completer(
+    Completion(
+        operation=operations.ISSUES_LIST_LABELS_FOR_REPO,
+        value=("name",),
+        path={"owner": "{owner}", "repo": "{repo}"},
+        pages=10,
+    )
+)
+COMPLETE_OWNER = completer(
+    Completion(
+        operation=operations.REPOS_LIST_FOR_AUTHENTICATED_USER,
+        value=("owner", "login"),
+        query={"sort": "full_name"},
+    )
+)
+COMPLETE_REPO = completer(
+    Completion(
+        operation=operations.REPOS_LIST_FOR_AUTHENTICATED_USER,
+        value=("name",),
+        query={"sort": "full_name"},
+        match={"owner": ("owner", "login")},
+    )
+)
 TEMPLATES = (
     TemplateResource(
         uri_template="ghissues://repos/{owner}/{repo}/issues{?state,labels,page}",
@@ -940,13 +1166,13 @@ TEMPLATES = (
         description="Triage metadata of a repository's issues (no bodies), 30 per page with a link to the next page. state is open, closed or all; labels is a comma list.",
         mime_type="application/json",
         tool="github_search_issues",
-        handler=hooks.read_issue_index,
+        handler=declared(ISSUE_INDEX_RESOURCE),
         ttl_ms=15000,
         cache_scope="private",
         completions={
-            "labels": hooks.complete_label,
-            "owner": hooks.complete_owner,
-            "repo": hooks.complete_repo,
+            "labels": COMPLETE_LABELS,
+            "owner": COMPLETE_OWNER,
+            "repo": COMPLETE_REPO,
         },
     ),
     TemplateResource(
@@ -960,8 +1186,8 @@ TEMPLATES = (
         ttl_ms=15000,
         cache_scope="private",
         completions={
-            "owner": hooks.complete_owner,
-            "repo": hooks.complete_repo,
+            "owner": COMPLETE_OWNER,
+            "repo": COMPLETE_REPO,
         },
     ),
     TemplateResource(
@@ -971,12 +1197,12 @@ TEMPLATES = (
         description="An issue's comments, oldest first, in chunks of 30; each chunk links to the next one.",
         mime_type="application/json",
         tool="github_get_issue",
-        handler=hooks.read_comments,
+        handler=declared(ISSUE_COMMENTS_RESOURCE),
         ttl_ms=15000,
         cache_scope="private",
         completions={
-            "owner": hooks.complete_owner,
-            "repo": hooks.complete_repo,
+            "owner": COMPLETE_OWNER,
+            "repo": COMPLETE_REPO,
         },
     ),
     TemplateResource(
@@ -986,12 +1212,12 @@ TEMPLATES = (
         description="The repository's labels (name, color, description); limit is at most 100 per page. A truncated page ends with a pointer to github_list_labels.",
         mime_type="application/json",
         tool="github_list_labels",
-        handler=hooks.read_labels,
+        handler=declared(LABELS_RESOURCE),
         ttl_ms=60000,
         cache_scope="private",
         completions={
-            "owner": hooks.complete_owner,
-            "repo": hooks.complete_repo,
+            "owner": COMPLETE_OWNER,
+            "repo": COMPLETE_REPO,
         },
     ),
     TemplateResource(
@@ -1005,9 +1231,9 @@ TEMPLATES = (
         ttl_ms=60000,
         cache_scope="private",
         completions={
-            "name": hooks.complete_label,
-            "owner": hooks.complete_owner,
-            "repo": hooks.complete_repo,
+            "name": COMPLETE_LABELS,
+            "owner": COMPLETE_OWNER,
+            "repo": COMPLETE_REPO,
         },
     ),
 )

@@ -74,6 +74,7 @@ class GithubCreateIssueResult(TypedDict):
     state: str
     version: str
     created_at: str
+    ignored_fields: NotRequired[list[str]]
 
 
 class GithubCreateLabelArgs(TypedDict):
@@ -150,6 +151,7 @@ class GithubSearchIssuesResult(TypedDict):
     estimated_total: NotRequired[int]
     truncated: bool
     truncation_hint: NotRequired[str]
+    incomplete: NotRequired[bool]
 
 
 class GithubUpdateIssueArgs(TypedDict):
@@ -175,6 +177,7 @@ class GithubUpdateIssueResult(TypedDict):
     version: str
     changed_fields: list[str]
     url: str
+    ignored_fields: NotRequired[list[str]]
 
 
 class GithubUpdateLabelArgs(TypedDict):

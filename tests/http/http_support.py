@@ -24,7 +24,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 ROOT = Path(__file__).resolve().parents[2]
-CURSOR_SECRET = "http-tests-shared-cursor-secret"
+SERVER_SECRET = "http-tests-shared-server-secret"
 REDIS_HINT = (
     "redis-server is not installed; these tests need a real Redis. Install it with "
     "`DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server` (.ci/run does this)."
@@ -113,20 +113,22 @@ def console_script() -> str:
 
 
 def server_env(api_url: str, **extra: str) -> dict[str, str]:
-    """No GITHUB_TOKEN: every HTTP request brings its own credential."""
+    """No GITHUB_TOKEN: every HTTP request brings its own credential. One server secret for
+    every replica, so caller identities (the scope of cursors and idempotency keys) agree."""
     return {
         "PATH": os.environ.get("PATH", ""),
         "HOME": os.environ.get("HOME", "/tmp"),
         "GITHUB_API_URL": api_url,
-        "GHMCP_CURSOR_SECRET": CURSOR_SECRET,
+        "GHMCP_SERVER_SECRET": SERVER_SECRET,
         **extra,
     }
 
 
 @contextmanager
-def http_server_process(env: Mapping[str, str], *args: str, port: int | None = None
-                        ) -> Iterator[str]:
-    """`github-issues-mcp --transport http --port P …` as a subprocess; yields the /mcp URL."""
+def http_server_process(env: Mapping[str, str], *args: str, port: int | None = None,
+                        output: list[str] | None = None) -> Iterator[str]:
+    """`github-issues-mcp --transport http --port P …` as a subprocess; yields the /mcp URL.
+    `output` receives its stdout+stderr lines once it has stopped."""
     port = port or free_port()
     with tempfile.TemporaryDirectory(prefix="ghmcp-http-") as tmp:
         log = Path(tmp) / "server.log"
@@ -140,6 +142,8 @@ def http_server_process(env: Mapping[str, str], *args: str, port: int | None = N
             yield f"http://127.0.0.1:{port}/mcp"
         finally:
             _stop(proc)
+            if output is not None:
+                output.extend(log.read_text(errors="replace").splitlines())
             if proc.returncode not in (0, -15):
                 sys.stderr.write(log.read_text(errors="replace")[-4000:])
 

@@ -20,7 +20,7 @@ from github_issues_mcp import SERVER
 from tests.functional.conftest import OWNER, REPO, ROOT
 from tests.http.conftest import LOGIN_X, LOGIN_Y, TOKEN_X, TOKEN_Y
 from tests.http.http_support import (
-    CURSOR_SECRET,
+    SERVER_SECRET,
     asgi_in_thread,
     free_port,
     http_server_process,
@@ -34,7 +34,8 @@ pytestmark = pytest.mark.anyio
 MODES = [("auto", "2026-07-28"), ("legacy", "2025-11-25")]
 BASE = {"owner": OWNER, "repo": REPO}
 PUBLISHED = json.loads((ROOT / "generated" / "github_issues_mcp" / "tools.json").read_text())
-JSON_RPC = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+JSON_RPC = {"accept": "application/json, text/event-stream", "content-type": "application/json",
+            "authorization": f"Bearer {TOKEN_X}"}
 LIST_TOOLS = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
 INITIALIZE = {
     "jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -55,7 +56,7 @@ def endpoint(request: pytest.FixtureRequest, fake_url: str) -> Iterator[str]:
         with http_server_process(server_env(fake_url), "--allowed-host", "mcp.example.com") as url:
             yield url
     else:
-        settings = Settings(api_url=fake_url, cursor_secret=CURSOR_SECRET.encode())
+        settings = Settings(api_url=fake_url, server_secret=SERVER_SECRET.encode())
         app = http_app(SERVER, settings, host="127.0.0.1", allowed_hosts=["mcp.example.com"])
         with asgi_in_thread(app) as url:
             yield url
@@ -114,11 +115,9 @@ async def test_every_tool_family_with_per_request_tokens(
     assert seen and all("mcp-session-id" not in {k.lower() for k in h} for h in seen)
 
 
-async def test_no_credential_is_a_tool_error_not_a_crash(endpoint: str, fake: FakeGitHub) -> None:
-    async with mcp_client(endpoint, None, "legacy") as anon:
-        assert len((await anon.list_tools()).tools) == len(published_names())
-        result = await anon.call_tool("github_list_labels", BASE)
-    assert result.is_error and result.structured_content["code"] == "missing_credential"
+async def test_a_token_github_rejects_is_a_tool_error_not_a_crash(
+    endpoint: str, fake: FakeGitHub
+) -> None:
     bad = "ghp_notarealtoken0000000000000000000000"
     async with mcp_client(endpoint, bad, "auto") as wrong:
         result = await wrong.call_tool("github_list_labels", BASE)
@@ -232,7 +231,7 @@ async def test_resources_over_http_use_the_callers_token(
         assert spec.fingerprint in summary.contents[0].text  # type: ignore[union-attr]
         issue = await x.read_resource(issue_uri)
         assert json.loads(issue.contents[0].text)  # type: ignore[union-attr]
-    async with mcp_client(endpoint, None, mode) as anon:
+    async with mcp_client(endpoint, "ghp_notarealtoken0000000000000000000000", mode) as wrong:
         with pytest.raises(MCPError) as info:
-            await anon.read_resource(issue_uri)
-    assert info.value.error.data["machine_code"] == "missing_credential"
+            await wrong.read_resource(issue_uri)
+    assert info.value.error.data["machine_code"] == "invalid_credential"

@@ -252,8 +252,9 @@ async def test_settings_select_the_redis_store_for_build_server(redis_url: str, 
     def replica() -> Any:
         upstream = GitHubUpstream(base_url="http://fake.test", api_version=SERVER.api_version,
                                   transport=fake.asgi_transport())
-        return build_server(SERVER, Settings(github_token=TOKEN, idempotency_store=redis_url),
-                            upstream=upstream)
+        settings = Settings(github_token=TOKEN, idempotency_store=redis_url,
+                            server_secret=b"replicas-share-this")
+        return build_server(SERVER, settings, upstream=upstream)
 
     args = {"owner": OWNER, "repo": REPO, "title": "Wired", "idempotency_key": "wired-0001"}
     async with Client(replica(), cache=None) as a, Client(replica(), cache=None) as b:
@@ -264,6 +265,16 @@ async def test_settings_select_the_redis_store_for_build_server(redis_url: str, 
     assert len(keys) == 1 and json.loads(await raw.get(keys[0]))["s"] == "done"
     assert len(fake.calls("issues/create")) == 1
     assert fake.violations == []
+
+
+def test_a_shared_store_without_a_shared_server_secret_is_refused(redis_url: str) -> None:
+    # caller identity (the scope of idempotency keys) is an HMAC under the server secret:
+    # replicas with random secrets of their own would create the same issue twice
+    from ghmcp_runtime.app import Settings, build_server
+    from github_issues_mcp import SERVER
+
+    with pytest.raises(ValueError, match="GHMCP_SERVER_SECRET"):
+        build_server(SERVER, Settings(github_token="ghp_x", idempotency_store=redis_url))
 
 
 async def test_an_attempt_longer_than_the_lease_keeps_it_across_replicas(

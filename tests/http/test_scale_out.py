@@ -1,5 +1,5 @@
 """Two replicas behind one endpoint: separate `github-issues-mcp --transport http` processes on
-loopback sharing GHMCP_CURSOR_SECRET, one redis-server and one fake GitHub.
+loopback sharing GHMCP_SERVER_SECRET, one redis-server and one fake GitHub.
 
 Replica A gets the store from `--idempotency-store`, replica B from `GHMCP_IDEMPOTENCY_STORE`.
 """

@@ -14,6 +14,10 @@ twice and no write is ever applied twice.
 A second matrix covers keyed writes whose attempt lasts longer than the idempotency lease (scaled
 down to LEASE_S): calls with the same key start at set times while the first attempt is slow,
 and exactly one write may be applied, every successful answer being the same.
+
+A third matrix faults a multi-step write (github_update_issue: update, add a label, remove two,
+lock) at every step, and asserts that what the answer says was written (`changed_fields`, or
+`details.applied_fields` on failure) is exactly what GitHub then shows.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 
 from fakegithub import FakeGitHub
+from fakegithub.faults import Match
 from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
 from tests.reliability.reliability_support import (
     FIXED_NOW,
@@ -408,8 +413,10 @@ def render(cells: list[Cell], lease_cells: list[LeaseCell]) -> str:
 
 
 def test_committed_fault_table_is_current(observed: list[tuple[Cell, Any, FakeGitHub, Recorder]],
-                                         lease_observed: list[tuple[LeaseCell, FakeGitHub]]) -> None:
-    text = render([cell for cell, *_ in observed], [cell for cell, _ in lease_observed])
+                                         lease_observed: list[tuple[LeaseCell, FakeGitHub]],
+                                         stepped: list[StepCell]) -> None:
+    text = render([cell for cell, *_ in observed], [cell for cell, _ in lease_observed]) + "\n" \
+        + render_steps(stepped)
     if os.environ.get("FAULTS_WRITE") == "1":
         FAULTS_MD.write_text(text, encoding="utf-8")
     committed = FAULTS_MD.read_text(encoding="utf-8") if FAULTS_MD.exists() else ""
@@ -419,3 +426,125 @@ def test_committed_fault_table_is_current(observed: list[tuple[Cell, Any, FakeGi
         pytest.fail("docs/FAULTS.md differs from what this run observed; if the change is intended, "
                     "regenerate it with FAULTS_WRITE=1 .venv/bin/python -m pytest "
                     f"tests/reliability/test_fault_matrix.py\n{diff[:6000]}")
+
+
+# -- multi-step writes: a fault at every step ------------------------------------------------------
+
+UPDATE_FIELDS = ("title", "add_labels", "remove_labels", "locked", "lock_reason")
+STEPS = [  # the requests of one github_update_issue call, in the order it sends them
+    ("PATCH issues/update", Match(operation="issues/update")),
+    ("POST issues/add-labels", Match(operation="issues/add-labels")),
+    ("DELETE issues/remove-label (bug)", Match(operation="issues/remove-label", path="/labels/bug$")),
+    ("DELETE issues/remove-label (triage)", Match(operation="issues/remove-label", path="/labels/triage$")),
+    ("PUT issues/lock", Match(operation="issues/lock")),
+]
+STEP_FAULTS = {  # key: (label, fault kwargs, every later read fails too)
+    "502": ("502, nothing written", {"status": 502}, False),
+    "lost": ("502 after the write (answer lost)", {"status": 502, "after_commit": True}, False),
+    "403": ("403 refused", {"status": 403, "body": {"message": "Must have push access to this repository.",
+                                                   "documentation_url": "https://docs.github.com/rest"}},
+            False),
+    "lost-down": ("answer lost, then every read fails", {"status": 502, "after_commit": True}, True),
+}
+
+
+@dataclass(frozen=True)
+class StepCell:
+    step: str
+    fault: str
+    code: str
+    reported: tuple[str, ...]  # changed_fields, or details.applied_fields on failure
+    shown: tuple[str, ...]  # parameters whose value GitHub shows changed
+    writes: int  # write requests sent
+    distinct_writes: int
+    message: str
+
+
+class _ArmReads(httpx.AsyncBaseTransport):
+    """After the faulted write fired, every GET of the issue fails (the re-read cannot settle it)."""
+
+    def __init__(self, fake: FakeGitHub, fault: Any) -> None:
+        self.inner, self.fake, self.fault, self.armed = fake.asgi_transport(), fake, fault, False
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        if self.fault.fired and not self.armed:
+            self.armed = True
+            self.fake.faults.add(Match(operation="issues/get"), "status", status=502, times=None)
+        return response
+
+
+def _shown(fake: FakeGitHub, number: int) -> dict[str, Any]:
+    item = fake.get_issue(OWNER, REPO, number)
+    labels = set(fake.label_names(OWNER, REPO, number))
+    return {"title": item.title, "add_labels": labels & {"enhancement"},
+            "remove_labels": labels & {"bug", "triage"}, "locked": item.locked,
+            "lock_reason": item.lock_reason}
+
+
+async def _run_step(step: str, match: Match, fault_key: str) -> StepCell:
+    fake = FakeGitHub()
+    seeded = small_seed(fake)
+    number = seeded["first"]  # labels bug and triage, not locked
+    before = _shown(fake, number)
+    _, kwargs, reads_fail = STEP_FAULTS[fault_key]
+    fault = fake.faults.add(match, "status", times=None, **kwargs)
+    recorder = Recorder(_ArmReads(fake, fault) if reads_fail else fake.asgi_transport())
+    async with Client(server_for(recorder, timeout=TIMEOUT_S), cache=None) as client:
+        result = await client.call_tool("github_update_issue", {
+            **REPO_ARGS, "issue_number": number, "title": "Renamed by the matrix",
+            "add_labels": ["enhancement"], "remove_labels": ["bug", "triage"], "locked": True,
+            "lock_reason": "resolved"})
+    data = result.structured_content or {}
+    Draft202012Validator(TOOLS["github_update_issue"].output_schema).validate(data)
+    assert fake.violations == [], fake.violations[:3]
+    after = _shown(fake, number)
+    writes = [(s.method, s.raw_path) for s in recorder.sent if s.method in WRITE_METHODS]
+    reported = data.get("details", {}).get("applied_fields", []) if result.is_error \
+        else data["changed_fields"]
+    return StepCell(step, fault_key, data.get("code", "ok") if result.is_error else "ok",
+                    tuple(reported), tuple(f for f in UPDATE_FIELDS if before[f] != after[f]),
+                    len(writes), len(set(writes)), data.get("message", ""))
+
+
+@pytest.fixture(scope="module")
+def stepped() -> list[StepCell]:
+    return [anyio.run(_run_step, step, match, key) for step, match in STEPS for key in STEP_FAULTS]
+
+
+def test_a_fault_at_any_step_reports_exactly_what_github_shows(stepped: list[StepCell]) -> None:
+    for cell in stepped:
+        where = f"{cell.fault} at {cell.step}"
+        assert cell.writes == cell.distinct_writes, f"{where}: a write was sent twice"
+        if STEP_FAULTS[cell.fault][2]:
+            # the lost answer cannot be settled: what is reported is certain, the rest is named
+            unknown = set(cell.shown) - set(cell.reported)
+            assert set(cell.reported) <= set(cell.shown), where
+            assert all(f in cell.message for f in unknown) and "unknown" in cell.message, where
+            continue
+        assert cell.reported == cell.shown, (where, cell)
+        assert (cell.code == "ok") == (cell.fault == "lost"), where  # a settled lost answer goes on
+
+
+def render_steps(cells: list[StepCell]) -> str:
+    lines = [
+        "## Multi-step writes: a fault at every step",
+        "",
+        "One `github_update_issue` call (new title, add `enhancement`, remove `bug` and `triage`, lock",
+        "as resolved) sends five writes in order. Each row faults one of them (every request to it);",
+        "**reported** is `changed_fields` on success or `details.applied_fields` on failure, **GitHub",
+        "shows** the parameters whose value GitHub then shows changed. A lost answer is settled by",
+        "re-reading the issue: when the write shows, the call goes on. Asserted: reported = shown,",
+        "except when the re-read fails too (then the message names the fields whose change is unknown),",
+        "and no write request is ever sent twice.",
+        "",
+        "| faulted step | fault | answer | reported | GitHub shows | equal |",
+        "|---|---|---|---|---|---|",
+    ]
+    for cell in cells:
+        fields = ", ".join(cell.reported) or "—"
+        shown = ", ".join(cell.shown) or "—"
+        equal = "yes" if cell.reported == cell.shown else "no (the rest is named unknown)"
+        lines.append(f"| `{cell.step}` | {STEP_FAULTS[cell.fault][0]} | `{cell.code}` | {fields} | "
+                     f"{shown} | {equal} |")
+    return "\n".join(lines) + "\n"

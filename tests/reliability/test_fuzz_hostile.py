@@ -14,7 +14,8 @@ the server sends is checked on the wire. For every call:
   request leaves /repos/{owner}/{repo}/… or /search/issues;
 * the fake records no request the pinned spec rejects.
 
-`make fuzz` runs this and test_fuzz.py with FUZZ_EXAMPLES=560: 2 x 9 tools x 560 >= 10,000 calls.
+`make fuzz` runs this and test_fuzz.py with FUZZ_EXAMPLES=560: 2 x 9 tools x 560 >= 10,000 calls
+(and test_fuzz_labels.py, which checks what label parameters mean, not only where they go).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "40"))
 # Labels with hostile names, so label paths (/labels/{name}, /issues/{n}/labels/{name}) carry
 # them for real ("." and "..": see test_path_safety.py).
 HOSTILE_LABELS = [".", "..", "a/b", "%2e%2e", "..%2f", "?x=1", "#frag", "ünïcødé 😀", "\u202eabc", "x y",
-                  "label:\"q\"", "100%"]
+                  "label:\"q\"", "100%", "a,b", "x\\y", "STRASSE"]
 REPO_ARGS = {"owner": OWNER, "repo": REPO}
 HOSTILE_ISSUE = 4  # small_seed makes #1, #2 and pull request #3; the world fixture adds #4
 

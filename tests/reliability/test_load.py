@@ -36,7 +36,7 @@ CALLS = int(os.environ.get("LOAD_CALLS", "2000"))
 CONCURRENCY = 32
 ROOT = Path(__file__).resolve().parents[2]
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json",
-           "mcp-protocol-version": "2025-11-25"}
+           "mcp-protocol-version": "2025-11-25", "authorization": f"Bearer {TOKEN}"}
 
 
 def _rss_mib(pid: int) -> float:
@@ -87,7 +87,7 @@ def test_load_2000_calls_at_concurrency_32(record_property: Any) -> None:
     port = closed_port()
     with fake.serve() as fake_url, tempfile.TemporaryDirectory(prefix="ghmcp-load-") as tmp:
         env = {"PATH": os.environ.get("PATH", ""), "HOME": tmp, "GITHUB_API_URL": fake_url,
-               "GITHUB_TOKEN": TOKEN, "GHMCP_CURSOR_SECRET": "load-test"}
+               "GHMCP_SERVER_SECRET": "load-test"}
         log = Path(tmp) / "server.log"
         with log.open("wb") as out:
             proc = subprocess.Popen([str(script), "--transport", "http", "--port", str(port)],

@@ -77,10 +77,14 @@ def test_remove_labels_with_a_dot_name_stays_on_the_label_endpoint(name: str) ->
     fake.add_label(OWNER, REPO, name)  # GitHub has no rule against such names
     number = fake.add_issue(OWNER, REPO, "Dotted", labels=[name, "bug", "triage"])
     args = {**REPO_ARGS, "issue_number": number, "remove_labels": [name]}
-    _result, recorder = anyio.run(_call, fake, "github_update_issue", args)
+    result, recorder = anyio.run(_call, fake, "github_update_issue", {**args, "title": "Renamed"})
     for sent in recorder.sent:
         assert not endpoint_problems(TOOLS["github_update_issue"], args, sent), sent
     assert fake.violations == []
+    # refused before any write, so the title is not changed either
+    assert result.is_error and result.structured_content["code"] == "invalid_field"
+    assert [s for s in recorder.sent if s.method != "GET"] == []
+    assert fake.get_issue(OWNER, REPO, number).title == "Dotted"
 
 
 def test_the_runtime_never_builds_a_url_with_a_dot_or_empty_segment() -> None:

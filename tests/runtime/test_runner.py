@@ -18,12 +18,14 @@ from runtime_support import make_ctx, tool_spec
 from ghmcp_runtime.context import ToolContext, UpstreamResponse
 from ghmcp_runtime.declared import (
     Compare,
+    Completion,
     Condition,
     Declaration,
     ErrorSpec,
     Guard,
     Idempotency,
     Match,
+    NamesExist,
     OnError,
     Output,
     Paginate,
@@ -31,11 +33,12 @@ from ghmcp_runtime.declared import (
     Reject,
     Repair,
     Step,
+    Verify,
 )
 from ghmcp_runtime.errors import OutcomeUnknown, ToolError, UpstreamError
 from ghmcp_runtime.model import FieldRule, Operation, Shape
 from ghmcp_runtime.projection import ShapeProjector
-from ghmcp_runtime.runner import MAX_CONCURRENT, declared
+from ghmcp_runtime.runner import MAX_CONCURRENT, completer, declared
 
 pytestmark = pytest.mark.anyio
 
@@ -323,3 +326,55 @@ async def test_idempotent_create_replays_and_recovers_a_lost_write() -> None:
 
 def test_tool_spec_helper_still_builds() -> None:
     assert tool_spec().name == "issues_get"
+
+
+async def test_names_exist_resolves_exact_names_and_verify_reports_what_github_dropped() -> None:
+    labels = [{"name": "bug"}, {"name": "Docs"}]
+    decl = Declaration(steps=(
+        Step(id="known", operation=op("catalog"), path=REPO,
+             names_exist=NamesExist(params=("labels",), code="label_not_found")),
+        Step(id="create", operation=op("create", "POST"), path=REPO, after=("known",),
+             body={"labels": "{known.labels}", "assignees": "{logins}"},
+             verify=Verify(fields={"labels": ("labels", "[]", "name"), "assignees": ("assignees", "[]", "login")},
+                           normalize={"assignees": "lower"}, names={"assignees": "logins"})),
+    ), output=(Output(name="number", value="{create.number}"),))
+    created = {"number": 1, "labels": [{"name": "Docs"}, {"name": "bug"}], "assignees": []}
+    up = Scripted({"catalog": UpstreamResponse(status=200, data=labels, headers={}), "create": created})
+    out = await run(decl, up, {**ARGS, "labels": ["DOCS", "bug"], "logins": ["Hubot"]})
+    assert up.calls[-1][3] == {"labels": ["Docs", "bug"], "assignees": ["Hubot"]}  # exact catalog names
+    assert out == {"number": 1, "ignored_fields": ["logins"]}  # GitHub kept the labels, not the assignee
+    with pytest.raises(ToolError) as caught:
+        await run(decl, up, {**ARGS, "labels": ["nope"]})
+    assert caught.value.code == "label_not_found" and caught.value.details["field"] == "labels"
+
+
+async def test_resource_pages_come_from_uri_variables() -> None:
+    def page(path: Any, query: Any, body: Any) -> UpstreamResponse:
+        return UpstreamResponse(status=200, data=[{"name": "a", "color": "c"}, {"name": "pr", "pull_request": {}}],
+                                headers={"link": '<u>; rel="next"'})
+
+    decl = Declaration(steps=(Step(id="rows", operation=op("list"), path=REPO, paginate=Paginate(
+        page_size=100, page_param="page", size_param="limit", next_uri="x://{owner}/labels",
+        next_query={"page": "{next_page}", "limit": "{page_size}"})),),
+        output=(Output(name="labels", shape="label", each=True, sources=("rows",), exclude="pull_request",
+                       omit=("color",)),
+                Output(name="truncated", value={"more": True}, when_more="rows")))
+    up = Scripted({"list": page})
+    out = await run(decl, up, {**ARGS, "page": "2", "limit": "5"})
+    assert up.calls[0][2] == {"per_page": 5, "page": 2}
+    assert out == {"labels": [{"name": "a"}], "truncated": {"more": True}, "page": 2,
+                   "next": "x://o/labels?page=3&limit=5"}
+    for bad in ({"page": "0"}, {"page": "x"}, {"limit": "101"}):
+        with pytest.raises(ToolError) as caught:
+            await run(decl, up, {**ARGS, **bad})
+        assert caught.value.code == "invalid_field"
+
+
+async def test_a_declared_completion_lists_values_filtered_by_chosen_variables() -> None:
+    repos = [{"name": "a", "owner": {"login": "Octo"}}, {"name": "b", "owner": {"login": "other"}}]
+    complete = completer(Completion(operation=op("repos"), value=("name",), match={"owner": ("owner", "login")}))
+    up = Scripted({"repos": UpstreamResponse(status=200, data=repos, headers={})})
+    assert await complete(context(up), "", {"owner": "octo"}) == ["a"]
+    assert await complete(context(up), "", {}) == ["a", "b"]
+    needs_repo = completer(Completion(operation=op("labels"), value=("name",), path=REPO))
+    assert await needs_repo(context(up), "", {"owner": "o"}) == []  # repo not chosen yet

@@ -160,6 +160,14 @@ async def test_403_locked_issue() -> None:
     assert err.code == "issue_locked"
 
 
+@pytest.mark.parametrize("message", ["Repository access blocked", "You are blocked from this repository."])
+async def test_403_blocked_is_not_a_locked_issue(message: str) -> None:
+    # r_blocked.py: "blocked" contains "locked"; a blocked repository was reported as issue_locked
+    err = await fail(Recorder(gh(403, {"message": message})), CREATE_ISSUE, body={"title": "x"})
+    assert err.code == "insufficient_scope" and "required_scopes" not in (err.details or {})
+    assert "blocked" in err.message
+
+
 async def test_404_probes_repo_and_reports_issue_not_found() -> None:
     rec = Recorder(gh(404, {"message": "Not Found"}), gh(200, {"full_name": "octo/hello"}))
     err = await fail(rec)

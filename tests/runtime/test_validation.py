@@ -109,3 +109,71 @@ def test_nested_values_never_echoed(value: Any) -> None:
         if err is not None:
             assert MARK not in json.dumps(err.envelope(request_id="r", fingerprint="f"),
                                           ensure_ascii=False)
+
+
+# --- sizes before contents (ghmcp_runtime.bounds) --------------------------------------------
+
+
+class Untouchable(list[Any]):
+    """A list whose length may be read but whose elements must not be visited."""
+
+    def __iter__(self) -> Any:
+        raise AssertionError("an element was visited")
+
+    def __getitem__(self, index: Any) -> Any:
+        raise AssertionError("an element was visited")
+
+
+class NoElementValidation:
+    """Fails the test if jsonschema is asked to validate anything."""
+
+    def iter_errors(self, instance: Any) -> Any:
+        raise AssertionError("jsonschema validated the arguments")
+
+
+@pytest.fixture
+def sizes_only(monkeypatch: pytest.MonkeyPatch) -> ArgumentValidator:
+    validator = ArgumentValidator(SCHEMA)
+    monkeypatch.setattr(validator, "_compiled", NoElementValidation())
+    return validator
+
+
+@pytest.mark.parametrize(("args", "field", "reason"), [
+    # the review's probe: 1.3 million items took 51 s of jsonschema before maxItems applied
+    ({**OK, "labels": Untouchable([0] * 1_300_000)}, "labels", "must have at most 2 items"),
+    ({**OK, "title": "x" * 3_000_000}, "title", "must be at most 10 characters long"),
+    ({**OK, "owner": "x" * 1_000_000}, "owner", "must be at most 39 characters long"),
+    ({**OK, "labels": ["ok", "x" * 1_000_000]}, "labels", "item 1 must be at most 5 characters long"),
+    # no schema bound applies below an unknown key: the whole call's budget does
+    ({**OK, "zzz": Untouchable([0] * 3000)}, "arguments", "are too large: at most 2048 values in all"),
+    ({**OK, "zzz": "x" * 300_000}, "arguments",
+     "are too large: at most 262144 characters in all"),
+    ({**OK, **{f"k{i}": 0 for i in range(5000)}}, "arguments",
+     "are too large: at most 2048 values in all"),
+])
+def test_oversized_input_is_refused_before_any_element_is_validated(
+    sizes_only: ArgumentValidator, args: Any, field: str, reason: str
+) -> None:
+    err = sizes_only.validate(args)
+    assert err is not None and err.code == "invalid_field"
+    assert err.details == {"field": field, "reason": reason}
+
+
+def test_deep_nesting_is_refused_by_the_size_walk(sizes_only: ArgumentValidator) -> None:
+    deep: Any = 0
+    for _ in range(10_000):  # deeper than the interpreter's recursion limit
+        deep = [deep]
+    err = sizes_only.validate({**OK, "filter": {"a": deep}})
+    assert err is not None and err.details == {
+        "field": "arguments", "reason": "are nested more than 32 levels deep"}
+
+
+def test_an_unknown_key_is_never_echoed_by_a_size_refusal(sizes_only: ArgumentValidator) -> None:
+    name = MARK + "k" * 100_000
+    err = sizes_only.validate({**OK, name: [0] * 5000})
+    assert err is not None and MARK not in json.dumps(err.envelope(request_id="r", fingerprint="f"))
+
+
+def test_arguments_within_every_bound_reach_schema_validation() -> None:
+    largest = {**OK, "title": "x" * 10, "labels": ["abcde", "fghij"], "filter": {"a": 1}}
+    assert V.validate(largest) is None
