@@ -61,8 +61,9 @@ bench-oversized: $(STAMP)
 # Side-by-side benchmarks (< 5 min): generation, cold start, tool surface, per-call overhead,
 # response size, HTTP throughput and load, each next to a peer measured in the same run; writes
 # docs/BENCHMARKS.md and bench/results.json. FastMCP 4.1.6 goes into bench/.peer-venv on first use.
+# `make bench ONLY=roundtrips,rate_limit` re-measures just those sections (~2 min).
 bench: $(STAMP)
-	$(PY) bench/run.py
+	$(PY) bench/run.py $(if $(ONLY),--only $(ONLY))
 
 # Long fuzz: 2 property tests x 9 tools x 560 examples = 10,080 calls (make test runs 40 per tool),
 # plus the label-meaning and pull-request-page properties (4 x 560 examples).

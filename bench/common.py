@@ -13,8 +13,10 @@ import select
 import socket
 import statistics
 import subprocess
+import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +101,23 @@ def stop(proc: subprocess.Popen[Any]) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(10)
+
+
+@contextmanager
+def fake_process(latency_s: float = 0.0) -> Iterator[str]:
+    """bench/fake_server.py in its own process on a free loopback port; yields its base URL."""
+    port = free_port()
+    logf = WORK / "fake.log"
+    argv = [sys.executable, str(BENCH / "fake_server.py"), "--port", str(port)]
+    if latency_s:
+        argv += ["--latency", str(latency_s)]
+    with logf.open("wb") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+    try:
+        wait_port(port, proc, what="bench fake GitHub", log=logf)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(proc)
 
 
 def base_env(**extra: str) -> dict[str, str]:

@@ -88,8 +88,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--validate", action="store_true", help="keep openapi-core validation on")
+    parser.add_argument("--latency", type=float, default=0.0,
+                        help="seconds every API answer waits (POST /_fake/latency changes it)")
     args = parser.parse_args()
     fake = bench_fake(validate=args.validate)
+    fake.latency = args.latency
     fake.requests = _Discard()  # type: ignore[assignment]  # a long run must not grow the fake
     serve_forever(fake.app, host="127.0.0.1", port=args.port)
     return 0

@@ -11,6 +11,11 @@ is `json.load` of the decompressed spec from a temporary file. The CLI rows time
 generate` on an up-to-date tree: interpreter start, imports, baseline read, nothing to write) next to
 `python -c "import json; json.load(...)"`. Repetitions are interleaved (baseline, generator,
 baseline, ...) after one warm-up of each; the table shows the median and the min-max.
+
+black's output and Jinja's compiled templates are cached outside the tree (generator/format_cache.py).
+Every run here uses a fresh cache root of its own: the plain rows are a re-run over an unchanged
+render (caches warm, black not even imported), the "caches off" rows (GHMCP_FORMAT_CACHE=off) what
+a run costs when every template and every Python file's unformatted text changed.
 """
 
 from __future__ import annotations
@@ -33,12 +38,16 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from generator import render
+from generator.format_cache import ENV as FORMAT_CACHE_ENV
+from generator.format_cache import Caches
 from generator.io import write
 from generator.overrides import parse_overrides
-from generator.pipeline import generate, load_inputs
-from generator.spec import REPO_ROOT, SPEC_DIR, read_document_bytes, read_pinned
+from generator.pipeline import generate, load_inputs, override_files
+from generator.spec import REPO_ROOT, SPEC_DIR, load_pinned_spec, read_document_bytes, read_pinned
 
-OVERRIDES = REPO_ROOT / "overrides" / "github_issues.yaml"
+OVERRIDES_DIR = REPO_ROOT / "overrides"
+OVERRIDES = OVERRIDES_DIR / "github_issues.yaml"
 GENERATED = REPO_ROOT / "generated"  # `make generate` reads it as the breaking-change baseline
 STAGES = ("load", "build", "lint", "render", "format", "write")
 
@@ -51,17 +60,24 @@ def _timed(fn: Callable[[], Any]) -> float:
 
 
 def _generator_run(tmp: Path, rep: int) -> dict[str, float]:
+    """What `python -m generator generate` does in-process: the spec once, then every server's
+    override file; stage times are summed over the servers."""
     gc.collect()
     t0 = time.perf_counter()
-    inputs = load_inputs(OVERRIDES, baseline_dir=GENERATED)
-    result = generate(inputs)
-    if result.files is None:
-        problems = "\n".join(d.render() for d in result.diagnostics)
-        raise SystemExit(f"generation failed; fix the override file first:\n{problems}")
+    spec = load_pinned_spec()
+    sample: dict[str, float] = {"load": time.perf_counter() - t0}
+    files: dict[str, str] = {}
+    for path in override_files(OVERRIDES_DIR):
+        result = generate(load_inputs(path, baseline_dir=GENERATED, spec=spec))
+        if result.files is None:
+            problems = "\n".join(d.render() for d in result.diagnostics)
+            raise SystemExit(f"generation failed; fix {path.name} first:\n{problems}")
+        files.update(result.files)
+        for stage, seconds in result.timings.items():
+            sample[stage] = sample.get(stage, 0.0) + seconds
     t1 = time.perf_counter()
-    write(result.files, tmp / f"out-{rep}")
+    write(files, tmp / f"out-{rep}")
     t2 = time.perf_counter()
-    sample = dict(result.timings)
     sample["write"] = t2 - t1
     sample["total"] = t2 - t0
     return sample
@@ -83,8 +99,8 @@ def _load_parts(path: Path) -> dict[str, float]:
             "load: override file (YAML with locations + pydantic)": t4 - t3}
 
 
-def _cli(args: list[str], cwd: Path) -> float:
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+def _cli(args: list[str], cwd: Path, format_cache: str = "off") -> float:
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", FORMAT_CACHE_ENV: format_cache}
     t0 = time.perf_counter()
     proc = subprocess.run(args, cwd=cwd, env=env, check=False, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True)
@@ -114,22 +130,32 @@ def main(argv: list[str] | None = None) -> int:
         tmp = Path(tmp_name)
         spec_json = tmp / "spec.json"
         spec_json.write_bytes(plain)
+        cache_root = tmp / "generator-cache"
+        warm_cache, no_cache = Caches(cache_root, render.BLACK_MODE_KEY), Caches(None, render.BLACK_MODE_KEY)
 
         def baseline() -> None:
             with spec_json.open("rb") as f:
                 json.load(f)
 
         baseline()
-        _generator_run(tmp, -1)  # warm-up: imports, template compilation, caches
+        render.CACHES = warm_cache
+        _generator_run(tmp, -1)  # warm-up: imports, template compilation, the format cache
+        warm_cache.flush()
         base: list[float] = []
         runs: list[dict[str, float]] = []
         parts: list[dict[str, float]] = []
         for rep in range(args.reps):
             base.append(_timed(baseline))
+            render.CACHES = warm_cache
             runs.append(_generator_run(tmp, rep))
+            render.CACHES = no_cache
+            cold = _generator_run(tmp, rep)
+            runs[-1]["format (caches off)"] = cold["format"]
+            runs[-1]["total (caches off)"] = cold["total"]
             parts.append(_load_parts(SPEC_DIR / pinned.vendored_file))
 
         cli_gen: list[float] = []
+        cli_cold: list[float] = []
         cli_json: list[float] = []
         if args.cli_reps:
             gen_cmd = [sys.executable, "-m", "generator", "generate", "--quiet"]
@@ -139,10 +165,12 @@ def main(argv: list[str] | None = None) -> int:
                 out = tmp / f"cli-{rep}"
                 shutil.copytree(GENERATED, out, ignore=shutil.ignore_patterns("__pycache__"))
                 json_seconds = _cli(json_cmd, tmp)
-                gen_seconds = _cli([*gen_cmd, "--out", str(out)], REPO_ROOT)
+                gen_seconds = _cli([*gen_cmd, "--out", str(out)], REPO_ROOT, str(cache_root))
+                cold_seconds = _cli([*gen_cmd, "--out", str(out)], REPO_ROOT)
                 if rep >= 0:
                     cli_json.append(json_seconds)
                     cli_gen.append(gen_seconds)
+                    cli_cold.append(cold_seconds)
 
     stages = [s for s in STAGES if s in runs[0]] + sorted(set(runs[0]) - {*STAGES, "total"})
     rows: dict[str, dict[str, float]] = {s: _summary([r.get(s, 0.0) for r in runs]) for s in stages}
@@ -156,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         "environment": {"python": platform.python_version(), "implementation": platform.python_implementation(),
                         "platform": platform.platform(), "cpus": os.cpu_count(), "black": version("black")},
         "repetitions": {"in_process": args.reps, "cli": args.cli_reps},
+        "servers": [p.stem for p in override_files(OVERRIDES_DIR)],
         "seconds": {"json.load": {**baseline_row, "samples": base},
                     **{k: {**v, "samples": [r.get(k, 0.0) for r in runs]} for k, v in rows.items()},
                     **{k: {**v, "samples": [p[k] for p in parts]} for k, v in part_rows.items()}},
@@ -164,7 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     if cli_gen:
         result["seconds"]["cli generate"] = {**_summary(cli_gen), "samples": cli_gen}
         result["seconds"]["cli json.load"] = {**_summary(cli_json), "samples": cli_json}
+        result["seconds"]["cli generate (caches off)"] = {**_summary(cli_cold), "samples": cli_cold}
         result["ratio_cli"] = statistics.median(cli_gen) / statistics.median(cli_json)
+        result["ratio_cli_caches_off"] = statistics.median(cli_cold) / statistics.median(cli_json)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     print(_table(result, stages, list(part_rows)))
@@ -211,6 +242,7 @@ def _table(result: dict[str, Any], stages: list[str], parts: list[str]) -> str:
                   "|---|---:|---:|---:|"]
         row("`python -c 'json.load(...)'`", "cli json.load", cli_base)
         row("`python -m generator generate --quiet`", "cli generate", cli_base)
+        row("the same, caches off", "cli generate (caches off)", cli_base)
     return "\n".join(lines)
 
 

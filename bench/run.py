@@ -1,10 +1,12 @@
 """`make bench`: every figure side by side with a peer measured in the same run.
 
-    .venv/bin/python bench/run.py [--quick] [--skip-generate]
+    .venv/bin/python bench/run.py [--quick] [--skip-generate] [--only roundtrips,rate_limit]
 
 Writes bench/results.json (all samples) and docs/BENCHMARKS.md (the tables). Sections:
 generation (bench/generate.py), cold start, tool-surface size, per-call overhead, response size,
-HTTP throughput and a 2,000-call load run. Peers: a bare `mcp` low-level server (the SDK floor),
+HTTP throughput and a 2,000-call load run, round trips against a fake GitHub that answers after a
+fixed delay, and the rate-limit budget of a repeated-read workload (bench/roundtrips.py).
+`--only` re-measures the named sections and keeps the rest of bench/results.json. Peers: a bare `mcp` low-level server (the SDK floor),
 FastMCP 4.1.6's OpenAPI provider on the same 17 issue operations (its own venv,
 bench/.peer-venv, created on first use) and github-mcp-server's vendored tool snapshots
 (bench/peers/github-mcp-server). Everything talks to a local fake GitHub on loopback
@@ -41,6 +43,7 @@ from bench.common import (  # noqa: E402
     RawStdio,
     base_env,
     compact,
+    fake_process,
     free_port,
     nbytes,
     percentile,
@@ -51,6 +54,7 @@ from bench.common import (  # noqa: E402
 )
 from bench.fake_server import ISSUE, OWNER, REPO, TOKEN  # noqa: E402
 from bench.peer import FASTMCP_VERSION, ensure_peer_venv, peer_versions, trimmed_spec  # noqa: E402
+from bench.roundtrips import bench_rate_limit, bench_roundtrips  # noqa: E402
 
 PY = sys.executable
 OUR_SCRIPT = str(Path(PY).with_name("github-issues-mcp"))
@@ -85,20 +89,6 @@ def quiet_stderr() -> None:
 
 
 # -- processes ---------------------------------------------------------------------------------
-
-
-@contextmanager
-def fake_process() -> Iterator[str]:
-    port = free_port()
-    logf = WORK / "fake.log"
-    with logf.open("wb") as out:
-        proc = subprocess.Popen([PY, str(BENCH / "fake_server.py"), "--port", str(port)],
-                                stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
-    try:
-        wait_port(port, proc, what="bench fake GitHub", log=logf)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        stop(proc)
 
 
 def our_stdio(fake_url: str) -> RawStdio:
@@ -421,6 +411,51 @@ def bench_per_call(peer_py: Path, spec: Path, fake_url: str, reps: int, warmup: 
     return out
 
 
+async def _cache_cost(issue: Any, n: int) -> dict[str, float]:
+    """Client CPU of one upstream GET with and without the conditional-request cache (hishel),
+    on an in-process transport that answers like GitHub (ETag, max-age=60; 304 when it matches),
+    so no network or fake GitHub is in the figure. Median µs, interleaved."""
+    from ghmcp_runtime.context import ToolContext
+    from ghmcp_runtime.cursors import HmacCursorCodec
+    from ghmcp_runtime.http_cache import HttpCache
+    from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
+    from ghmcp_runtime.model import Operation
+    from ghmcp_runtime.projection import ShapeProjector
+    from ghmcp_runtime.upstream import GitHubUpstream
+    from github_issues_mcp import SERVER
+
+    body = compact(issue)
+    headers = {"etag": 'W/"bench"', "cache-control": "private, max-age=60, s-maxage=60",
+               "vary": "Accept, Authorization, Cookie, X-GitHub-OTP", "content-type": "application/json"}
+
+    def github(request: httpx.Request) -> httpx.Response:
+        if request.headers.get("if-none-match") == headers["etag"]:
+            return httpx.Response(304, headers=headers)
+        return httpx.Response(200, content=body, headers=headers)
+
+    op = Operation(operation_id="issues/get", method="GET", path="/repos/{owner}/{repo}/issues/{issue_number}",
+                   not_found="issue_not_found", success_status=(200,))
+    samples: dict[str, list[float]] = {"plain": [], "cached": []}
+    ways: dict[str, tuple[GitHubUpstream, ToolContext]] = {}
+    for name, cache in (("plain", None), ("cached", HttpCache("memory"))):
+        up = GitHubUpstream(transport=httpx.MockTransport(github), cache=cache)
+        ctx = ToolContext(tool=SERVER.tools[0], request_id="req_bench", identity="u_bench", arguments={},
+                          upstream=up, cursors=HmacCursorCodec(b"k"),
+                          idempotency=IdempotencyRunner(MemoryStore()), projector=ShapeProjector({}),
+                          credential=TOKEN)
+        await up.call(ctx, op, path=GET_ISSUE_ARGS, query=None, body=None)  # warm-up; stores the entry
+        ways[name] = (up, ctx)
+    for _ in range(n):
+        for name, (up, ctx) in ways.items():
+            t0 = time.perf_counter()
+            await up.call(ctx, op, path=GET_ISSUE_ARGS, query=None, body=None)
+            samples[name].append(time.perf_counter() - t0)
+    for up, _ in ways.values():
+        await up.aclose()
+    return {"upstream_get_plain_us": statistics.median(samples["plain"]) * 1e6,
+            "upstream_get_cached_us": statistics.median(samples["cached"]) * 1e6}
+
+
 async def _breakdown(fake_url: str, n: int) -> dict[str, Any]:
     """Pieces of our per-call cost, each timed alone: the client's output validation, our argument
     validation, the log lines, the projection of the issue and its comments."""
@@ -498,6 +533,7 @@ async def _breakdown(fake_url: str, n: int) -> dict[str, Any]:
         "argument_validation_us": timed(lambda: args_validator.validate(GET_ISSUE_ARGS)),
         "log_lines_us": timed(logs),
         "projection_us": timed(project),
+        **await _cache_cost(raw_issue, n),
     }
 
 
@@ -667,20 +703,34 @@ def environment(peer: dict[str, str]) -> dict[str, Any]:
     }
 
 
+SECTIONS = ("generation", "cold_start", "per_call", "response_size", "http", "roundtrips", "rate_limit")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer calls (a smoke run; still >= 5 runs)")
     parser.add_argument("--skip-generate", action="store_true", help="reuse bench/results-generate.json")
     parser.add_argument("--no-doc", action="store_true", help="do not rewrite docs/BENCHMARKS.md")
+    parser.add_argument("--only", default="", help="comma-separated sections to re-measure, keeping "
+                        f"the others from bench/results.json: {', '.join(SECTIONS)}")
+    parser.add_argument("--latency", type=float, default=0.1,
+                        help="seconds the fake GitHub waits per answer in the round-trip section")
     args = parser.parse_args(argv)
+    only = {name.strip() for name in args.only.split(",") if name.strip()}
+    if only - set(SECTIONS):
+        parser.error(f"--only: unknown section(s) {sorted(only - set(SECTIONS))}; choose from {SECTIONS}")
+    if only and not RESULTS.exists():
+        parser.error("--only needs an earlier full run's bench/results.json")
+    wanted = only or set(SECTIONS)
     started = time.perf_counter()
     WORK.mkdir(parents=True, exist_ok=True)
     quiet_stderr()
     peer_py = ensure_peer_venv()
     spec = trimmed_spec()
     reps = 5
-    results: dict[str, Any] = {"environment": environment(peer_versions()), "fastmcp": FASTMCP_VERSION}
-    sections: dict[str, float] = {}
+    results: dict[str, Any] = json.loads(RESULTS.read_text()) if only else {}
+    results.update({"environment": environment(peer_versions()), "fastmcp": FASTMCP_VERSION})
+    sections: dict[str, float] = results.get("section_s", {}) if only else {}
     mark = time.perf_counter()
 
     def lap(name: str) -> None:
@@ -690,30 +740,43 @@ def main(argv: list[str] | None = None) -> int:
         mark = now
 
     lap("setup")
-    if args.skip_generate and (BENCH / "results-generate.json").exists():
-        results["generation"] = json.loads((BENCH / "results-generate.json").read_text())
-    else:
-        results["generation"] = bench_generation(args.quick)
-    lap("generation")
+    if "generation" in wanted:
+        if args.skip_generate and (BENCH / "results-generate.json").exists():
+            results["generation"] = json.loads((BENCH / "results-generate.json").read_text())
+        else:
+            results["generation"] = bench_generation(args.quick)
+        lap("generation")
     with fake_process() as fake_url:
-        cold = bench_cold_start(peer_py, spec, fake_url, 7)
-        results["surface"] = bench_surface(cold)
-        cold.pop("_listing")
-        cold["imports"] = bench_imports()
-        results["cold_start"] = cold
-        lap("cold_start")
-        results["per_call"] = bench_per_call(peer_py, spec, fake_url, reps, 20 if not args.quick else 5,
-                                             200 if not args.quick else 40)
-        results["breakdown"] = asyncio.run(_breakdown(fake_url, 200))
-        lap("per_call")
-        results["response_size"] = bench_response_size(peer_py, spec, fake_url)
-        lap("response_size")
-        levels = {1: 40, 8: 96, 32: 192} if not args.quick else {1: 20, 8: 48, 32: 96}
-        results.update(bench_http(peer_py, spec, fake_url, reps, levels,
-                                  2000 if not args.quick else 400, 32))
-        lap("http")
+        if "cold_start" in wanted:
+            cold = bench_cold_start(peer_py, spec, fake_url, 7)
+            results["surface"] = bench_surface(cold)
+            cold.pop("_listing")
+            cold["imports"] = bench_imports()
+            results["cold_start"] = cold
+            lap("cold_start")
+        if "per_call" in wanted:
+            results["per_call"] = bench_per_call(peer_py, spec, fake_url, reps, 20 if not args.quick else 5,
+                                                 200 if not args.quick else 40)
+            results["breakdown"] = asyncio.run(_breakdown(fake_url, 200))
+            lap("per_call")
+        if "response_size" in wanted:
+            results["response_size"] = bench_response_size(peer_py, spec, fake_url)
+            lap("response_size")
+        if "http" in wanted:
+            levels = {1: 40, 8: 96, 32: 192} if not args.quick else {1: 20, 8: 48, 32: 96}
+            results.update(bench_http(peer_py, spec, fake_url, reps, levels,
+                                      2000 if not args.quick else 400, 32))
+            lap("http")
+        if "roundtrips" in wanted:
+            results["roundtrips"] = bench_roundtrips(fake_url, peer_py, spec, args.latency,
+                                                     2 if args.quick else 3, log)
+            lap("roundtrips")
+        if "rate_limit" in wanted:
+            results["rate_limit"] = bench_rate_limit(fake_url, peer_py, spec, log)
+            lap("rate_limit")
     results["section_s"] = sections
-    results["runtime_s"] = time.perf_counter() - started
+    if not only:
+        results["runtime_s"] = time.perf_counter() - started
     results["environment"]["loadavg_end"] = os.getloadavg()[0]
     from bench.report import render
 
@@ -721,7 +784,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_doc:
         DOC.write_text(render(results), encoding="utf-8")
     log(f"wrote {RESULTS.relative_to(ROOT)}" + ("" if args.no_doc else f" and {DOC.relative_to(ROOT)}")
-        + f" in {results['runtime_s']:.0f} s")
+        + f" in {time.perf_counter() - started:.0f} s")
     return 0
 
 

@@ -3,7 +3,7 @@ search, locks, rate limits, faults), validated against the pinned OpenAPI descri
 
 from fakegithub.clock import FakeClock, system_clock
 from fakegithub.demo import DEMO_TOKEN, demo_fake
-from fakegithub.fake import FakeGitHub, RecordedRequest
+from fakegithub.fake import FakeGitHub, RecordedRequest, TimedRequest
 from fakegithub.faults import Fault, Faults, Match
 from fakegithub.state import Comment, Issue, Label, Milestone, RateBucket, Repo, Token, User
 
@@ -21,6 +21,7 @@ __all__ = [
     "RateBucket",
     "RecordedRequest",
     "Repo",
+    "TimedRequest",
     "Token",
     "User",
     "demo_fake",

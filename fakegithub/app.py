@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from urllib.parse import parse_qsl, unquote
 
 import anyio
 
+from fakegithub import conditional
 from fakegithub.faults import GITHUB_HTML_500, Fault
 from fakegithub.handlers import HANDLERS, Ctx, Reply
 from fakegithub.routing import Route
@@ -50,6 +52,7 @@ class Incoming:
     headers: dict[str, str]  # lower-case names
     body: bytes
     base: str  # scheme://host[:port] as the client addressed us
+    spent: bool = False  # whether answering it took a unit of rate-limit budget
 
     @property
     def json(self) -> Any:
@@ -174,6 +177,7 @@ class Pipeline:
         headers = self.base_headers(route, token, resource, request_id)
         if token is None:
             bucket = self.bucket(None, resource)
+            incoming.spent = bucket.remaining > 0
             bucket.remaining = max(0, bucket.remaining - 1)
             headers.update(self.rate_headers(bucket, resource))
             body = {"message": auth_problem, "documentation_url": DOCS, "status": "401"}
@@ -189,6 +193,7 @@ class Pipeline:
             body = {"message": message, "documentation_url": RATE_DOCS, "status": "403"}
             return self.finish(incoming, route, Reply(403, body, headers))
         bucket.remaining -= 1
+        incoming.spent = True
         headers.update(self.rate_headers(bucket, resource))
 
         if incoming.method != "GET" and op.path.startswith("/repos/"):
@@ -229,7 +234,21 @@ class Pipeline:
         except ApiError as err:
             reply = Reply(err.status, err.body, err.headers)
         reply.headers = {**headers, **reply.headers}
+        if incoming.method == "GET" and reply.status == 200 and reply.body is not None:
+            reply = self.conditional(incoming, reply, bucket, resource)
         return self.finish(incoming, route, reply)
+
+    def conditional(self, incoming: Incoming, reply: Reply, bucket: RateBucket, resource: str) -> Reply:
+        """Validators on the 200; a 304 instead when the request's preconditions match, with the
+        budget unit given back (GitHub does not count 304s against the primary rate limit)."""
+        reply.headers.update(conditional.validators(reply.body, dumps(reply.body)))
+        if not conditional.not_modified(incoming.headers, reply.headers):
+            return reply
+        bucket.remaining += 1
+        incoming.spent = False
+        headers = {k: v for k, v in reply.headers.items() if k != "content-type"}
+        headers.update(self.rate_headers(bucket, resource))
+        return Reply(304, None, headers)
 
     def check_request(self, incoming: Incoming, route: Route) -> list[str]:
         """Spec problems of the request (each also recorded as a violation)."""
@@ -295,7 +314,8 @@ def _raw_headers(reply: Reply, body: bytes, content_type: str | None) -> list[tu
     headers = {k.lower(): v for k, v in reply.headers.items()}
     if content_type:
         headers["content-type"] = content_type
-    headers["content-length"] = str(len(body))
+    if reply.status != 304:  # a 304's length would be the 200's; better none than a wrong one
+        headers["content-length"] = str(len(body))
     return [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
 
 
@@ -322,13 +342,34 @@ class ApiApp:
         self.pipeline = Pipeline(fake)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        fake = self.fake
+        """Answer one request after `fake.latency` seconds; log its start and end in the timeline."""
+        started = time.monotonic()
         incoming = await read_incoming(scope, receive)
+        with self.fake.lock:
+            route = self.fake.router.match(incoming.method, incoming.raw_path)
+            self.fake._record(incoming, route.operation.operation_id if route else None)
+        status = 0
+
+        async def delayed_send(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+                if self.fake.latency > 0:
+                    await anyio.sleep(self.fake.latency)
+            await send(message)
+
+        try:
+            await self.respond(scope, receive, delayed_send, incoming, route)
+        finally:
+            self.fake._time(incoming, route.operation.operation_id if route else None, status,
+                            started, time.monotonic())
+
+    async def respond(self, scope: Scope, receive: Receive, send: Send, incoming: Incoming,
+                      route: Route | None) -> None:
+        fake = self.fake
         request_id = _request_id()
+        operation = route.operation.operation_id if route else None
         with fake.lock:
-            route = fake.router.match(incoming.method, incoming.raw_path)
-            operation = route.operation.operation_id if route else None
-            fake._record(incoming, operation)
             version = incoming.headers.get("x-github-api-version")
             if version is not None and version != API_VERSION:
                 fake.violations.append(

@@ -5,6 +5,8 @@
     POST   /_fake/reset             back to the last checkpoint; clears faults, requests, violations
     GET    /_fake/violations        DELETE /_fake/violations
     GET    /_fake/requests          DELETE /_fake/requests
+    GET    /_fake/timeline          DELETE /_fake/timeline   each request's start/end/status/budget
+    POST   /_fake/latency           {"seconds": 0.1}: every API answer waits that long
     POST   /_fake/call/{helper}     seed helpers by name with JSON kwargs, e.g. add_issue
     GET    /_fake/state/{owner}/{repo}   issues (with comments), labels and milestones as JSON
     POST   /_fake/clock             {"set": "2024-05-01T00:00:00Z"} or {"advance": 60} (FakeClock only)
@@ -14,6 +16,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
@@ -93,12 +96,28 @@ def routes(fake: FakeGitHub) -> list[Route]:
         with fake.lock:
             return JSONResponse(list(fake.violations))
 
-    async def requests(request: Request) -> Response:
-        with fake.lock:
-            if request.method == "DELETE":
-                fake.requests.clear()
-                return Response(status_code=204)
-            return JSONResponse([r._asdict() for r in fake.requests])
+    def record_log(name: str) -> Callable[[Request], Awaitable[Response]]:
+        """GET lists `fake.<name>` (named tuples as objects), DELETE empties it."""
+
+        async def endpoint(request: Request) -> Response:
+            with fake.lock:
+                entries = getattr(fake, name)
+                if request.method == "DELETE":
+                    entries.clear()
+                    return Response(status_code=204)
+                return JSONResponse([e._asdict() for e in entries])
+
+        return endpoint
+
+    async def latency(request: Request) -> Response:
+        try:
+            seconds = float((await _json(request))["seconds"])
+        except (KeyError, TypeError, ValueError) as exc:
+            return JSONResponse({"error": f"expected {{\"seconds\": number}}: {exc}"}, status_code=400)
+        if not 0 <= seconds <= 10:
+            return JSONResponse({"error": "seconds must be between 0 and 10"}, status_code=400)
+        fake.latency = seconds
+        return JSONResponse({"seconds": seconds})
 
     async def call(request: Request) -> Response:
         name = request.path_params["helper"]
@@ -151,7 +170,9 @@ def routes(fake: FakeGitHub) -> list[Route]:
         Route("/_fake/faults/{fault_id:int}", remove_fault, methods=["DELETE"]),
         Route("/_fake/reset", reset, methods=["POST"]),
         Route("/_fake/violations", violations, methods=["GET", "DELETE"]),
-        Route("/_fake/requests", requests, methods=["GET", "DELETE"]),
+        Route("/_fake/requests", record_log("requests"), methods=["GET", "DELETE"]),
+        Route("/_fake/timeline", record_log("timeline"), methods=["GET", "DELETE"]),
+        Route("/_fake/latency", latency, methods=["POST"]),
         Route("/_fake/call/{helper}", call, methods=["POST"]),
         Route("/_fake/state/{owner}/{repo}", state, methods=["GET"]),
         Route("/_fake/clock", clock, methods=["POST"]),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date, datetime, timedelta
@@ -46,6 +47,22 @@ class RecordedRequest(NamedTuple):
     operation_id: str | None  # None when no implemented operation matched
 
 
+class TimedRequest(NamedTuple):
+    """When one API request was received and when its answer was sent (time.monotonic() seconds of
+    the fake's process), so a client can see which of its requests ran one after another."""
+
+    method: str
+    path: str
+    operation_id: str | None
+    status: int  # 0 when no answer was started (a dropped connection)
+    started: float
+    ended: float
+    spent: bool  # it took a unit of rate-limit budget (a 304 or an injected fault does not)
+
+
+TIMELINE_LIMIT = 10_000
+
+
 class FakeGitHub:
     """A stateful GitHub REST fake whose requests and responses are checked against the pinned spec.
 
@@ -61,6 +78,9 @@ class FakeGitHub:
         self.faults = Faults()
         self.requests: list[RecordedRequest] = []
         self.violations: list[str] = []
+        # every API request's start and end, newest TIMELINE_LIMIT kept
+        self.timeline: deque[TimedRequest] = deque(maxlen=TIMELINE_LIMIT)
+        self.latency = 0.0  # seconds every API answer waits before it is sent (a network's RTT)
         self.anonymous_bucket = RateBucket(ANONYMOUS_LIMIT, ANONYMOUS_LIMIT,
                                            self.state.now() + timedelta(hours=1))
         self._closing = threading.Event()
@@ -293,6 +313,7 @@ class FakeGitHub:
                 self.state.clock = clock
             self.faults.clear()
             self.requests.clear()
+            self.timeline.clear()
             self.violations.clear()
 
     # queries -----------------------------------------------------------------------------------
@@ -349,6 +370,12 @@ class FakeGitHub:
             if self.violations:
                 listing = "\n  ".join(self.violations)
                 raise AssertionError(f"{len(self.violations)} contract violation(s):\n  {listing}")
+
+    def _time(self, incoming: Incoming, operation: str | None, status: int, started: float,
+              ended: float) -> None:
+        with self.lock:
+            self.timeline.append(TimedRequest(incoming.method, incoming.path, operation, status,
+                                              started, ended, incoming.spent))
 
     def _record(self, incoming: Incoming, operation: str | None) -> None:
         self.requests.append(RecordedRequest(incoming.method, incoming.path, dict(incoming.query),

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from generator import render
 from generator.diagnostics import Level
 from generator.io import compare, write
 from generator.overrides import schema_text
@@ -113,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, SpecError, PackagingError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    render.CACHES.flush()  # generate() only read the format and template caches; write what it computed
     if results is None:
         print("generation failed: nothing was written", file=sys.stderr)
         return 2

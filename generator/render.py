@@ -8,13 +8,12 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import black
 import jinja2
-from black.mode import TargetVersion
 
 from generator import NAME
 from generator.build import const_name
 from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
+from generator.format_cache import Caches, FormatCache, default_directory
 from generator.ir import IRAnnotations, IRServer, IRTool
 from generator.packaging import Packaging, server_requirements, toml_string
 from generator.spec import REPO_ROOT
@@ -22,7 +21,11 @@ from ghmcp_runtime.declared import Completion
 from ghmcp_runtime.model import Annotations, FieldRule, Operation, Shape
 
 TEMPLATES = REPO_ROOT / "templates"
-BLACK_MODE = black.Mode(target_versions={TargetVersion.PY311}, line_length=100)
+# black's mode, as (target version, line length); black is imported only when the cache misses
+BLACK_TARGET, BLACK_LINE_LENGTH = "PY311", 100
+BLACK_MODE_KEY = f"{BLACK_TARGET} {BLACK_LINE_LENGTH}"
+# black's output and compiled templates, outside the tree; the command line flushes them
+CACHES = Caches(default_directory(), BLACK_MODE_KEY)
 FileMap = dict[str, str]
 
 
@@ -200,6 +203,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
         autoescape=False,
+        bytecode_cache=CACHES.templates,
     )
     env.filters.update(py=_py, pyobj=_pyobj, pydict=lambda v: repr(dict(v)), const=const_name,
                        pascal=_pascal, md=_md, typename=_typename, pytype=_pytype, hints=_hints,
@@ -207,9 +211,23 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def format_python(source: str, template: str) -> str:
+def format_python(source: str, template: str, cache: FormatCache | None = None) -> str:
+    cache = CACHES.format if cache is None else cache
+    formatted = cache.get(source)
+    if formatted is None:
+        formatted = _black(source, template)
+        cache.put(source, formatted)
+    return formatted
+
+
+def _black(source: str, template: str) -> str:
+    import black
+    from black.mode import TargetVersion
+
+    mode = black.Mode(target_versions={TargetVersion[BLACK_TARGET]},
+                      line_length=BLACK_LINE_LENGTH)
     try:
-        return black.format_str(source, mode=BLACK_MODE)
+        return black.format_str(source, mode=mode)
     except Exception as exc:  # black raises several unrelated types for invalid source
         numbered = "\n".join(f"{i:5d} | {line}" for i, line in enumerate(source.splitlines(), 1))
         raise DiagnosticError([Diagnostic(

@@ -34,6 +34,8 @@ from ghmcp_runtime.context import CursorCodec, Idempotency, ToolContext, Upstrea
 from ghmcp_runtime.cursors import HmacCursorCodec
 from ghmcp_runtime.errors import INTERNAL_MESSAGE, ToolError
 from ghmcp_runtime.host_guard import LOCAL_ORIGINS, host_patterns, is_loopback
+from ghmcp_runtime.http_cache import ENV as HTTP_CACHE_ENV
+from ghmcp_runtime.http_cache import parse_setting as parse_http_cache
 from ghmcp_runtime.idempotency import IdempotencyRunner
 from ghmcp_runtime.logs import UVICORN_LOG_CONFIG, call_fields, log_event, route_library_logs
 from ghmcp_runtime.model import ServerSpec, ToolSpec
@@ -77,6 +79,7 @@ class Settings:
     allow_insecure_api_url: bool = False
     public_url: str | None = None  # the MCP endpoint as clients reach it, e.g. https://h/mcp
     authorization_server: str | None = None  # default: GitHub's, derived from api_url
+    http_cache: str = "memory"  # conditional reads: memory | off | redis://… (shared by replicas)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -92,6 +95,7 @@ class Settings:
             allow_insecure_api_url=env.get("GHMCP_ALLOW_INSECURE_API_URL", "").lower() in _TRUE,
             public_url=env.get("GHMCP_PUBLIC_URL", "").strip() or None,
             authorization_server=env.get("GHMCP_AUTHORIZATION_SERVER", "").strip() or None,
+            http_cache=_http_cache_env(env),
         )
 
     def check(self) -> None:
@@ -104,10 +108,21 @@ class Settings:
                 "a shared idempotency store needs GHMCP_SERVER_SECRET, the same value on every "
                 "replica, or idempotency keys would not be recognised across replicas"
             )
+        if self.http_cache not in ("memory", "off") and not self.server_secret:
+            # cached reads are keyed by caller identity too: without a shared secret no replica
+            # would ever find another's entries
+            raise ValueError("a shared HTTP cache (GHMCP_HTTP_CACHE=redis://…) needs "
+                             "GHMCP_SERVER_SECRET, the same value on every replica")
 
     def with_secret(self) -> Settings:
         """These settings, with a random server secret when none is configured (one process)."""
         return self if self.server_secret else replace(self, server_secret=secrets.token_bytes(32))
+
+
+def _http_cache_env(env: Mapping[str, str]) -> str:
+    value = env.get(HTTP_CACHE_ENV, "").strip() or "memory"
+    parse_http_cache(value)  # a ValueError names the choices
+    return value
 
 
 def wire_tool(tool: ToolSpec) -> Tool:
@@ -292,6 +307,7 @@ def build_server(
             base_url=settings.api_url,
             api_version=spec.api_version,
             timeout=httpx.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
+            cache=parse_http_cache(settings.http_cache),
         )
     runtime = _ToolRuntime(
         spec,

@@ -19,6 +19,7 @@ from ghmcp_runtime.caller import usable_token
 from ghmcp_runtime.context import ToolContext, UpstreamResponse
 from ghmcp_runtime.errors import OutcomeUnknown, ToolError, UpstreamError
 from ghmcp_runtime.host_guard import is_loopback
+from ghmcp_runtime.http_cache import PARTITION, HttpCache
 from ghmcp_runtime.logs import log_event
 from ghmcp_runtime.model import Operation
 
@@ -114,6 +115,7 @@ class GitHubUpstream:
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
         jitter: Callable[[], float] = random.random,
+        cache: HttpCache | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self._origin = urlsplit(self.base_url)[:2]
@@ -134,11 +136,15 @@ class GitHubUpstream:
         self._clock = clock
         self._sleep = sleep
         self._jitter = jitter
+        self._cache = cache  # conditional reads, per caller; applies to the client built here
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None or (self._owns_client and self._client.is_closed):
+            transport = self._transport
+            if self._cache is not None:
+                transport = self._cache.transport(transport or httpx.AsyncHTTPTransport())
             self._client = httpx.AsyncClient(
-                transport=self._transport, timeout=self._timeout, follow_redirects=False
+                transport=transport, timeout=self._timeout, follow_redirects=False
             )
         return self._client
 
@@ -269,12 +275,15 @@ class GitHubUpstream:
             status: int | None = None
             error: str | None = None
             gh_id: str | None = None
+            cached: str | None = None
             try:
                 resp = await self._http().request(
                     method, url, params=params or None, headers=headers,
                     json=body if body is not None else None,
+                    extensions={PARTITION: ctx.identity},
                 )
                 status, gh_id = resp.status_code, resp.headers.get("x-github-request-id")
+                cached = _cache_outcome(resp)
                 self._note_rate_limit(ctx, resp)
             except httpx.RequestError as exc:
                 error = type(exc).__name__
@@ -283,7 +292,7 @@ class GitHubUpstream:
                 log_event(
                     "upstream", op=op.operation_id, method=method, status=status,
                     ms=round((time.perf_counter() - start) * 1000), attempt=attempt + 1,
-                    request_id=ctx.request_id, github_request_id=gh_id, error=error,
+                    request_id=ctx.request_id, github_request_id=gh_id, error=error, cache=cached,
                 )
             location = resp.headers.get("location")
             if resp.status_code not in (301, 302, 307, 308) or not location:
@@ -417,6 +426,16 @@ class GitHubUpstream:
         except httpx.RequestError:
             return False
         return resp.status_code == 404
+
+
+def _cache_outcome(resp: httpx.Response) -> str | None:
+    """`not_modified` (GitHub's 304, body from the cache), `stored`, or None (no cache involved)."""
+    status = resp.extensions.get("caching")
+    if not isinstance(status, dict):
+        return None
+    if status.get("from_cache"):
+        return "not_modified"
+    return "stored" if status.get("stored") else None
 
 
 def _parsed(resp: httpx.Response) -> UpstreamResponse:

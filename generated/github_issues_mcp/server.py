@@ -490,9 +490,8 @@ GITHUB_DELETE_LABEL = Declaration(
         Step(
             id="usage",
             operation=operations.SEARCH_ISSUES_AND_PULL_REQUESTS,
-            query={"q": 'repo:{owner}/{repo} label:"{current.name|search_phrase}"', "per_page": 1},
+            query={"q": 'repo:{owner}/{repo} label:"{name|search_phrase}"', "per_page": 1},
             when=(Condition(param="delete_mode", equals="safe"),),
-            after=("current",),
             guard=Guard(
                 count=("total_count",),
                 refuse=ErrorSpec(

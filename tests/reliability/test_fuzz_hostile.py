@@ -146,8 +146,10 @@ def _echoed(tool: ToolSpec, args: Any, envelope: dict[str, Any]) -> list[str]:
     """Free-form values (not echo-safe, 12+ characters) that appear inside an error envelope."""
     if not isinstance(args, dict):
         return []
-    text = json.dumps({k: v for k, v in envelope.items() if k not in ("request_id", "fingerprint")},
-                      ensure_ascii=False)
+    # `code` is a symbol from the error catalog: hypothesis draws string constants from loaded
+    # modules, so a value like 'invalid_fiel' would otherwise "appear" in 'invalid_field'
+    text = json.dumps({k: v for k, v in envelope.items()
+                       if k not in ("request_id", "fingerprint", "code")}, ensure_ascii=False)
     found = []
     for name, value in args.items():
         values = value if isinstance(value, list) else [value]

@@ -1,0 +1,51 @@
+"""Conditional requests for GitHub reads: the setting, and the transport that applies it.
+
+`GHMCP_HTTP_CACHE`: `memory` (default; bounded, one process), `off`, or a Redis URL
+(`redis://host:port/db`, e.g. the idempotency store's) so replicas share what they have read.
+
+A GET answered with an `ETag` or `Last-Modified` is stored under its URL *and the caller's
+identity*; the next GET of that URL by the same caller is sent with `If-None-Match` /
+`If-Modified-Since`, and a 304 (which spends no rate-limit budget at GitHub) is answered from the
+stored body. Every read is revalidated, whatever `max-age` GitHub allows, so a tool never
+returns what GitHub no longer says. RFC 9111 is hishel's (2.x), not ours; the storages are in
+http_cache_store.py, imported on the first upstream request (hishel pulls in redis and sqlite,
+~170 ms, which start-up does not pay).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import httpx
+
+if TYPE_CHECKING:
+    from ghmcp_runtime.http_cache_store import Limits
+
+ENV = "GHMCP_HTTP_CACHE"
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+# request extension carrying the caller's identity; a request without it is never cached
+PARTITION = "ghmcp.cache_partition"
+
+
+@dataclass(frozen=True, slots=True)
+class HttpCache:
+    """Where cached reads live: `memory` or a Redis URL. `transport` wraps the network transport."""
+
+    where: str
+    limits: Limits | None = None  # memory bounds (None: http_cache_store's defaults)
+
+    def transport(self, inner: httpx.AsyncBaseTransport) -> httpx.AsyncBaseTransport:
+        from ghmcp_runtime.http_cache_store import caching_transport
+
+        return caching_transport(inner, self.where, self.limits)
+
+
+def parse_setting(value: str) -> HttpCache | None:
+    """`memory`, `off` or a Redis URL; anything else is a ValueError naming the choices."""
+    value = value.strip()
+    if value == "off":
+        return None
+    if value == "memory" or value.startswith(REDIS_SCHEMES):
+        return HttpCache(value)
+    raise ValueError(f"{ENV} must be 'memory', 'off' or a Redis URL (redis://host:port/db)")

@@ -1,0 +1,141 @@
+"""The format cache: black's output by the unformatted text, never a different result than black."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jinja2
+import pytest
+
+from generator import format_cache, render
+from generator.diagnostics import DiagnosticError
+from generator.format_cache import Caches, FormatCache, default_directory
+
+SOURCE = "def f( a,b ):\n  return {'x':a,\n 'y':b}\n"
+MODE = f"{render.BLACK_TARGET} {render.BLACK_LINE_LENGTH}"
+
+
+@pytest.fixture
+def black_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    calls: list[str] = []
+    real = render._black
+
+    def counting(source: str, template: str) -> str:
+        calls.append(source)
+        return real(source, template)
+
+    monkeypatch.setattr(render, "_black", counting)
+    return calls
+
+
+def test_a_hit_is_blacks_output_without_running_black(tmp_path: Path, black_calls: list[str]) -> None:
+    cache = FormatCache(tmp_path, MODE)
+    first = render.format_python(SOURCE, "t.py.jinja", cache)
+    second = render.format_python(SOURCE, "t.py.jinja", cache)
+    assert first == second == render._black(SOURCE, "t.py.jinja")
+    assert first == "def f(a, b):\n    return {\"x\": a, \"y\": b}\n"
+    assert len(black_calls) == 2  # the first format_python, and the direct call above
+
+
+def test_other_text_or_mode_or_black_version_misses(tmp_path: Path, black_calls: list[str]) -> None:
+    cache = FormatCache(tmp_path, MODE)
+    render.format_python(SOURCE, "t", cache)
+    render.format_python(SOURCE + "x = 1\n", "t", cache)
+    assert len(black_calls) == 2
+    assert FormatCache(tmp_path, "PY312 88").get(SOURCE) is None
+    assert cache.key(SOURCE) != FormatCache(tmp_path, "PY312 88").key(SOURCE)
+
+
+def test_entries_are_written_only_on_flush_and_read_by_the_next_process(
+    tmp_path: Path, black_calls: list[str]
+) -> None:
+    cache = FormatCache(tmp_path, MODE)
+    good = render.format_python(SOURCE, "t", cache)
+    assert list(tmp_path.iterdir()) == []  # generate() stays free of writes
+    cache.flush()
+    later = FormatCache(tmp_path, MODE)  # another run
+    assert render.format_python(SOURCE, "t", later) == good
+    assert len(black_calls) == 1
+
+
+def test_a_damaged_entry_is_a_miss_and_is_rewritten(tmp_path: Path, black_calls: list[str]) -> None:
+    cache = FormatCache(tmp_path, MODE)
+    good = render.format_python(SOURCE, "t", cache)
+    cache.flush()
+    [entry] = list(tmp_path.glob("*.py.txt"))
+    entry.write_text(entry.read_text(encoding="utf-8") + "import os\n", encoding="utf-8")
+    later = FormatCache(tmp_path, MODE)
+    assert later.get(SOURCE) is None
+    assert render.format_python(SOURCE, "t", later) == good
+    assert len(black_calls) == 2
+    later.flush()
+    assert FormatCache(tmp_path, MODE).get(SOURCE) == good
+
+
+def test_invalid_source_is_reported_and_never_cached(tmp_path: Path) -> None:
+    cache = FormatCache(tmp_path, MODE)
+    for _ in range(2):
+        with pytest.raises(DiagnosticError) as caught:
+            render.format_python("def (:\n", "server.py.jinja", cache)
+        assert "templates/server.py.jinja" in caught.value.diagnostics[0].render()
+    cache.flush()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_off_always_runs_black(black_calls: list[str]) -> None:
+    cache = FormatCache(None, MODE)
+    render.format_python(SOURCE, "t", cache)
+    render.format_python(SOURCE, "t", cache)
+    assert len(black_calls) == 2
+
+
+def test_the_cache_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(format_cache, "MAX_ENTRIES", 3)
+    cache = FormatCache(tmp_path, MODE)
+    for i in range(6):
+        cache.put(f"x = {i}\n", f"x = {i}\n")
+        cache.flush()
+    assert len(list(tmp_path.glob("*.py.txt"))) == 3
+
+
+def test_an_unwritable_directory_only_disables_caching(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    cache = FormatCache(blocker / "cache", MODE)
+    assert render.format_python(SOURCE, "t", cache) == render._black(SOURCE, "t")
+    cache.flush()
+
+
+def test_location_from_the_environment(tmp_path: Path) -> None:
+    assert default_directory({"GHMCP_FORMAT_CACHE": "off"}) is None
+    assert default_directory({"GHMCP_FORMAT_CACHE": str(tmp_path)}) == tmp_path
+    assert default_directory({"XDG_CACHE_HOME": str(tmp_path)}) == tmp_path / "ghmcp-generator"
+
+
+def test_templates_compile_once_and_are_written_on_flush(tmp_path: Path) -> None:
+    caches = Caches(tmp_path, MODE)
+    assert caches.templates is not None
+    env = jinja2.Environment(loader=jinja2.DictLoader({"t": "{{ x }}!"}), bytecode_cache=caches.templates)
+    assert env.get_template("t").render(x=1) == "1!"
+    assert not (tmp_path / "jinja").exists()
+    caches.flush()
+    assert len(list((tmp_path / "jinja").iterdir())) == 1
+    later = Caches(tmp_path, MODE)
+    compiled: list[str] = []
+    again = jinja2.Environment(loader=jinja2.DictLoader({"t": "{{ x }}!"}), bytecode_cache=later.templates)
+    real = again.compile
+    again.compile = lambda *a, **k: compiled.append("x") or real(*a, **k)  # type: ignore[method-assign]
+    assert again.get_template("t").render(x=2) == "2!"
+    assert compiled == []  # loaded from the bytecode cache
+    assert Caches(None, MODE).templates is None
+
+
+def test_the_command_line_flushes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from generator import __main__ as cli
+
+    monkeypatch.setattr(render, "CACHES", Caches(tmp_path, MODE))
+    out = tmp_path / "out"
+    assert cli.main(["generate", "--quiet", "--out", str(out)]) == 0
+    formatted = {p.read_text(encoding="utf-8") for p in out.rglob("*.py") if p.name != "hooks.py"}
+    assert len(list((tmp_path / "black").glob("*.py.txt"))) == len(formatted) >= 5
+    assert list((tmp_path / "jinja").iterdir())
