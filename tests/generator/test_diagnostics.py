@@ -182,8 +182,8 @@ def _mistakes() -> list[Mistake]:
     update = tool_block("github_update_label")
     create = tool_block("github_create_label")
     add("step-template-reads-nothing",
-        lambda: replace(t, 'label:"{current.name|search_phrase}"', 'label:"{curent.name|search_phrase}"', delete),
-        r"template reads 'curent': not a parameter or an earlier step", hint=r"did you mean 'current'")
+        lambda: replace(t, 'label:"{name|search_phrase}"', 'label:"{nmae|search_phrase}"', delete),
+        r"template reads 'nmae': not a parameter or an earlier step", hint=r"did you mean 'name'")
     add("unknown-transform",
         lambda: replace(t, "transform: hex_color", "transform: hex_colour", create),
         r"unknown transform 'hex_colour'", hint=r"did you mean 'hex_color'")
