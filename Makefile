@@ -26,8 +26,9 @@ test: $(STAMP)
 	$(PY) -m pytest
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check generator ghmcp_runtime generated fakegithub tests bench
-	$(VENV)/bin/mypy --strict generator ghmcp_runtime $(wildcard generated/*_mcp)
+	$(VENV)/bin/ruff check generator ghmcp_runtime generated fakegithub tests bench .github/scripts
+	$(VENV)/bin/mypy --strict generator ghmcp_runtime $(wildcard generated/*_mcp) .github/scripts
+	$(VENV)/bin/actionlint -shellcheck $(VENV)/bin/shellcheck -pyflakes ""
 	$(VENV)/bin/hadolint Dockerfile
 
 # Wheels of the runtime and of every generated server into dist/ (each directory is its own

@@ -1,4 +1,5 @@
-"""`python -m generator {generate,check,diff,drift}`: exit 0 ok, 1 check found a diff, 2 user error.
+"""`python -m generator {generate,check,diff,drift,review}`: exit 0 ok, 1 check found a diff (review:
+an undeclared breaking change), 2 user error.
 
 Without --overrides, every `overrides/*.yaml` is one server, generated into `generated/<package>/`;
 nothing is written unless all of them generate cleanly.
@@ -95,14 +96,20 @@ def _generate_all(paths: list[Path], args: argparse.Namespace) -> list[Result] |
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m generator")
-    parser.add_argument("command", choices=["generate", "check", "diff", "drift"])
+    parser.add_argument("command", choices=["generate", "check", "diff", "drift", "review"])
     parser.add_argument("--overrides", type=Path, default=None,
                         help="one override file (default: every overrides/*.yaml)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--spec-dir", type=Path, default=None)
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--to", type=Path, help="drift: the new spec file (.json or .json.gz)")
+    parser.add_argument("--base", help="review: the git ref whose committed generated/ is the baseline")
+    parser.add_argument("--root", type=Path, default=REPO_ROOT, help="review: the repository")
     args = parser.parse_args(argv)
+    if args.command == "review":
+        from generator.review import main as review_main
+
+        return review_main(args.root, args.base)
     paths = [args.overrides] if args.overrides else override_files(OVERRIDES_DIR)
     if args.command == "drift":
         from generator.drift import main as drift_main

@@ -32,26 +32,26 @@ class Change:
         return f"{self.tool}: {self.kind}{field} ({self.detail})"
 
 
-def _types(schema: Wire) -> set[str]:
+def schema_types(schema: Wire) -> set[str]:
     kind = schema.get("type")
     if kind is None:
         return set()
     return {str(k) for k in kind} if isinstance(kind, list) else {str(kind)}
 
 
-def _show(types: set[str]) -> str:
+def show_types(types: set[str]) -> str:
     return "|".join(sorted(types)) or "any"
 
 
-def _join(path: str, name: str) -> str:
+def join_path(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
 
 
 def _input(tool: str, old: Wire, new: Wire, path: str) -> Iterator[Change]:
     """Changes that can reject arguments the old schema accepted."""
-    before, after = _types(old), _types(new)
+    before, after = schema_types(old), schema_types(new)
     if before and after and not before <= after:
-        yield Change(tool, "narrowed-type", path, f"{_show(before)} -> {_show(after)}")
+        yield Change(tool, "narrowed-type", path, f"{show_types(before)} -> {show_types(after)}")
     if "enum" in new:
         if "enum" not in old:
             yield Change(tool, "narrowed-enum", path, f"now limited to {json.dumps(new['enum'])}")
@@ -72,22 +72,22 @@ def _input(tool: str, old: Wire, new: Wire, path: str) -> Iterator[Change]:
     props_old, props_new = old.get("properties", {}), new.get("properties", {})
     for name in sorted(props_old):
         if name not in props_new:
-            yield Change(tool, "removed-property", _join(path, name),
-                         f"was {_show(_types(props_old[name]))}")
+            yield Change(tool, "removed-property", join_path(path, name),
+                         f"was {show_types(schema_types(props_old[name]))}")
         else:
-            yield from _input(tool, props_old[name], props_new[name], _join(path, name))
+            yield from _input(tool, props_old[name], props_new[name], join_path(path, name))
     was_required = set(old.get("required", []))
     for name in new.get("required", []):
         if name not in was_required:
             state = "was optional" if name in props_old else "new and required"
-            yield Change(tool, "newly-required", _join(path, name), state)
+            yield Change(tool, "newly-required", join_path(path, name), state)
 
 
 def _output(tool: str, old: Wire, new: Wire, path: str) -> Iterator[Change]:
     """Changes that can surprise a client reading results shaped by the old schema."""
-    before, after = _types(old), _types(new)
+    before, after = schema_types(old), schema_types(new)
     if before and after and not after <= before:
-        yield Change(tool, "retyped-output-field", path or "/", f"{_show(before)} -> {_show(after)}")
+        yield Change(tool, "retyped-output-field", path or "/", f"{show_types(before)} -> {show_types(after)}")
     if "enum" in old and "enum" in new:
         added = [v for v in new["enum"] if v not in old["enum"]]
         if added:
@@ -98,15 +98,15 @@ def _output(tool: str, old: Wire, new: Wire, path: str) -> Iterator[Change]:
     now_required = set(new.get("required", []))
     for name in sorted(props_old):
         if name not in props_new:
-            yield Change(tool, "removed-output-field", _join(path, name),
-                         f"was {_show(_types(props_old[name]))}")
+            yield Change(tool, "removed-output-field", join_path(path, name),
+                         f"was {show_types(schema_types(props_old[name]))}")
             continue
         if name in old.get("required", []) and name not in now_required:
-            yield Change(tool, "optional-output-field", _join(path, name), "was always present")
-        yield from _output(tool, props_old[name], props_new[name], _join(path, name))
+            yield Change(tool, "optional-output-field", join_path(path, name), "was always present")
+        yield from _output(tool, props_old[name], props_new[name], join_path(path, name))
 
 
-def _branches(schema: Wire) -> dict[str, Wire]:
+def output_branches(schema: Wire) -> dict[str, Wire]:
     """The success payload and the error envelope of an outputSchema, by label."""
     out: dict[str, Wire] = {}
     for branch in schema.get("oneOf", [schema]):
@@ -127,7 +127,7 @@ def _annotations(tool: str, old: Wire, new: Wire) -> Iterator[Change]:
 
 def _tool(name: str, old: Wire, new: Wire) -> Iterator[Change]:
     yield from _input(name, old.get("inputSchema", {}), new.get("inputSchema", {}), "")
-    before, after = _branches(old.get("outputSchema", {})), _branches(new.get("outputSchema", {}))
+    before, after = output_branches(old.get("outputSchema", {})), output_branches(new.get("outputSchema", {}))
     for label in sorted(before.keys() & after.keys()):
         yield from _output(name, before[label], after[label], label)
     yield from _annotations(name, old.get("annotations", {}), new.get("annotations", {}))
@@ -156,7 +156,7 @@ def diff_surfaces(old: Sequence[Wire], new: Sequence[Wire],
     return sorted(set(changes))
 
 
-def _declared(change: Change, declarations: Sequence[BreakingChange]) -> BreakingChange | None:
+def declaration_for(change: Change, declarations: Sequence[BreakingChange]) -> BreakingChange | None:
     for decl in declarations:
         if decl.kind == change.kind and decl.tool == change.tool \
                 and decl.field in (None, change.field):
@@ -197,7 +197,7 @@ def check_breaking(server: IRServer, overrides: OverrideFile, located: Located,
         if change.kind == "renamed-tool":
             notes.append(f"renamed: {change.line()}")
             continue
-        decl = _declared(change, overrides.breaking_changes)
+        decl = declaration_for(change, overrides.breaking_changes)
         if decl is None:
             undeclared.append(change)
         else:

