@@ -128,10 +128,17 @@ class FakeGitHub:
         with self.lock:
             self.state.grant(self.state.user(login).login, collaborator_on)
 
-    def add_collaborator(self, owner: str, repo: str, login: str) -> None:
+    def add_collaborator(self, owner: str, repo: str, login: str, *,
+                         permission: Literal["write", "read"] = "write") -> None:
+        """A collaborator on one repository; `read` sees it (private too) but cannot push."""
         with self.lock:
             self.state.user(login)
-            self.state.repo(owner, repo).collaborators.add(login)
+            record = self.state.repo(owner, repo)
+            record.collaborators.add(login)
+            if permission == "read":
+                record.read_only.add(login.casefold())
+            else:
+                record.read_only.discard(login.casefold())
 
     def add_token(self, token: str, login: str, scopes: Sequence[str] = ("repo",), *,
                   collaborator_on: Iterable[str] | str = ALL) -> Token:

@@ -89,7 +89,7 @@ def _issue(ctx: Ctx, repo: Repo) -> Issue:
 
 
 def _can_push(ctx: Ctx, repo: Repo) -> bool:
-    return ctx.state.is_collaborator(repo, ctx.actor)
+    return ctx.state.can_push(repo, ctx.actor)
 
 
 def _require_push(ctx: Ctx, repo: Repo) -> None:
@@ -606,4 +606,7 @@ def search_issues(ctx: Ctx) -> Reply:
     )
 
 
-from fakegithub import milestone_handlers  # noqa: E402,F401  (registers the milestone operations)
+from fakegithub import (  # noqa: E402  (register the operations of these modules)
+    collaborator_handlers,  # noqa: F401
+    milestone_handlers,  # noqa: F401
+)

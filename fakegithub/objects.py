@@ -231,7 +231,7 @@ def full_repository(api: str, state: State, repo: Repo, viewer: str | None) -> J
     web = f"{WEB}/{repo.full_name}"
     owner = state.user(repo.owner)
     open_count = sum(1 for i in repo.live_issues() if i.state == "open")
-    push = viewer is not None and state.is_collaborator(repo, viewer)
+    push = viewer is not None and state.can_push(repo, viewer)
     admin = viewer is not None and viewer.casefold() == repo.owner.casefold()
     out: JSONDict = {
         "id": repo.id,

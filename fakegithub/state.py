@@ -159,6 +159,7 @@ class Repo:
     updated_at: datetime
     description: str | None = None
     collaborators: set[str] = field(default_factory=set)
+    read_only: set[str] = field(default_factory=set)  # case-folded collaborators with read access
     labels: dict[int, Label] = field(default_factory=dict)  # by id, in creation order
     milestones: dict[int, Milestone] = field(default_factory=dict)  # by number
     issues: dict[int, Issue] = field(default_factory=dict)  # by number
@@ -239,6 +240,18 @@ class State:
             or key in self.global_collaborators
             or key in {c.casefold() for c in repo.collaborators}
         )
+
+    def can_push(self, repo: Repo, login: str) -> bool:
+        return self.is_collaborator(repo, login) and login.casefold() not in repo.read_only
+
+    def permission(self, repo: Repo, login: str) -> str:
+        """GitHub's legacy base role: admin (owner), write, read (read-only collaborators, and
+        anyone on a public repository), or none."""
+        if login.casefold() == repo.owner.casefold():
+            return "admin"
+        if self.can_push(repo, login):
+            return "write"
+        return "read" if self.is_collaborator(repo, login) or not repo.private else "none"
 
     def can_see(self, repo: Repo, login: str | None) -> bool:
         return not repo.private or (login is not None and self.is_collaborator(repo, login))

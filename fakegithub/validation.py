@@ -40,6 +40,7 @@ OPERATIONS: tuple[str, ...] = (
     "search/issues-and-pull-requests",
     "users/get-authenticated",
     "repos/list-for-authenticated-user",
+    "repos/get-collaborator-permission-level",
 )
 
 

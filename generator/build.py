@@ -31,6 +31,7 @@ from generator.ir import (
 from generator.overrides import (
     CompletionDef,
     ErrorCodeDef,
+    LockdownDef,
     OverrideFile,
     ParamDef,
     ShapeField,
@@ -42,7 +43,13 @@ from generator.spec import SpecOperation, iter_operations, resolve_ref
 from generator.yamlsrc import Located
 from ghmcp_runtime.declared import Completion, Repair
 from ghmcp_runtime.errors import ENVELOPE_OUTPUT_SCHEMA, UNIVERSAL_CODES
-from ghmcp_runtime.model import Operation
+from ghmcp_runtime.model import (
+    HIDDEN_FIELD,
+    WITHHELD_FIELD,
+    WITHHELD_REASONS,
+    LockdownRule,
+    Operation,
+)
 
 JSON = Any
 ALWAYS_CODES = (*UNIVERSAL_CODES, "internal_error")
@@ -285,13 +292,17 @@ class Builder:
                 self.error((*loc, "version"), f"shape {name!r} has a `computed: version` field "
                            "but declares no version", "add `version: {name: path, ...}`")
             if fields is not None:
+                lockdown = self.build_lockdown(shape.lockdown, fields, roots, (*loc, "lockdown"))
+                added = added_fields(fields, lockdown)
                 shapes[name] = IRShape(
                     name=name,
                     sources=tuple(shape.sources),
                     fields=fields,
-                    schema=row_schema(fields),
+                    schema=row_schema(fields, added=added),
                     version=version,
                     version_field=computed_version[0] if computed_version else None,
+                    lockdown=lockdown,
+                    added=added,
                 )
         return shapes
 
@@ -314,17 +325,44 @@ class Builder:
                        "name a component schema, or <operationId>#response")
         return node
 
+    def source_path(self, dotted: str, roots: list[tuple[str, JSON]],
+                    loc: tuple[str | int, ...]) -> tuple[str, ...]:
+        """A dotted path checked against every source schema of a shape."""
+        path = tuple(p for p in re.split(r"\.|(\[\])", dotted) if p)
+        for source, root in roots:
+            if walk(self.doc, root, path)[0] is None:
+                self.error(loc, f"path {dotted!r} does not exist in {source!r}",
+                           "paths are dotted property names; [] steps into list items")
+        return path
+
+    def build_lockdown(self, spec: LockdownDef | None, fields: tuple[IRField, ...],
+                       roots: list[tuple[str, JSON]],
+                       loc: tuple[str | int, ...]) -> LockdownRule | None:
+        if spec is None:
+            return None
+        by_name = {f.name: f for f in fields}
+        for k, name in enumerate(spec.withhold):
+            field = by_name.get(name)
+            if field is None:
+                guess = closest(name, list(by_name))
+                self.error((*loc, "withhold", k), f"{name!r} is not a field of the shape",
+                           f"did you mean {guess!r}?" if guess else "")
+            elif not field.nullable and field.detail == "summary":
+                self.error((*loc, "withhold", k), f"field {name!r} is required in every row, so "
+                           "withholding it would break the output schema",
+                           "withhold only optional fields (detail: full, or nullable)")
+        return LockdownRule(
+            author=self.source_path(spec.author, roots, (*loc, "author")),
+            repository=self.source_path(spec.repository, roots, (*loc, "repository")),
+            association=self.source_path(spec.association, roots, (*loc, "association"))
+            if spec.association else (),
+            withhold=tuple(spec.withhold),
+        )
+
     def build_version(self, fields: Mapping[str, str], roots: list[tuple[str, JSON]],
                       loc: tuple[str | int, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-        out = []
-        for name, dotted in sorted(fields.items()):
-            path = tuple(p for p in re.split(r"\.|(\[\])", dotted) if p)
-            for source, root in roots:
-                if walk(self.doc, root, path)[0] is None:
-                    self.error((*loc, name), f"version path {dotted!r} does not exist in {source!r}",
-                               "paths are dotted property names; [] steps into list items")
-            out.append((name, path))
-        return tuple(out)
+        return tuple((name, self.source_path(dotted, roots, (*loc, name)))
+                     for name, dotted in sorted(fields.items()))
 
     def build_fields(
         self,
@@ -336,6 +374,12 @@ class Builder:
         for i, f in enumerate(defs):
             floc = (*loc, i)
             self.check_identifier((*floc, "name"), f.name, "shape field")
+            if f.name in (HIDDEN_FIELD, WITHHELD_FIELD):
+                self.error((*floc, "name"), f"{f.name!r} is a row field the runtime adds",
+                           "pick another name")
+            if f.untrusted and f.computed is not None:
+                self.error((*floc, "untrusted"), "`untrusted` applies to text read from GitHub, "
+                           "not to computed fields")
             if f.computed is not None:
                 schema = {"type": "string"} if f.computed == "version" else dict(f.computed)
                 if f.description:
@@ -379,7 +423,7 @@ class Builder:
                 schema = {**schema, "description": f.description}
             out.append(IRField(name=f.name, path=path, detail=f.detail, transform=f.transform,
                                computed=False, nested=nested, schema=schema,
-                               nullable=nullable or f.transform == "preview"))
+                               nullable=nullable or f.transform == "preview", untrusted=f.untrusted))
         return tuple(out)
 
     def build_tool(self, index: int, tool: ToolDef, shapes: Mapping[str, IRShape]) -> IRTool | None:
@@ -719,11 +763,27 @@ def echo_safe(param: IRParam) -> bool:
     return kinds <= {"integer", "boolean", "null"}
 
 
-def row_schema(fields: tuple[IRField, ...], all_required: bool = False) -> JSONObject:
+def added_fields(fields: tuple[IRField, ...],
+                 lockdown: LockdownRule | None) -> tuple[tuple[str, JSONObject], ...]:
+    """Row fields the runtime adds: the count of hidden pieces removed from untrusted text, and
+    why lockdown withheld the author's text."""
+    def untrusted(fs: tuple[IRField, ...]) -> bool:
+        return any(f.untrusted or untrusted(f.nested) for f in fs)
+
+    added: list[tuple[str, JSONObject]] = []
+    if untrusted(fields):
+        added.append((HIDDEN_FIELD, {"type": "integer"}))
+    if lockdown is not None:
+        added.append((WITHHELD_FIELD, {"type": "string", "enum": list(WITHHELD_REASONS)}))
+    return tuple(added)
+
+
+def row_schema(fields: tuple[IRField, ...], all_required: bool = False,
+               added: tuple[tuple[str, JSONObject], ...] = ()) -> JSONObject:
     return {
         "type": "object",
         "additionalProperties": False,
-        "properties": {f.name: f.schema for f in fields},
+        "properties": {**{f.name: f.schema for f in fields}, **dict(added)},
         "required": [f.name for f in fields
                      if not f.nullable and (all_required or f.detail == "summary")],
     }

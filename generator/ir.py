@@ -7,6 +7,7 @@ from typing import Any
 
 from generator.diagnostics import Where
 from ghmcp_runtime.declared import Completion, Declaration, Repair
+from ghmcp_runtime.model import LockdownRule
 
 JSONObject = dict[str, Any]
 
@@ -32,6 +33,7 @@ class IRField:
     nested: tuple[IRField, ...]
     schema: JSONObject
     nullable: bool
+    untrusted: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,6 +44,8 @@ class IRShape:
     schema: JSONObject  # one row, full detail; summary-only required fields
     version: tuple[tuple[str, tuple[str, ...]], ...] = ()  # declared content version: name -> path
     version_field: str | None = None  # the computed field that carries it
+    lockdown: LockdownRule | None = None
+    added: tuple[tuple[str, JSONObject], ...] = ()  # row fields the runtime adds (name, schema)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

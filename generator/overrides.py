@@ -68,6 +68,20 @@ class ShapeField(Strict):
         "schema of a value a hook supplies")
     fields: list[ShapeField] | None = Field(default=None, description="project an object field by field")
     description: str | None = None
+    untrusted: bool = Field(
+        default=False, description="user-authored text: markup GitHub's page hides (HTML "
+        "comments outside code) and invisible characters are removed and counted in the row's "
+        "hidden_removed")
+
+
+class LockdownDef(Strict):
+    author: str = Field(description="dotted path of the author's login, e.g. user.login")
+    repository: str = Field(description="dotted path of a GitHub API URL naming the repository "
+                            "(.../repos/{owner}/{repo}...), e.g. repository_url")
+    association: str | None = Field(default=None, description="dotted path of "
+                                    "author_association (saves permission checks)")
+    withhold: list[str] = Field(min_length=1, description="optional output fields removed, under "
+                                "lockdown, from rows whose author lacks push access")
 
 
 class ShapeDef(Strict):
@@ -77,6 +91,8 @@ class ShapeDef(Strict):
     fields: list[ShapeField] = Field(min_length=1)
     version: dict[str, str] | None = Field(
         default=None, description="content version: name -> dotted path of each field it covers")
+    lockdown: LockdownDef | None = Field(
+        default=None, description="what lockdown withholds from rows by authors without push access")
 
 
 class ParamDef(Strict):

@@ -58,12 +58,13 @@ def declared_completions(server: IRServer) -> dict[str, Completion]:
 
 def runtime_fields(fields: Any) -> tuple[FieldRule, ...]:
     return tuple(FieldRule(name=f.name, path=f.path, detail=f.detail, transform=f.transform,
-                           computed=f.computed, nested=runtime_fields(f.nested)) for f in fields)
+                           computed=f.computed, nested=runtime_fields(f.nested),
+                           untrusted=f.untrusted) for f in fields)
 
 
 def runtime_shape(shape: Any) -> Shape:
     return Shape(name=shape.name, fields=runtime_fields(shape.fields), version=dict(shape.version),
-                 version_field=shape.version_field)
+                 version_field=shape.version_field, lockdown=shape.lockdown)
 
 
 def compact_bytes(value: Any) -> int:
@@ -306,7 +307,7 @@ def render(
         "total_bytes": compact_bytes({"tools": wire_tools}),
         "needs_not_required": any(
             f.nullable or f.detail == "full" for s in server.shapes for f in s.fields
-        ) or any(not p.required for t in server.tools for p in t.params)
+        ) or any(s.added for s in server.shapes) or any(not p.required for t in server.tools for p in t.params)
         or any(not f.required for t in server.tools for f in t.output),
     }
     pkg = server.package

@@ -37,6 +37,7 @@ from ghmcp_runtime.host_guard import LOCAL_ORIGINS, host_patterns, is_loopback
 from ghmcp_runtime.http_cache import ENV as HTTP_CACHE_ENV
 from ghmcp_runtime.http_cache import parse_setting as parse_http_cache
 from ghmcp_runtime.idempotency import IdempotencyRunner
+from ghmcp_runtime.lockdown import Lockdown, TrustCache, requested
 from ghmcp_runtime.logs import UVICORN_LOG_CONFIG, call_fields, log_event, route_library_logs
 from ghmcp_runtime.model import ServerSpec, ToolSpec
 from ghmcp_runtime.projection import ShapeProjector
@@ -80,6 +81,7 @@ class Settings:
     public_url: str | None = None  # the MCP endpoint as clients reach it, e.g. https://h/mcp
     authorization_server: str | None = None  # default: GitHub's, derived from api_url
     http_cache: str = "memory"  # conditional reads: memory | off | redis://… (shared by replicas)
+    lockdown: bool = False  # withhold text by authors without push access (HTTP callers can also ask)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -96,6 +98,7 @@ class Settings:
             public_url=env.get("GHMCP_PUBLIC_URL", "").strip() or None,
             authorization_server=env.get("GHMCP_AUTHORIZATION_SERVER", "").strip() or None,
             http_cache=_http_cache_env(env),
+            lockdown=env.get("GHMCP_LOCKDOWN", "").strip().lower() in _TRUE,
         )
 
     def check(self) -> None:
@@ -196,6 +199,7 @@ class _ToolRuntime:
         self.idempotency = idempotency
         self.identity_key = identity_key(settings.server_secret or secrets.token_bytes(32))
         self.projector = ShapeProjector(spec.shapes)
+        self.trust = TrustCache()
         self.tools = {t.name: t for t in spec.tools}
         self.validators = {t.name: ArgumentValidator(t.input_schema) for t in spec.tools}
         self.schemas = {t.name: plain(t.input_schema) for t in spec.tools}
@@ -262,6 +266,7 @@ class _ToolRuntime:
         tctx = self.context_for(tool, caller, args, request_id)
         try:
             result = await tool.handler(tctx, args)
+            await tctx.release_held()
         except ToolError as err:
             if err.temporary and err.repair is None and set(args) <= set(tool.echo_safe):
                 err.repair = {"next_step": "retry_after_wait", "tool": tool.name, "arguments": dict(args)}
@@ -277,10 +282,12 @@ class _ToolRuntime:
     def context_for(
         self, tool: ToolSpec, caller: Caller, args: Mapping[str, Any], request_id: str
     ) -> ToolContext:
+        locked = self.settings.lockdown or requested(caller.headers)
         return ToolContext(
             tool=tool, request_id=request_id, identity=caller.identity,
             arguments=args, upstream=self.upstream, cursors=self.cursors,
             idempotency=self.idempotency, projector=self.projector, credential=caller.credential,
+            lockdown=Lockdown(self.spec.shapes, self.trust) if locked else None,
         )
 
     def _error(self, err: ToolError, request_id: str) -> CallToolResult:
@@ -400,6 +407,10 @@ def _parser(spec: ServerSpec) -> argparse.ArgumentParser:
                    help="HTTP: let requests without an Authorization header act with "
                         "GITHUB_TOKEN (loopback binds only; anyone who can reach the port can "
                         "then act as you)")
+    p.add_argument("--lockdown", action="store_true",
+                   help="withhold issue and comment text by authors without push access to public "
+                        "repositories (env GHMCP_LOCKDOWN=1; HTTP callers may also send "
+                        "X-MCP-Lockdown: true)")
     return p
 
 
@@ -434,7 +445,8 @@ def run(spec: ServerSpec, argv: Sequence[str] | None = None) -> None:
         settings = Settings.from_env()
     except ValueError as exc:
         parser.error(str(exc))
-    settings = replace(settings, idempotency_store=args.idempotency_store or settings.idempotency_store)
+    settings = replace(settings, idempotency_store=args.idempotency_store or settings.idempotency_store,
+                       lockdown=args.lockdown or settings.lockdown)
     try:
         store = open_store(settings.idempotency_store)
     except ValueError as exc:

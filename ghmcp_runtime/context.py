@@ -12,8 +12,10 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
     ctx.open_cursor(token, bound_to=..., field=..., restart_arguments=...) -> dict  (raises ToolError)
     await ctx.idempotent(key, scope=..., fingerprint=..., run=..., recover=...) -> T
         recover(first_attempt_started: datetime) -> T | None   (after an unknown outcome)
-    ctx.project(shape_name, raw, detail, computed=...) -> dict
+    ctx.project(shape_name, raw, detail, computed=..., omit=...) -> dict
     ctx.version(shape_name, raw) -> str   (the shape's declared content version)
+    ctx.lockdown        Lockdown | None: set when lockdown is on for this call; rows that
+                        ctx.project returns may be withheld until the runtime releases them
     ctx.note_rate_limit(remaining, limit)   (called by the upstream layer)
 """
 
@@ -22,9 +24,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ghmcp_runtime.model import Detail, Operation, ToolSpec
+
+if TYPE_CHECKING:
+    from ghmcp_runtime.lockdown import Lockdown
 
 T = TypeVar("T")
 
@@ -96,6 +101,7 @@ class ToolContext:
     rate_limit: dict[str, int] = field(default_factory=dict)
     # the caller's GitHub token for this call (never logged, never in results); None = none given
     credential: str | None = field(default=None, repr=False)
+    lockdown: Lockdown | None = None
 
     async def call(
         self,
@@ -152,8 +158,20 @@ class ToolContext:
         raw: Mapping[str, Any],
         detail: Detail,
         computed: Mapping[str, Any] | None = None,
+        omit: Sequence[str] = (),
     ) -> dict[str, Any]:
-        return self.projector.project(shape, raw, detail, computed or {})
+        row = self.projector.project(shape, raw, detail, computed or {})
+        for name in omit:  # before lockdown holds the row: an omitted field is never withheld
+            row.pop(name, None)
+        if self.lockdown is not None:
+            self.lockdown.hold(shape, raw, row)
+        return row
+
+    async def release_held(self) -> None:
+        """Decide lockdown for the rows this call projected (the runtime calls it after the
+        handler): trusted authors' text comes back, the rest stays withheld."""
+        if self.lockdown is not None:
+            await self.lockdown.release(self)
 
     def version(self, shape: str, raw: Mapping[str, Any]) -> str:
         """The shape's declared content version of a raw GitHub object."""

@@ -38,6 +38,24 @@ class FieldRule:
     transform: str | None = None  # a runtime transform name, e.g. "preview"
     computed: bool = False  # supplied by the handler (e.g. version), not read from GitHub's JSON
     nested: tuple[FieldRule, ...] = ()  # object-valued fields projected field by field
+    untrusted: bool = False  # user-authored text: hidden markup and invisible characters removed
+
+
+# Row fields the runtime adds: how many hidden pieces sanitizing removed (shapes with untrusted
+# fields), and why lockdown withheld the author's text (shapes with a lockdown rule).
+HIDDEN_FIELD = "hidden_removed"
+WITHHELD_FIELD = "withheld"
+WITHHELD_REASONS = ("untrusted_author", "trust_unknown")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LockdownRule:
+    """Under lockdown, a row's `withhold` fields are removed unless its author is trusted."""
+
+    author: tuple[str, ...]  # path of the author's login
+    repository: tuple[str, ...]  # path of a GitHub API URL naming the repository (…/repos/o/r…)
+    withhold: tuple[str, ...]  # output field names
+    association: tuple[str, ...] = ()  # path of author_association, when the source carries it
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,6 +65,7 @@ class Shape:
     # content version: output name -> path of each field it covers; filled into `version_field`
     version: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     version_field: str | None = None
+    lockdown: LockdownRule | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

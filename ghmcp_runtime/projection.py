@@ -7,8 +7,12 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ghmcp_runtime.model import Detail, FieldRule, Shape
+from ghmcp_runtime.model import HIDDEN_FIELD, Detail, FieldRule, Shape
+from ghmcp_runtime.untrusted import sanitize
 from ghmcp_runtime.versioning import canonical_json
+
+# source path -> (sanitized value, hidden pieces removed): a path is sanitized and counted once
+Tally = dict[tuple[str, ...], tuple[Any, int]]
 
 PREVIEW_CHARS = 200
 _SPACES = re.compile(r"\s+")
@@ -80,7 +84,12 @@ class ShapeProjector:
         declared = self._shapes[shape]
         if declared.version and declared.version_field and declared.version_field not in computed:
             computed = {**computed, declared.version_field: self.version(shape, raw)}
-        return _project(declared.fields, raw, detail, computed)
+        tally: Tally = {}
+        row = _project(declared.fields, raw, detail, computed, tally, ())
+        hidden = sum(removed for _, removed in tally.values())
+        if hidden:
+            row[HIDDEN_FIELD] = hidden
+        return row
 
     def version(self, shape: str, raw: Mapping[str, Any]) -> str:
         """The shape's declared content version of `raw` (for expected_version checks)."""
@@ -90,26 +99,47 @@ class ShapeProjector:
         return version_of(raw, declared.version)
 
 
+def _clean(value: Any, key: tuple[str, ...], tally: Tally) -> Any:
+    """Untrusted text as a reader of GitHub's page sees it; each source path is sanitized and
+    counted once (a row's preview and body read the same text)."""
+    if key in tally:
+        return tally[key][0]
+    removed = 0
+    if isinstance(value, str):
+        value, removed = sanitize(value)
+    elif isinstance(value, list):
+        cleaned = [sanitize(v) if isinstance(v, str) else (v, 0) for v in value]
+        removed = sum(n for _, n in cleaned)
+        value = [v for v, _ in cleaned]
+    tally[key] = (value, removed)
+    return value
+
+
 def _project(
-    rules: tuple[FieldRule, ...], raw: Mapping[str, Any], detail: Detail, computed: Mapping[str, Any]
+    rules: tuple[FieldRule, ...], raw: Mapping[str, Any], detail: Detail,
+    computed: Mapping[str, Any], tally: Tally, where: tuple[str, ...],
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for rule in rules:
         if detail == "summary" and rule.detail == "full":
             continue
         value = computed.get(rule.name) if rule.computed else without_legacy_marker(walk(raw, rule.path))
+        if rule.untrusted:
+            value = _clean(value, (*where, *rule.path), tally)
         if rule.transform is not None:
             value = TRANSFORMS[rule.transform](value)
         if rule.nested:
-            value = _nest(rule.nested, value, detail)
+            value = _nest(rule.nested, value, detail, tally, (*where, *rule.path))
         if value is not None:
             out[rule.name] = value
     return out
 
 
-def _nest(rules: tuple[FieldRule, ...], value: Any, detail: Detail) -> Any:
+def _nest(rules: tuple[FieldRule, ...], value: Any, detail: Detail, tally: Tally,
+          where: tuple[str, ...]) -> Any:
     if isinstance(value, Mapping):
-        return _project(rules, value, detail, {})
+        return _project(rules, value, detail, {}, tally, where)
     if isinstance(value, list):
-        return [_project(rules, v, detail, {}) for v in value if isinstance(v, Mapping)]
+        return [_project(rules, v, detail, {}, tally, (*where, str(i)))
+                for i, v in enumerate(value) if isinstance(v, Mapping)]
     return None

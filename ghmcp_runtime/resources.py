@@ -165,6 +165,7 @@ class ResourceRuntime:
                 raise problem
             tctx = self.make_context(tool, caller, args, request_id)
             body = await template.handler(tctx, args)
+            await tctx.release_held()
         except ToolError as err:
             outcome = err.code
             err.__traceback__ = None  # as in app._ToolRuntime: no cycle holding the arguments

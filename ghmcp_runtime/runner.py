@@ -405,8 +405,7 @@ class _Call:
 
     def row(self, spec: Output, raw: Mapping[str, Any], detail: Any) -> dict[str, Any]:
         assert spec.shape is not None
-        projected = self.ctx.project(spec.shape, raw, detail)
-        return {k: v for k, v in projected.items() if k not in spec.omit} if spec.omit else projected
+        return self.ctx.project(spec.shape, raw, detail, omit=spec.omit)
 
     def rows_of(self, source: str, body: Any) -> list[Any]:
         step = next(s for s in self.decl.steps if s.id == source)

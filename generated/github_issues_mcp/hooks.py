@@ -7,6 +7,7 @@ declared in github_issues.yaml. Copied into the package as `hooks.py`, typed aga
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -64,7 +65,35 @@ ROWS_HINT = (
 )
 
 
+# a quoted phrase (skipped), or a repo:/org:/user: qualifier, maybe negated, at a term's start
+_SCOPE_TERM = re.compile(r'"[^"]*"|(?:^|(?<=[\s(]))(-?)(repo|org|user):("[^"]*"|[^\s)]*)', re.I)
+
+
+def _refuse_foreign_scope(args: GithubSearchIssuesArgs) -> None:
+    """With owner and repo, the query may not widen the search: scope qualifiers are OR-ed, so
+    `repo:other/x` (or any org:/user:) would search beyond owner/repo. Exclusions (-repo:) narrow."""
+    if "owner" not in args or "repo" not in args:
+        return
+    mine = f"{args['owner']}/{args['repo']}".casefold()
+    for match in _SCOPE_TERM.finditer(args["query"]):
+        negated, kind, value = match.group(1), match.group(2), match.group(3)
+        if kind is None or negated:
+            continue
+        if kind.lower() != "repo" or value.strip('"').casefold() != mine:
+            raise ToolError(
+                "invalid_field",
+                "With owner and repo, query may not name another scope: a repo: qualifier must "
+                "name that repository, and org: or user: would widen the search.",
+                details={"field": "query", "reason": "a repo:, org: or user: qualifier points "
+                                                     "beyond owner/repo"},
+                repair=repair("narrow_query", "github_search_issues", _repo(args),
+                              "remove the repo:, org: and user: qualifiers from query, or omit "
+                              "owner and repo to search across repositories"),
+            )
+
+
 def _search_query(args: GithubSearchIssuesArgs, labels: Sequence[str]) -> str:
+    _refuse_foreign_scope(args)
     terms = [args["query"], "is:issue"]
     if "owner" in args and "repo" in args:
         terms.append(f"repo:{args['owner']}/{args['repo']}")

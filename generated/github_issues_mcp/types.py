@@ -9,11 +9,23 @@ Detail = Literal["summary", "full"]
 class CommentRow(TypedDict):
     comment_id: int
     author: NotRequired[str]
+    author_association: Literal[
+        "COLLABORATOR",
+        "CONTRIBUTOR",
+        "FIRST_TIMER",
+        "FIRST_TIME_CONTRIBUTOR",
+        "MANNEQUIN",
+        "MEMBER",
+        "NONE",
+        "OWNER",
+    ]
     created_at: str
     preview: NotRequired[str]
     body: NotRequired[str]
     updated_at: NotRequired[str]
     url: NotRequired[str]
+    hidden_removed: NotRequired[int]
+    withheld: NotRequired[Literal["untrusted_author", "trust_unknown"]]
 
 
 class IssueRow(TypedDict):
@@ -21,6 +33,16 @@ class IssueRow(TypedDict):
     title: str
     state: str
     author: NotRequired[str]
+    author_association: Literal[
+        "COLLABORATOR",
+        "CONTRIBUTOR",
+        "FIRST_TIMER",
+        "FIRST_TIME_CONTRIBUTOR",
+        "MANNEQUIN",
+        "MEMBER",
+        "NONE",
+        "OWNER",
+    ]
     labels: list[str]
     comment_count: int
     updated_at: str
@@ -35,12 +57,15 @@ class IssueRow(TypedDict):
     created_at: NotRequired[str]
     closed_at: NotRequired[str]
     version: NotRequired[str]
+    hidden_removed: NotRequired[int]
+    withheld: NotRequired[Literal["untrusted_author", "trust_unknown"]]
 
 
 class LabelRow(TypedDict):
     name: str
     color: str
     description: NotRequired[str]
+    hidden_removed: NotRequired[int]
 
 
 class GithubAddCommentArgs(TypedDict):

@@ -19,6 +19,7 @@ class MilestoneRow(TypedDict):
     created_at: NotRequired[str]
     updated_at: NotRequired[str]
     closed_at: NotRequired[str]
+    hidden_removed: NotRequired[int]
 
 
 class GithubCreateMilestoneArgs(TypedDict):

@@ -47,6 +47,7 @@ async def test_every_operation_happy_path(fake: FakeGitHub, gh: httpx.AsyncClien
         ("GET", "/search/issues", {"q": f"repo:{OWNER}/{REPO} is:issue"}, 200),
         ("GET", "/user", None, 200),
         ("GET", "/user/repos", {"per_page": 100}, 200),
+        ("GET", f"{R}/collaborators/hubot/permission", None, 200),
     ]
     for method, url, payload, status in calls:
         if method == "GET":

@@ -69,20 +69,21 @@ def in_memory_server(
     cursors: Any = None,
     idempotency: Any = None,
     spec: ServerSpec = SERVER,
+    lockdown: bool = False,
 ) -> Any:
     upstream = GitHubUpstream(base_url="http://fake.test", api_version=spec.api_version,
                               transport=fake.asgi_transport(), timeout=timeout, retry=FAST_RETRY)
-    return build_server(spec, Settings(github_token=token), upstream=upstream, cursors=cursors,
-                        idempotency=idempotency)
+    return build_server(spec, Settings(github_token=token, lockdown=lockdown), upstream=upstream,
+                        cursors=cursors, idempotency=idempotency)
 
 
-def stdio_params(base_url: str, token: str | None = TOKEN) -> StdioServerParameters:
+def stdio_params(base_url: str, token: str | None = TOKEN, *args: str) -> StdioServerParameters:
     env = {"PATH": os.environ.get("PATH", ""), "GITHUB_API_URL": base_url,
            "GHMCP_CURSOR_SECRET": "functional-tests"}
     if token:
         env["GITHUB_TOKEN"] = token
-    return StdioServerParameters(command=sys.executable, args=["-m", "github_issues_mcp"], env=env,
-                                 cwd=str(ROOT))
+    return StdioServerParameters(command=sys.executable, args=["-m", "github_issues_mcp", *args],
+                                 env=env, cwd=str(ROOT))
 
 
 def payload(result: Any) -> dict[str, Any]:

@@ -237,6 +237,17 @@ def _mistakes() -> list[Mistake]:
 
     add("spec-patch-path-missing", patch_path_missing,
         r"spec patch path /components/schemas/issue/properties/state_reasons/enum does not exist")
+    add("lockdown-withholds-a-required-field",
+        lambda: replace(t, "withhold: [preview, body]", "withhold: [title, body]", "  issue:\n"),
+        r"field 'title' is required in every row, so withholding it would break the output schema",
+        hint=r"withhold only optional fields")
+    add("lockdown-path-missing",
+        lambda: replace(t, "author: user.login", "author: user.nickname", "  issue:\n"),
+        r"path 'user.nickname' does not exist in 'issue'")
+    add("reserved-row-field",
+        lambda: replace(t, "{name: color, from: color, detail: summary}",
+                        "{name: hidden_removed, from: color, detail: summary}", "  label:\n"),
+        r"'hidden_removed' is a row field the runtime adds")
     return out
 
 

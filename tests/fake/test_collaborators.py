@@ -1,0 +1,63 @@
+"""repos/get-collaborator-permission-level: base roles, who may ask, unknown users, private
+repositories. The `fake` fixture fails any test that leaves a contract violation (every response
+here is validated against the pinned spec)."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from fake_support import OUTSIDER, OWNER, REPO, TOKEN
+
+from fakegithub import FakeGitHub
+
+pytestmark = pytest.mark.anyio
+
+
+def permission_url(login: str, owner: str = OWNER, repo: str = REPO) -> str:
+    return f"/repos/{owner}/{repo}/collaborators/{login}/permission"
+
+
+@pytest.mark.parametrize(("login", "permission"), [
+    ("octo-org", "admin"),  # the owner
+    ("hubot", "write"),  # a collaborator
+    ("reader", "read"),  # a read-only collaborator
+    ("jane", "read"),  # anyone can read a public repository
+])
+async def test_base_roles(fake: FakeGitHub, gh: httpx.AsyncClient, login: str, permission: str) -> None:
+    fake.add_collaborator(OWNER, REPO, "reader", permission="read")
+    response = await gh.get(permission_url(login))
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert (body["permission"], body["role_name"], body["user"]["login"]) == (permission, permission, login)
+    assert body["user"]["permissions"]["push"] is (permission in ("admin", "write"))
+
+
+async def test_outsiders_have_no_role_on_a_private_repository(fake: FakeGitHub, seeded: dict[str, int]) -> None:
+    fake.add_repo(OWNER, "secret", private=True)
+    fake.grant("octocat", f"{OWNER}/secret")
+    async with fake.client(TOKEN) as gh:
+        response = await gh.get(permission_url("jane", repo="secret"))
+    assert response.json()["permission"] == "none"
+
+
+async def test_only_callers_with_push_access_may_ask(fake: FakeGitHub, seeded: dict[str, int]) -> None:
+    async with fake.client(OUTSIDER) as gh:
+        response = await gh.get(permission_url("hubot"))
+    assert response.status_code == 403
+    assert response.json()["message"] == "Must have push access to view collaborator permission."
+
+
+async def test_a_read_only_collaborator_cannot_push_or_ask(fake: FakeGitHub, seeded: dict[str, int]) -> None:
+    fake.add_token("ghp_reader", "reader", ("repo",), collaborator_on=())
+    fake.add_collaborator(OWNER, REPO, "reader", permission="read")
+    async with fake.client("ghp_reader") as gh:
+        asked = await gh.get(permission_url("hubot"))
+        labelled = await gh.post(f"/repos/{OWNER}/{REPO}/labels", json={"name": "x"})
+        issue = await gh.get(f"/repos/{OWNER}/{REPO}/issues/{seeded['first']}")
+    assert (asked.status_code, labelled.status_code) == (403, 403)
+    assert issue.status_code == 200
+
+
+async def test_unknown_users_are_not_found(gh: httpx.AsyncClient) -> None:
+    response = await gh.get(permission_url("nobody-here"))
+    assert response.status_code == 404
