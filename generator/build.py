@@ -109,6 +109,7 @@ class Builder:
         shapes = self.build_shapes()
         tools = [self.build_tool(i, t, shapes) for i, t in enumerate(self.o.tools)]
         self.check_tool_names()
+        self.check_toolsets()
         built = [t for t in tools if t is not None]
         codes = self.build_error_codes(built)
         resources = self.build_resources()
@@ -127,6 +128,7 @@ class Builder:
             tools_budget_bytes=s.tools_budget_bytes or DEFAULT_TOOL_BUDGET * max(1, len(built)),
             description_budget_bytes=s.description_budget_bytes,
             tools=tuple(sorted(built, key=lambda t: t.name)),
+            toolsets=tuple((name, text.strip()) for name, text in self.o.toolsets.items()),
             shapes=tuple(sorted(shapes.values(), key=lambda sh: sh.name)),
             error_codes=codes,
             coverage=Coverage(
@@ -526,6 +528,7 @@ class Builder:
             name=tool.name,
             title=tool.title,
             description=description,
+            toolset=tool.toolset,
             handler=tool.handler,
             declaration=declaration,
             repairs=repairs,
@@ -703,6 +706,27 @@ class Builder:
             elif not tool.name.startswith(prefix):
                 self.error(loc, f"tool name {tool.name!r} lacks the service prefix {prefix!r}",
                            f"rename it to {prefix}{tool.name}", "names")
+
+    def check_toolsets(self) -> None:
+        declared = self.o.toolsets
+        if "all" in declared:
+            self.error(("toolsets", "all"), "toolset name 'all' is reserved (it selects every toolset)",
+                       "pick another name", "toolsets")
+        for i, tool in enumerate(self.o.tools):
+            if tool.toolset is None and declared:
+                self.error(("tools", i, "name"), f"tool {tool.name!r} names no toolset",
+                           f"add `toolset:` with one of {', '.join(declared)}", "toolsets")
+            elif tool.toolset is not None and tool.toolset not in declared:
+                guess = closest(tool.toolset, list(declared))
+                self.error(("tools", i, "toolset"),
+                           f"tool {tool.name!r} names toolset {tool.toolset!r}, which `toolsets` does not declare",
+                           f"did you mean {guess!r}?" if guess else
+                           "declare it under the top-level `toolsets` (name: what its tools do)", "toolsets")
+        used = {t.toolset for t in self.o.tools}
+        for name in declared:
+            if name not in used:
+                self.error(("toolsets", name), f"toolset {name!r} has no tool",
+                           "name it in a tool's `toolset:`, or remove it", "toolsets")
 
     def implied_codes(self, tool: ToolDef, ops: list[IROperation], params: tuple[IRParam, ...]) -> set[str]:
         codes = set(ALWAYS_CODES)

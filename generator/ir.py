@@ -104,6 +104,7 @@ class IRTool:
     echo_safe: tuple[str, ...]
     example: JSONObject
     where: Where
+    toolset: str | None = None  # the declared toolset `--toolsets` selects it by
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -170,3 +171,4 @@ class IRServer:
     overrides_file: str
     resources: tuple[IRResource, ...] = ()
     templates: tuple[IRTemplate, ...] = ()
+    toolsets: tuple[tuple[str, str], ...] = ()  # (name, what its tools do), as declared

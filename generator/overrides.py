@@ -285,6 +285,9 @@ class IdempotencyDef(Strict):
 class ToolDef(Strict):
     name: str
     title: str
+    toolset: Identifier | None = Field(
+        default=None, description="the toolset (declared under `toolsets`) that `--toolsets` and "
+        "the X-MCP-Toolsets header select this tool by; required once the file declares toolsets")
     handler: str | None = Field(default=None, description="async hook; omit to run from `steps`")
     steps: list[StepDef] | None = None
     idempotency: IdempotencyDef | None = None
@@ -370,6 +373,9 @@ class OverrideFile(Strict):
         default_factory=list, description="breaking changes against the committed tools.json, accepted"
     )
     coverage: Coverage = Field(default_factory=Coverage)
+    toolsets: dict[Identifier, str] = Field(
+        default_factory=dict, description="toolset name -> one line on what its tools do; every "
+        "tool then names its toolset (`all` is reserved: every toolset)")
     error_codes: dict[Identifier, ErrorCodeDef] = Field(
         default_factory=dict, description="extra codes, or new wording for the built-in ones")
     shapes: dict[Identifier, ShapeDef] = Field(default_factory=dict)

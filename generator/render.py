@@ -17,8 +17,10 @@ from generator.format_cache import Caches, FormatCache, default_directory
 from generator.ir import IRAnnotations, IRServer, IRTool
 from generator.packaging import Packaging, server_requirements, toml_string
 from generator.spec import REPO_ROOT
+from ghmcp_runtime import capability_docs
+from ghmcp_runtime.capability_docs import ResourceLine, ToolLine
 from ghmcp_runtime.declared import Completion
-from ghmcp_runtime.model import Annotations, FieldRule, Operation, Shape
+from ghmcp_runtime.model import Annotations, ErrorCode, FieldRule, Operation, Shape
 
 TEMPLATES = REPO_ROOT / "templates"
 # black's mode, as (target version, line length); black is imported only when the cache misses
@@ -97,23 +99,29 @@ def fingerprint(server: IRServer, wire: Mapping[str, Any]) -> str:
 
 
 def error_catalog(server: IRServer, fp: str) -> str:
-    """The error-catalog resource: every code, who emits it, retryability, repair, envelope schema."""
-    from ghmcp_runtime.errors import ENVELOPE_SCHEMA
+    """The error-catalog resource of the whole server (the runtime renders narrowed ones)."""
+    return capability_docs.error_catalog(
+        fingerprint=fp,
+        codes=[ErrorCode(code=e.code, temporary=e.temporary, description=e.description,
+                         repair=e.repair) for e in server.error_codes],
+        users={e.code: e.tools for e in server.error_codes},
+    )
 
-    catalog = {
-        "fingerprint": fp,
-        "carriers": {
-            "tools": "tools/call result with isError: true; the envelope is structuredContent",
-            "resources": "JSON-RPC error whose data is the envelope with code renamed machine_code and "
-                         "message renamed human_message (plus resource_uri)",
-        },
-        "value_echo": "free-form values (titles, bodies, queries, label names, logins) are never "
-                      "echoed; details.field/reason locate them",
-        "envelope_schema": ENVELOPE_SCHEMA,
-        "codes": [{"code": e.code, "temporary": e.temporary, "description": e.description,
-                   "repair": e.repair, "tools": list(e.tools)} for e in server.error_codes],
-    }
-    return json.dumps(catalog, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+def runtime_annotations(a: IRAnnotations) -> Annotations:
+    return Annotations(read_only=a.read_only, open_world=a.open_world, destructive=a.destructive,
+                       idempotent=a.idempotent)
+
+
+def summary_document(server: IRServer, fp: str) -> str:
+    """The capability-summary resource of the whole server (the runtime renders narrowed ones)."""
+    return capability_docs.summary_markdown(
+        title=server.title, summary=server.summary, fingerprint=fp,
+        tools=[ToolLine(t.name, t.title, runtime_annotations(t.annotations)) for t in server.tools],
+        resources=[*(ResourceLine(r.uri, r.title, r.description) for r in server.resources),
+                   *(ResourceLine(t.uri_template, t.title, t.description, t.tool)
+                     for t in server.templates)],
+    )
 
 
 def _py(value: Any) -> str:
@@ -164,11 +172,6 @@ def _pascal(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
 
 
-def _md(text: Any) -> str:
-    flat = " ".join(str(text).replace("\r\n", "\n").replace("\r", "\n").split("\n"))
-    return flat.replace("|", "\\|").strip()
-
-
 def _typename(schema: Mapping[str, Any]) -> str:
     kind = schema.get("type")
     if isinstance(kind, list):
@@ -186,16 +189,6 @@ def _pytype(schema: Mapping[str, Any]) -> str:
     return python_type(schema)
 
 
-def _hints(a: IRAnnotations) -> str:
-    parts = ["read-only" if a.read_only else "mutating"]
-    if a.destructive is not None:
-        parts.append("destructive" if a.destructive else "non-destructive")
-    if a.idempotent is not None:
-        parts.append("idempotent" if a.idempotent else "not idempotent")
-    parts.append("open-world" if a.open_world else "closed-world")
-    return ", ".join(parts)
-
-
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
@@ -207,8 +200,8 @@ def environment() -> jinja2.Environment:
         bytecode_cache=CACHES.templates,
     )
     env.filters.update(py=_py, pyobj=_pyobj, pydict=lambda v: repr(dict(v)), const=const_name,
-                       pascal=_pascal, md=_md, typename=_typename, pytype=_pytype, hints=_hints,
-                       toml=toml_string)
+                       pascal=_pascal, md=capability_docs.md, typename=_typename, pytype=_pytype,
+                       hints=lambda a: capability_docs.hints(runtime_annotations(a)), toml=toml_string)
     return env
 
 
@@ -294,10 +287,7 @@ def render(
             ("declared", any(t.declaration for t in server.tools)
              or any(t.declaration for t in server.templates))) if used],
         "completion_name": {_pyobj(c): name for name, c in completions.items()},
-        "tool_annotations": {t.name: Annotations(
-            read_only=t.annotations.read_only, open_world=t.annotations.open_world,
-            destructive=t.annotations.destructive, idempotent=t.annotations.idempotent)
-            for t in server.tools},
+        "tool_annotations": {t.name: runtime_annotations(t.annotations) for t in server.tools},
         "hooks": hooks_display is not None,
         "error_codes": server.error_codes,
         "operations": operations,
@@ -328,7 +318,7 @@ def render(
     files[f"{pkg}/tools.json"] = json.dumps({"tools": wire_tools}, sort_keys=True, indent=2,
                                              ensure_ascii=False) + "\n"
     files[f"{pkg}/TOOLS.md"] = env.get_template("TOOLS.md.jinja").render(**context)
-    files[f"{pkg}/summary.md"] = env.get_template("summary.md.jinja").render(**context)
+    files[f"{pkg}/summary.md"] = summary_document(server, fp)
     files[f"{pkg}/errors.json"] = error_catalog(server, fp)
     files[f"{pkg}/pyproject.toml"] = _pyproject(env, context, files, pkg, packaging, hooks_display)
     stats = {"tools_list_bytes": compact_bytes({"tools": wire_tools}),

@@ -25,14 +25,22 @@ from mcp.types import (
     ListToolsResult,
     PaginatedRequestParams,
     TextContent,
-    Tool,
 )
 from starlette.applications import Starlette
 
 from ghmcp_runtime.caller import Caller, identity_key, resolve_caller, usable_token
 from ghmcp_runtime.context import CursorCodec, Idempotency, ToolContext, Upstream
 from ghmcp_runtime.cursors import HmacCursorCodec
+from ghmcp_runtime.discovery import LIST_TTL_MS, SurfaceDiscovery, cache_scope, fingerprint_line
 from ghmcp_runtime.errors import INTERNAL_MESSAGE, ToolError
+from ghmcp_runtime.exposure import (
+    ExposureError,
+    ExposureFlags,
+    ExposurePolicy,
+    Surface,
+    add_exposure_arguments,
+    exposure_flags,
+)
 from ghmcp_runtime.host_guard import LOCAL_ORIGINS, host_patterns, is_loopback
 from ghmcp_runtime.http_cache import ENV as HTTP_CACHE_ENV
 from ghmcp_runtime.http_cache import parse_setting as parse_http_cache
@@ -43,10 +51,11 @@ from ghmcp_runtime.model import ServerSpec, ToolSpec
 from ghmcp_runtime.projection import ShapeProjector
 from ghmcp_runtime.redis_store import open_store
 from ghmcp_runtime.resources import ResourceRuntime, internal_rpc_error
+from ghmcp_runtime.surface import SurfaceView, SurfaceViews
 from ghmcp_runtime.upstream import DEFAULT_API_URL, GitHubUpstream, check_api_url
 from ghmcp_runtime.validation import ArgumentValidator, plain
 
-TOOLS_LIST_CACHE = CacheHint(ttl_ms=300_000, scope="public")
+TOOLS_LIST_CACHE = CacheHint(ttl_ms=LIST_TTL_MS, scope="public")
 LOW_RATE_LIMIT_FRACTION = 0.1
 _TOOL_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 _TRUE = ("1", "true", "yes", "on")
@@ -82,6 +91,8 @@ class Settings:
     authorization_server: str | None = None  # default: GitHub's, derived from api_url
     http_cache: str = "memory"  # conditional reads: memory | off | redis://… (shared by replicas)
     lockdown: bool = False  # withhold text by authors without push access (HTTP callers can also ask)
+    # the server's surface (HTTP requests narrow it)
+    exposure: ExposureFlags = field(default_factory=ExposureFlags)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -99,6 +110,7 @@ class Settings:
             authorization_server=env.get("GHMCP_AUTHORIZATION_SERVER", "").strip() or None,
             http_cache=_http_cache_env(env),
             lockdown=env.get("GHMCP_LOCKDOWN", "").strip().lower() in _TRUE,
+            exposure=ExposureFlags.from_env(env),
         )
 
     def check(self) -> None:
@@ -126,20 +138,6 @@ def _http_cache_env(env: Mapping[str, str]) -> str:
     value = env.get(HTTP_CACHE_ENV, "").strip() or "memory"
     parse_http_cache(value)  # a ValueError names the choices
     return value
-
-
-def wire_tool(tool: ToolSpec) -> Tool:
-    return Tool.model_validate(
-        {
-            "name": tool.name,
-            "title": tool.title,
-            "description": tool.description,
-            "inputSchema": plain(tool.input_schema),
-            "outputSchema": plain(tool.output_schema),
-            "annotations": tool.annotations.wire(),
-            **({"_meta": plain(tool.meta)} if tool.meta else {}),
-        }
-    )
 
 
 def error_text(err: ToolError) -> str:
@@ -203,20 +201,33 @@ class _ToolRuntime:
         self.tools = {t.name: t for t in spec.tools}
         self.validators = {t.name: ArgumentValidator(t.input_schema) for t in spec.tools}
         self.schemas = {t.name: plain(t.input_schema) for t in spec.tools}
-        self.listing = ListToolsResult(tools=[wire_tool(t) for t in spec.tools])
+        self.exposure = ExposurePolicy(spec.tools, spec.toolsets, settings.exposure)
+        self.views = SurfaceViews(spec)
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
         return self.schemas.get(name)
 
     def caller_of(self, request: Any) -> Caller:
-        """The caller of this request (see ghmcp_runtime.caller for the rules)."""
-        return resolve_caller(request, server_token=self.settings.github_token,
-                              key=self.identity_key)
+        """The caller of this request (see ghmcp_runtime.caller for the rules); an X-MCP-*
+        header the server cannot apply is JSON-RPC -32602, whatever the method."""
+        try:
+            return resolve_caller(request, server_token=self.settings.github_token,
+                                  key=self.identity_key, exposure=self.exposure)
+        except ExposureError as err:
+            raise MCPError(INVALID_PARAMS, str(err)) from None
+
+    def surface_of(self, caller: Caller) -> Surface:
+        return caller.surface if caller.surface is not None else self.exposure.base
+
+    def view_of(self, caller: Caller) -> SurfaceView:
+        return self.views.view(self.surface_of(caller))
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
     ) -> ListToolsResult:
-        return self.listing
+        caller = self.caller_of(ctx.request)
+        return ListToolsResult(tools=list(self.view_of(caller).tools), ttl_ms=LIST_TTL_MS,
+                               cache_scope=cache_scope(caller))
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: CallToolRequestParams
@@ -225,8 +236,9 @@ class _ToolRuntime:
         caller = self.caller_of(ctx.request)
         with call_fields(caller=caller.identity, request_id=request_id):
             tool = self.tools.get(params.name)
-            if tool is None:
-                log_event("tool_call", tool=params.name[:64], outcome="unknown_tool", ms=0)
+            if tool is None or tool.name not in self.surface_of(caller).tools:
+                log_event("tool_call", tool=params.name[:64], ms=0,
+                          outcome="unknown_tool" if tool is None else "hidden_tool")
                 raise unknown_tool(params.name)
             return await self._call_logged(tool, caller, params.arguments, request_id)
 
@@ -245,11 +257,11 @@ class _ToolRuntime:
             # a handled outcome needs no traceback; kept, it would hold every frame (and the
             # arguments in them) in a reference cycle until the next full garbage collection
             err.__traceback__ = None
-            return self._error(err, request_id)
+            return self._error(err, request_id, caller)
         except Exception:
             outcome = "internal_error"
             log_event("tool_crashed", level=logging.ERROR, exc_info=True, tool=tool.name)
-            return self._error(ToolError("internal_error", INTERNAL_MESSAGE), request_id)
+            return self._error(ToolError("internal_error", INTERNAL_MESSAGE), request_id, caller)
         finally:
             log_event("tool_call", tool=tool.name, outcome=outcome,
                       ms=round((time.perf_counter() - start) * 1000))
@@ -263,6 +275,9 @@ class _ToolRuntime:
         if invalid is not None:
             raise invalid
         args = validator.normalize(args)
+        repos = self.surface_of(caller).repos
+        if repos is not None:
+            repos.check_arguments(args)
         tctx = self.context_for(tool, caller, args, request_id)
         try:
             result = await tool.handler(tctx, args)
@@ -288,10 +303,11 @@ class _ToolRuntime:
             arguments=args, upstream=self.upstream, cursors=self.cursors,
             idempotency=self.idempotency, projector=self.projector, credential=caller.credential,
             lockdown=Lockdown(self.spec.shapes, self.trust) if locked else None,
+            repos=self.surface_of(caller).repos,
         )
 
-    def _error(self, err: ToolError, request_id: str) -> CallToolResult:
-        envelope = err.envelope(request_id=request_id, fingerprint=self.spec.fingerprint)
+    def _error(self, err: ToolError, request_id: str, caller: Caller) -> CallToolResult:
+        envelope = self.view_of(caller).envelope(err, request_id)
         return CallToolResult(content=[TextContent(type="text", text=error_text(err))],
                               structured_content=envelope, is_error=True)
 
@@ -323,14 +339,15 @@ def build_server(
         cursors or HmacCursorCodec(settings.server_secret),
         idempotency or IdempotencyRunner(open_store(settings.idempotency_store)),
     )
-    resources = (ResourceRuntime(spec, runtime.caller_of, runtime.context_for)
+    resources = (ResourceRuntime(spec, runtime.caller_of, runtime.context_for, runtime.view_of)
                  if spec.resources or spec.templates else None)
-    return Server(
+    base = runtime.views.view(runtime.exposure.base)
+    server: Server[Any] = Server(
         spec.name,
         version=spec.version,
         title=spec.title,
-        description=f"Capability fingerprint {spec.fingerprint}",
-        instructions=spec.instructions,
+        description=fingerprint_line(base),
+        instructions=base.instructions,
         cache_hints={"tools/list": TOOLS_LIST_CACHE, "server/discover": TOOLS_LIST_CACHE},
         get_tool_input_schema=runtime.input_schema,
         on_list_tools=guarded(runtime.list_tools),
@@ -340,6 +357,8 @@ def build_server(
         on_read_resource=guarded(resources.read) if resources else None,
         on_completion=guarded(resources.complete) if resources and spec.templates else None,
     )
+    SurfaceDiscovery(server, runtime.caller_of, runtime.view_of, runtime.exposure.base).install(guarded)
+    return server
 
 
 def _endpoint_url(host: str, port: int) -> str:
@@ -411,6 +430,7 @@ def _parser(spec: ServerSpec) -> argparse.ArgumentParser:
                    help="withhold issue and comment text by authors without push access to public "
                         "repositories (env GHMCP_LOCKDOWN=1; HTTP callers may also send "
                         "X-MCP-Lockdown: true)")
+    add_exposure_arguments(p, spec.toolsets)
     return p
 
 
@@ -446,7 +466,8 @@ def run(spec: ServerSpec, argv: Sequence[str] | None = None) -> None:
     except ValueError as exc:
         parser.error(str(exc))
     settings = replace(settings, idempotency_store=args.idempotency_store or settings.idempotency_store,
-                       lockdown=args.lockdown or settings.lockdown)
+                       lockdown=args.lockdown or settings.lockdown,
+                       exposure=exposure_flags(args, settings.exposure))
     try:
         store = open_store(settings.idempotency_store)
     except ValueError as exc:
@@ -462,7 +483,10 @@ def run(spec: ServerSpec, argv: Sequence[str] | None = None) -> None:
             parser.error("--allow-server-token needs GITHUB_TOKEN")
     _startup_warnings(args, settings)
     settings = settings.with_secret()
-    server = build_server(spec, settings, idempotency=IdempotencyRunner(store))
+    try:
+        server = build_server(spec, settings, idempotency=IdempotencyRunner(store))
+    except ExposureError as exc:
+        parser.error(str(exc))
     if args.transport == "stdio":
         anyio.run(serve_stdio, server)
         return

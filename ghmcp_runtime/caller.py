@@ -21,7 +21,10 @@ import hmac
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from ghmcp_runtime.exposure import ExposurePolicy, Surface
 
 ANONYMOUS = "anonymous"
 MAX_TOKEN_CHARS = 2048
@@ -66,6 +69,9 @@ class Caller:
     credential: str | None = field(default=None, repr=False)
     # HTTP request headers, lower-case names, credentials removed; empty without HTTP
     headers: Mapping[str, str] = field(default_factory=dict)
+    # what this caller may use: the server's exposure flags, narrowed by X-MCP-* headers over
+    # HTTP; None = the server's surface (a Caller built without an exposure policy)
+    surface: Surface | None = None
 
 
 def _authenticated_token(scope: Mapping[str, Any]) -> str | None:
@@ -76,20 +82,23 @@ def _authenticated_token(scope: Mapping[str, Any]) -> str | None:
     return user.access_token.token if isinstance(user, AuthenticatedUser) else None
 
 
-def resolve_caller(request: Any, *, server_token: str | None, key: bytes) -> Caller:
-    """The Caller for `request` (the SDK's per-request `ctx.request`; None without HTTP)."""
+def resolve_caller(request: Any, *, server_token: str | None, key: bytes,
+                   exposure: ExposurePolicy | None = None) -> Caller:
+    """The Caller for `request` (the SDK's per-request `ctx.request`; None without HTTP).
+    With `exposure`, its surface too (ExposureError for an X-MCP-* header it cannot apply)."""
     scope = getattr(request, "scope", None)
     if request is None or not isinstance(scope, Mapping):
         source: Source = "server_token" if server_token else "none"
         return Caller(identity=caller_id(key, server_token), source=source,
-                      credential=server_token)
+                      credential=server_token, surface=exposure.base if exposure else None)
     headers = {k.lower(): v for k, v in getattr(request, "headers", {}).items()
                if k.lower() not in _PRIVATE_HEADERS}
+    surface = exposure.for_request(headers) if exposure else None
     token = _authenticated_token(scope)
     if token is not None:
         return Caller(identity=caller_id(key, token), source="bearer", credential=token,
-                      headers=headers)
+                      headers=headers, surface=surface)
     if scope.get(SERVER_TOKEN_SCOPE_KEY) is True and server_token:
         return Caller(identity=caller_id(key, server_token), source="server_token",
-                      credential=server_token, headers=headers)
-    return Caller(identity=ANONYMOUS, source="none", headers=headers)
+                      credential=server_token, headers=headers, surface=surface)
+    return Caller(identity=ANONYMOUS, source="none", headers=headers, surface=surface)

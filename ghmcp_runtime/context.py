@@ -17,6 +17,9 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
     ctx.lockdown        Lockdown | None: set when lockdown is on for this call; rows that
                         ctx.project returns may be withheld until the runtime releases them
     ctx.note_rate_limit(remaining, limit)   (called by the upstream layer)
+    ctx.repos           RepoAllowlist | None: the caller's repository allowlist (None: any);
+                        ctx.call refuses requests outside it before sending them
+    ctx.confine_query(q) -> str   (a search query confined to ctx.repos; raises ToolError)
 """
 
 from __future__ import annotations
@@ -26,9 +29,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from ghmcp_runtime.errors import UpstreamError
 from ghmcp_runtime.model import Detail, Operation, ToolSpec
 
 if TYPE_CHECKING:
+    from ghmcp_runtime.allowlist import RepoAllowlist
     from ghmcp_runtime.lockdown import Lockdown
 
 T = TypeVar("T")
@@ -102,6 +107,16 @@ class ToolContext:
     # the caller's GitHub token for this call (never logged, never in results); None = none given
     credential: str | None = field(default=None, repr=False)
     lockdown: Lockdown | None = None
+    repos: RepoAllowlist | None = None
+
+    @property
+    def follow_redirects(self) -> bool:
+        """GitHub redirects renamed repositories and transferred issues, possibly out of the
+        allowlist, to locations by numeric id: with an allowlist they are not followed."""
+        return self.repos is None
+
+    def confine_query(self, q: str) -> str:
+        return q if self.repos is None else self.repos.confine(q)
 
     async def call(
         self,
@@ -111,7 +126,18 @@ class ToolContext:
         query: Mapping[str, Any] | None = None,
         body: Any = None,
     ) -> UpstreamResponse:
-        return await self.upstream.call(self, op, path=path, query=query, body=body)
+        if self.repos is None:
+            return await self.upstream.call(self, op, path=path, query=query, body=body)
+        self.repos.check_request(op.path, path, query)
+        try:
+            resp = await self.upstream.call(self, op, path=path, query=query, body=body)
+        except UpstreamError as err:
+            if err.status in (301, 302, 307, 308):
+                raise self.repos.refusal(
+                    "repo", "GitHub redirected the request (a renamed repository or a "
+                    "transferred issue); redirects are not followed under an allowlist") from None
+            raise
+        return self.repos.screen(resp)
 
     def mint_cursor(self, state: Mapping[str, Any], *, bound_to: Mapping[str, Any]) -> str:
         return self.cursors.mint(

@@ -126,6 +126,7 @@ ENVELOPE_SCHEMA: dict[str, Any] = {
                 "required_scopes": {"type": "array", "items": {"type": "string"}},
                 "count": {"type": "integer"},
                 "applied_fields": {"type": "array", "items": {"type": "string"}},
+                "allowed_repositories": {"type": "array", "items": {"type": "string"}},
             },
         },
         "repair": {

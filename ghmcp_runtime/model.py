@@ -101,6 +101,7 @@ class ToolSpec:
     field_map: Mapping[str, str]
     # parameters whose values may be echoed back (identifiers, enums, numbers, server-minted cursors)
     echo_safe: tuple[str, ...] = ()
+    toolset: str | None = None  # the declared toolset `--toolsets` selects it by
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -123,6 +124,8 @@ class StaticResource:
     text: str
     ttl_ms: int
     cache_scope: Literal["public", "private"]
+    # a document of the active surface ("summary", "errors"), rendered per surface; "" = `text`
+    content: str = ""
 
 
 # async (ctx, uri variables) -> JSON-serializable body
@@ -160,3 +163,5 @@ class ServerSpec:
     shapes: Mapping[str, Shape]
     resources: tuple[StaticResource, ...] = ()
     templates: tuple[TemplateResource, ...] = ()
+    summary: str = ""  # the override file's summary (instructions without the fingerprint line)
+    toolsets: Mapping[str, str] = field(default_factory=dict)  # name -> description

@@ -35,14 +35,16 @@ from mcp.types import (
 
 from ghmcp_runtime.caller import Caller
 from ghmcp_runtime.context import ToolContext
+from ghmcp_runtime.discovery import cache_scope
 from ghmcp_runtime.errors import INTERNAL_MESSAGE, ToolError, jsonrpc_data
 from ghmcp_runtime.logs import call_fields, log_event
-from ghmcp_runtime.model import ServerSpec, TemplateResource, ToolSpec
+from ghmcp_runtime.model import ServerSpec, StaticResource, TemplateResource, ToolSpec
+from ghmcp_runtime.surface import SurfaceView
 from ghmcp_runtime.validation import ArgumentValidator
 
 # JSON-RPC codes: the caller's request is at fault (-32602, also "resource not found"), or the
 # read failed for another reason (a server-defined code outside the reserved range).
-CALLER_CODES = frozenset({"invalid_field", "cursor_expired"})
+CALLER_CODES = frozenset({"invalid_field", "cursor_expired", "repo_not_allowed"})
 READ_FAILED = -31001
 MAX_COMPLETIONS = 100
 # completion context: a template has a handful of variables, each a short name or number
@@ -51,6 +53,7 @@ MAX_CONTEXT_VALUE_CHARS = 256
 
 CallerFactory = Callable[[Any], Caller]
 ContextFactory = Callable[[ToolSpec, Caller, Mapping[str, Any], str], ToolContext]
+ViewFactory = Callable[[Caller], SurfaceView]
 
 
 def _request_id() -> str:
@@ -81,11 +84,13 @@ def _coerce(variables: Mapping[str, str | list[str]], schema: Mapping[str, Any])
 
 class ResourceRuntime:
     def __init__(
-        self, spec: ServerSpec, caller_of: CallerFactory, make_context: ContextFactory
+        self, spec: ServerSpec, caller_of: CallerFactory, make_context: ContextFactory,
+        view_of: ViewFactory,
     ) -> None:
         self.spec = spec
         self.caller_of = caller_of
         self.make_context = make_context
+        self.view_of = view_of
         self.tools = {t.name: t for t in spec.tools}
         self.static = {r.uri: r for r in spec.resources}
         self.templates = [(t, UriTemplate.parse(t.uri_template)) for t in spec.templates]
@@ -106,27 +111,31 @@ class ResourceRuntime:
     async def list_resources(
         self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
     ) -> ListResourcesResult:
+        caller = self.caller_of(ctx.request)
+        view = self.view_of(caller)
         return ListResourcesResult(
             resources=[
                 Resource(uri=r.uri, name=r.name, title=r.title, description=r.description,
-                         mime_type=r.mime_type, size=len(r.text.encode("utf-8")))
+                         mime_type=r.mime_type, size=len(_text(r, view).encode("utf-8")))
                 for r in self.spec.resources
             ],
             ttl_ms=min((r.ttl_ms for r in self.spec.resources), default=0),
-            cache_scope="public",
+            cache_scope=cache_scope(caller),
         )
 
     async def list_templates(
         self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
     ) -> ListResourceTemplatesResult:
+        caller = self.caller_of(ctx.request)
+        view = self.view_of(caller)
         return ListResourceTemplatesResult(
             resource_templates=[
                 ResourceTemplate(uri_template=t.uri_template, name=t.name, title=t.title,
                                  description=t.description, mime_type=t.mime_type)
-                for t in self.spec.templates
+                for t in view.templates
             ],
             ttl_ms=300_000,
-            cache_scope="public",
+            cache_scope=cache_scope(caller),
         )
 
     async def read(
@@ -134,25 +143,29 @@ class ResourceRuntime:
     ) -> ReadResourceResult:
         uri = str(params.uri)
         request_id = _request_id()
+        caller = self.caller_of(ctx.request)
+        view = self.view_of(caller)
         static = self.static.get(uri)
         if static is not None:
+            scope = "private" if cache_scope(caller) == "private" else static.cache_scope
             return ReadResourceResult(
-                contents=[TextResourceContents(uri=uri, mime_type=static.mime_type, text=static.text)],
-                ttl_ms=static.ttl_ms, cache_scope=static.cache_scope)
+                contents=[TextResourceContents(uri=uri, mime_type=static.mime_type,
+                                               text=_text(static, view))],
+                ttl_ms=static.ttl_ms, cache_scope=scope)
         for template, parsed in self.templates:
             variables = parsed.match(uri)
-            if variables is not None:
-                caller = self.caller_of(ctx.request)
+            if variables is not None and template in view.templates:
                 with call_fields(caller=caller.identity, request_id=request_id):
-                    return await self._read_template(caller, template, uri, variables, request_id)
+                    return await self._read_template(caller, view, template, uri, variables,
+                                                     request_id)
         raise self._error(ToolError(
             "invalid_field",
             "No resource has this URI; see resources/list and resources/templates/list.",
             details={"field": "uri", "reason": "no resource or template matches"},
-        ), uri, request_id, extra={"uri": uri})
+        ), uri, request_id, view, extra={"uri": uri})
 
     async def _read_template(
-        self, caller: Caller, template: TemplateResource, uri: str,
+        self, caller: Caller, view: SurfaceView, template: TemplateResource, uri: str,
         variables: Mapping[str, str | list[str]], request_id: str,
     ) -> ReadResourceResult:
         tool = self.tools[template.tool]
@@ -163,13 +176,15 @@ class ResourceRuntime:
             if problem is not None:
                 problem.details = {**(problem.details or {}), "field": "uri"}
                 raise problem
+            if view.surface.repos is not None:
+                view.surface.repos.check_arguments(args, field="uri")
             tctx = self.make_context(tool, caller, args, request_id)
             body = await template.handler(tctx, args)
             await tctx.release_held()
         except ToolError as err:
             outcome = err.code
             err.__traceback__ = None  # as in app._ToolRuntime: no cycle holding the arguments
-            raise self._error(err, uri, request_id) from None
+            raise self._error(err, uri, request_id, view) from None
         except Exception:
             outcome = "internal_error"
             log_event("resource_crashed", level=logging.ERROR, exc_info=True,
@@ -182,12 +197,12 @@ class ResourceRuntime:
             contents=[TextResourceContents(uri=uri, mime_type=template.mime_type, text=text)],
             ttl_ms=template.ttl_ms, cache_scope=template.cache_scope)
 
-    def _error(self, err: ToolError, uri: str, request_id: str,
+    def _error(self, err: ToolError, uri: str, request_id: str, view: SurfaceView,
                extra: Mapping[str, Any] | None = None) -> MCPError:
         # a read has one input, its URI: every field-level detail points there
         details = {k: v for k, v in (err.details or {}).items() if k not in ("field", "fields")}
         err.details = {**details, "field": "uri", "reason": details.get("reason", err.message)}
-        envelope = err.envelope(request_id=request_id, fingerprint=self.spec.fingerprint)
+        envelope = view.envelope(err, request_id)
         data = {**jsonrpc_data(envelope, resource_uri=uri), **(extra or {})}
         is_caller = err.code in CALLER_CODES or err.code.endswith("_not_found")
         return MCPError(INVALID_PARAMS if is_caller else READ_FAILED, err.message, data)
@@ -195,30 +210,38 @@ class ResourceRuntime:
     async def complete(
         self, ctx: ServerRequestContext[Any], params: CompleteRequestParams
     ) -> CompleteResult:
-        values: list[str] = []
         ref = params.ref
         template = self.by_template.get(ref.uri) if isinstance(ref, ResourceTemplateReference) else None
         handler = template.completions.get(params.argument.name) if template else None
-        if len(params.argument.value) > MAX_CONTEXT_VALUE_CHARS:
-            handler = None  # longer than any name or number it could complete
-        if template is not None and handler is not None:
-            chosen = self._context_arguments(params, template)
-            request_id = _request_id()
-            caller = self.caller_of(ctx.request)
-            tctx = self.make_context(self.tools[template.tool], caller, chosen, request_id)
-            with call_fields(caller=caller.identity, request_id=request_id):
-                try:
-                    found = await handler(tctx, params.argument.value, chosen)
-                except ToolError:
-                    found = []  # completion is best-effort; the read itself reports the error
-                except Exception:
-                    log_event("completion_crashed", level=logging.ERROR, exc_info=True,
-                              template=template.name)
-                    raise internal_rpc_error(request_id) from None
-            prefix = params.argument.value.lower()
-            values = sorted({v for v in found if v.lower().startswith(prefix)}, key=str.lower)
-        return CompleteResult(completion=Completion(
-            values=values[:MAX_COMPLETIONS], total=len(values), has_more=len(values) > MAX_COMPLETIONS))
+        caller = self.caller_of(ctx.request)
+        view = self.view_of(caller)
+        if (template is None or handler is None or template not in view.templates
+                or len(params.argument.value) > MAX_CONTEXT_VALUE_CHARS):
+            # no completion, a template hidden from this caller, or a value longer than any
+            # name or number it could complete
+            return _completion([])
+        chosen = self._context_arguments(params, template)
+        repos = view.surface.repos
+        if repos is not None:
+            if not chosen.get("owner") and repos.single_owner():
+                chosen["owner"] = str(repos.single_owner())
+            if not repos.allows_context(chosen):
+                return _completion([])  # nothing of a repository outside it is even asked for
+        request_id = _request_id()
+        tctx = self.make_context(self.tools[template.tool], caller, chosen, request_id)
+        with call_fields(caller=caller.identity, request_id=request_id):
+            try:
+                found = await handler(tctx, params.argument.value, chosen)
+            except ToolError:
+                found = []  # completion is best-effort; the read itself reports the error
+            except Exception:
+                log_event("completion_crashed", level=logging.ERROR, exc_info=True,
+                          template=template.name)
+                raise internal_rpc_error(request_id) from None
+        if repos is not None:
+            found = repos.completions(params.argument.name, found, chosen.get("owner"))
+        prefix = params.argument.value.lower()
+        return _completion(sorted({v for v in found if v.lower().startswith(prefix)}, key=str.lower))
 
     def _context_arguments(
         self, params: CompleteRequestParams, template: TemplateResource
@@ -230,3 +253,13 @@ class ResourceRuntime:
             raise MCPError(INVALID_PARAMS, "Too many context arguments for this template.")
         names = self.variables[template.uri_template]
         return {k: str(v)[:MAX_CONTEXT_VALUE_CHARS] for k, v in raw.items() if k in names}
+
+
+def _text(resource: StaticResource, view: SurfaceView) -> str:
+    """A static resource's text; the summary and error catalog of the caller's surface."""
+    return view.document(resource.content) or resource.text
+
+
+def _completion(values: list[str]) -> CompleteResult:
+    return CompleteResult(completion=Completion(
+        values=values[:MAX_COMPLETIONS], total=len(values), has_more=len(values) > MAX_COMPLETIONS))

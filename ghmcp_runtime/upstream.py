@@ -295,7 +295,8 @@ class GitHubUpstream:
                     request_id=ctx.request_id, github_request_id=gh_id, error=error, cache=cached,
                 )
             location = resp.headers.get("location")
-            if resp.status_code not in (301, 302, 307, 308) or not location:
+            if resp.status_code not in (301, 302, 307, 308) or not location \
+                    or not ctx.follow_redirects:
                 return resp
             # GitHub redirects renamed/transferred repositories; the request is repeated
             # verbatim, and only to the same origin, so the token never leaves it.

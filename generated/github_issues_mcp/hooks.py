@@ -143,7 +143,7 @@ async def search_issues(ctx: ToolContext, args: GithubSearchIssuesArgs) -> Githu
     async def fetch(page: int, per_page: int) -> tuple[list[Any], bool]:
         if mode == "search":
             resp = await ctx.call(ops.SEARCH_ISSUES_AND_PULL_REQUESTS, path={}, query={
-                "q": _search_query(args, there), "sort": args.get("sort", "updated"),
+                "q": ctx.confine_query(_search_query(args, there)), "sort": args.get("sort", "updated"),
                 "order": args.get("order", "desc"), "per_page": per_page, "page": page})
             seen.setdefault("total", int(resp.data["total_count"]))
             seen["incomplete"] = seen.get("incomplete", False) or bool(resp.data.get("incomplete_results"))

@@ -14,6 +14,7 @@ from mcp import StdioServerParameters
 
 from fakegithub import FakeGitHub
 from ghmcp_runtime.app import Settings, build_server
+from ghmcp_runtime.exposure import ExposureFlags
 from ghmcp_runtime.model import ServerSpec
 from ghmcp_runtime.upstream import GitHubUpstream, RetryPolicy
 from github_issues_mcp import SERVER
@@ -70,11 +71,13 @@ def in_memory_server(
     idempotency: Any = None,
     spec: ServerSpec = SERVER,
     lockdown: bool = False,
+    exposure: ExposureFlags | None = None,
 ) -> Any:
     upstream = GitHubUpstream(base_url="http://fake.test", api_version=spec.api_version,
                               transport=fake.asgi_transport(), timeout=timeout, retry=FAST_RETRY)
-    return build_server(spec, Settings(github_token=token, lockdown=lockdown), upstream=upstream,
-                        cursors=cursors, idempotency=idempotency)
+    settings = Settings(github_token=token, lockdown=lockdown, exposure=exposure or ExposureFlags())
+    return build_server(spec, settings, upstream=upstream, cursors=cursors,
+                        idempotency=idempotency)
 
 
 def stdio_params(base_url: str, token: str | None = TOKEN, *args: str) -> StdioServerParameters:

@@ -20,11 +20,8 @@ def _text(name: str) -> str:
 _WIRE: dict[str, dict[str, Any]] = {
     tool["name"]: tool for tool in json.loads(_text("tools.json"))["tools"]
 }
-INSTRUCTIONS = (
-    'First line of the summary.\n"""\n\'\'\'\n{{ server.name }} {% for x in y %}loop{% endfor %} {# comment #}\nback\\slash \\x00 \\n \\u0041 \\N{BULLET} \\\\\nunicode café ✓ 漢字 🚀\n"); import os; os.system("x")#\n"""); import os; os.system(\'x\'); ("""\nlast line'
-    + "\nCapability fingerprint: "
-    + FINGERPRINT
-)
+SUMMARY = 'First line of the summary.\n"""\n\'\'\'\n{{ server.name }} {% for x in y %}loop{% endfor %} {# comment #}\nback\\slash \\x00 \\n \\u0041 \\N{BULLET} \\\\\nunicode café ✓ 漢字 🚀\n"); import os; os.system("x")#\n"""); import os; os.system(\'x\'); ("""\nlast line'
+INSTRUCTIONS = SUMMARY + "\nCapability fingerprint: " + FINGERPRINT
 
 SHAPES = {
     "issue": Shape(
@@ -48,6 +45,7 @@ def _tool(
     codes: tuple[str, ...],
     field_map: dict[str, str] | None = None,
     echo_safe: tuple[str, ...] = (),
+    toolset: str | None = None,
 ) -> ToolSpec:
     wire = _WIRE[name]
     return ToolSpec(
@@ -63,6 +61,7 @@ def _tool(
         meta={},
         field_map=field_map or {},
         echo_safe=echo_safe,
+        toolset=toolset,
     )
 
 
@@ -173,6 +172,7 @@ SERVER = ServerSpec(
     version="0.0.1",
     fingerprint=FINGERPRINT,
     instructions=INSTRUCTIONS,
+    summary=SUMMARY,
     api_version='2022-11-28""""); import os; os.system("x")#',
     tools=TOOLS,
     error_codes=ERROR_CODES,

@@ -19,7 +19,8 @@ def _text(name: str) -> str:
 _WIRE: dict[str, dict[str, Any]] = {
     tool["name"]: tool for tool in json.loads(_text("tools.json"))["tools"]
 }
-INSTRUCTIONS = "Reads one issue." + "\nCapability fingerprint: " + FINGERPRINT
+SUMMARY = "Reads one issue."
+INSTRUCTIONS = SUMMARY + "\nCapability fingerprint: " + FINGERPRINT
 
 
 def _tool(
@@ -31,6 +32,7 @@ def _tool(
     codes: tuple[str, ...],
     field_map: dict[str, str] | None = None,
     echo_safe: tuple[str, ...] = (),
+    toolset: str | None = None,
 ) -> ToolSpec:
     wire = _WIRE[name]
     return ToolSpec(
@@ -46,6 +48,7 @@ def _tool(
         meta={},
         field_map=field_map or {},
         echo_safe=echo_safe,
+        toolset=toolset,
     )
 
 
@@ -134,6 +137,7 @@ SERVER = ServerSpec(
     version="0.0.1",
     fingerprint=FINGERPRINT,
     instructions=INSTRUCTIONS,
+    summary=SUMMARY,
     api_version="2022-11-28",
     tools=TOOLS,
     error_codes=ERROR_CODES,

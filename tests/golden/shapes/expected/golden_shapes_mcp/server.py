@@ -19,11 +19,8 @@ def _text(name: str) -> str:
 _WIRE: dict[str, dict[str, Any]] = {
     tool["name"]: tool for tool in json.loads(_text("tools.json"))["tools"]
 }
-INSTRUCTIONS = (
-    "Lists and reads issues.\nRows are summaries unless detail is full."
-    + "\nCapability fingerprint: "
-    + FINGERPRINT
-)
+SUMMARY = "Lists and reads issues.\nRows are summaries unless detail is full."
+INSTRUCTIONS = SUMMARY + "\nCapability fingerprint: " + FINGERPRINT
 
 SHAPES = {
     "issue": Shape(
@@ -64,6 +61,7 @@ def _tool(
     codes: tuple[str, ...],
     field_map: dict[str, str] | None = None,
     echo_safe: tuple[str, ...] = (),
+    toolset: str | None = None,
 ) -> ToolSpec:
     wire = _WIRE[name]
     return ToolSpec(
@@ -79,6 +77,7 @@ def _tool(
         meta={},
         field_map=field_map or {},
         echo_safe=echo_safe,
+        toolset=toolset,
     )
 
 
@@ -191,6 +190,7 @@ SERVER = ServerSpec(
     version="0.0.1",
     fingerprint=FINGERPRINT,
     instructions=INSTRUCTIONS,
+    summary=SUMMARY,
     api_version="2022-11-28",
     tools=TOOLS,
     error_codes=ERROR_CODES,
