@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: generate check diff test lint demo update-spec bench fuzz compat conformance bench-oversized clean-venv
+.PHONY: generate check diff test lint dist demo update-spec bench fuzz compat conformance bench-oversized clean-venv
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,13 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check generator ghmcp_runtime generated fakegithub tests bench .github/scripts
 	$(VENV)/bin/mypy --strict generator ghmcp_runtime $(wildcard generated/*_mcp) .github/scripts
 	$(VENV)/bin/actionlint -shellcheck $(VENV)/bin/shellcheck -pyflakes ""
+	$(VENV)/bin/hadolint Dockerfile
+
+# Wheels of the runtime and of every generated server into dist/ (each directory is its own
+# distribution; see docs/ARCHITECTURE.md); install with `pip install --find-links dist ...`.
+dist: $(STAMP)
+	$(PY) -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir dist ./ghmcp_runtime \
+		$(patsubst %/pyproject.toml,./%,$(wildcard generated/*/pyproject.toml))
 
 demo: $(STAMP)
 	$(PY) -m fakegithub.transcript

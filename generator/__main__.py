@@ -16,8 +16,9 @@ from generator import render
 from generator.diagnostics import Level
 from generator.io import compare, write
 from generator.overrides import schema_text
+from generator.packaging import RUNTIME_PYPROJECT, PackagingError, current_packaging
 from generator.pipeline import Result, generate, load_inputs, override_files
-from generator.render import FileMap
+from generator.render import FileMap, runtime_pyproject
 from generator.spec import REPO_ROOT, SpecError, load_pinned_spec
 
 OVERRIDES_DIR = REPO_ROOT / "overrides"
@@ -25,18 +26,23 @@ DEFAULT_OUT = REPO_ROOT / "generated"
 SCHEMA_FILE = REPO_ROOT / "docs" / "overrides.schema.json"
 
 
-def _schema_is_current(command: str) -> bool:
-    """docs/overrides.schema.json follows the override models: `generate` rewrites it."""
-    want = schema_text()
-    have = SCHEMA_FILE.read_text(encoding="utf-8") if SCHEMA_FILE.is_file() else None
-    if have == want:
-        return True
-    if command == "generate":
-        SCHEMA_FILE.write_text(want, encoding="utf-8", newline="\n")
-        print(f"{'changed' if have else 'missing':>8} docs/{SCHEMA_FILE.name}")
-        return True
-    print(f"{'CHANGED' if have else 'MISSING'}: docs/{SCHEMA_FILE.name} (run `make generate`)")
-    return False
+def _owned_outside(command: str) -> bool:
+    """Repository files the generator owns outside generated/ (the override schema follows the
+    override models, the runtime's pyproject its imports): `generate` rewrites them."""
+    current = True
+    owned = ((SCHEMA_FILE, schema_text()), (RUNTIME_PYPROJECT, runtime_pyproject(current_packaging())))
+    for path, want in owned:
+        have = path.read_text(encoding="utf-8") if path.is_file() else None
+        if have == want:
+            continue
+        shown = path.relative_to(REPO_ROOT).as_posix() if path.is_relative_to(REPO_ROOT) else str(path)
+        if command == "generate":
+            path.write_text(want, encoding="utf-8", newline="\n")
+            print(f"{'changed' if have else 'missing':>8} {shown}")
+        else:
+            print(f"{'CHANGED' if have else 'MISSING'}: {shown} (run `make generate`)")
+            current = False
+    return current
 
 
 def _print_diagnostics(result: Result) -> None:
@@ -112,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     try:
         results = _generate_all(paths, args)
-    except (OSError, SpecError) as exc:
+    except (OSError, SpecError, PackagingError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     render.CACHES.flush()  # generate() only read the format and template caches; write what it computed
@@ -127,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     scope = [f"{r.server.package}/" for r in results if r.server] if args.overrides else None
     # the repository's own tree also carries the override schema; a scratch --out does not
     repo_tree = args.out.resolve() == DEFAULT_OUT.resolve()
-    schema_ok = _schema_is_current(args.command) if repo_tree else True
+    owned_ok = _owned_outside(args.command) if repo_tree else True
     if args.command == "generate":
         changes = write(files, args.out, scope)
         if not args.quiet:
@@ -142,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{change.kind}: {args.out.name}/{change.path}")
         if change.diff:
             print(change.diff, end="" if change.diff.endswith("\n") else "\n")
-    if (changes or not schema_ok) and args.command == "check":
+    if (changes or not owned_ok) and args.command == "check":
         print(f"{len(changes)} file(s) in {args.out.name}/ differ from what the generator produces; "
               "run `make generate` (never edit generated/ by hand)", file=sys.stderr)
         return 1

@@ -19,6 +19,7 @@ from generator.hookscan import scan_hooks
 from generator.ir import IRServer
 from generator.lint import lint
 from generator.overrides import parse_overrides
+from generator.packaging import Packaging, current_packaging, distribution_problems
 from generator.patches import apply_patches
 from generator.render import FileMap, format_python, render
 from generator.spec import REPO_ROOT, LoadedSpec, load_pinned_spec
@@ -33,6 +34,8 @@ class Inputs:
     # committed output (`<package>/tools.json`, `MANIFEST.json`), for the breaking-change check
     baseline: Mapping[str, str] = field(default_factory=dict)
     load_seconds: float = 0.0  # reading and verifying the inputs, reported as the "load" stage
+    # the runtime distribution and the pinned requirements (the repository's, whatever the root)
+    packaging: Packaging = field(default_factory=current_packaging)
 
 
 @dataclass(slots=True)
@@ -106,6 +109,9 @@ def generate(inputs: Inputs) -> Result:
     )
     base = str(PurePosixPath(inputs.overrides_display).parent)
     problems = list(patch_problems)
+    problems.extend(Diagnostic(Level.ERROR, located.where(("server", key)), message, hint)
+                    for key, message, hint in distribution_problems(overrides.server.name,
+                                                                    overrides.server.version))
     hooks_display: str | None = None
     hooks_source = ""
     if overrides.server.hooks is not None:
@@ -135,7 +141,8 @@ def generate(inputs: Inputs) -> Result:
         return Result(None, _sorted(problems), server, timings=timings)
     server = publish_renames(server, overrides)
     try:
-        files, stats = _render_timed(server, inputs.overrides_display, hooks_display, timings)
+        files, stats = _render_timed(server, inputs.overrides_display, hooks_display,
+                                     inputs.packaging, timings)
     except DiagnosticError as exc:
         return Result(None, _sorted(problems + exc.diagnostics), server, timings=timings)
     clock = time.perf_counter()
@@ -144,7 +151,7 @@ def generate(inputs: Inputs) -> Result:
     return Result(files, _sorted(problems), server, stats, timings, notes)
 
 
-def _render_timed(server: IRServer, display: str, hooks_display: str | None,
+def _render_timed(server: IRServer, display: str, hooks_display: str | None, packaging: Packaging,
                   timings: dict[str, float]) -> tuple[FileMap, dict[str, int]]:
     spent = 0.0
 
@@ -157,7 +164,8 @@ def _render_timed(server: IRServer, display: str, hooks_display: str | None,
             spent += time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    files, stats = render(server, header_source=display, hooks_display=hooks_display, formatter=timed)
+    files, stats = render(server, header_source=display, hooks_display=hooks_display,
+                          packaging=packaging, formatter=timed)
     timings["format"] = spent
     timings["render"] = time.perf_counter() - t0 - spent
     return files, stats

@@ -15,6 +15,7 @@ from generator.build import const_name
 from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
 from generator.format_cache import Caches, FormatCache, default_directory
 from generator.ir import IRAnnotations, IRServer, IRTool
+from generator.packaging import Packaging, server_requirements, toml_string
 from generator.spec import REPO_ROOT
 from ghmcp_runtime import capability_docs
 from ghmcp_runtime.capability_docs import ResourceLine, ToolLine
@@ -200,7 +201,7 @@ def environment() -> jinja2.Environment:
     )
     env.filters.update(py=_py, pyobj=_pyobj, pydict=lambda v: repr(dict(v)), const=const_name,
                        pascal=_pascal, md=capability_docs.md, typename=_typename, pytype=_pytype,
-                       hints=lambda a: capability_docs.hints(runtime_annotations(a)))
+                       hints=lambda a: capability_docs.hints(runtime_annotations(a)), toml=toml_string)
     return env
 
 
@@ -230,11 +231,34 @@ def _black(source: str, template: str) -> str:
         )]) from None
 
 
+def _pyproject(env: jinja2.Environment, context: Mapping[str, Any], files: FileMap, pkg: str,
+               packaging: Packaging, hooks_display: str | None) -> str:
+    """The package's own distribution; its requirements are what its modules import."""
+    sources = {p: t for p, t in files.items() if p.startswith(f"{pkg}/") and p.endswith(".py")}
+    requirements, unpinned = server_requirements(sources, pkg, packaging)
+    if unpinned:
+        raise DiagnosticError([Diagnostic(
+            Level.ERROR, Where(hooks_display or f"templates/{pkg}"),
+            f"the generated package imports {', '.join(map(repr, unpinned))}, which no distribution "
+            "pinned in constraints.txt provides",
+            "pin the distribution in constraints.txt (and the root pyproject.toml), or do not import it",
+        )])
+    return env.get_template("pyproject.toml.jinja").render(
+        **context, packaging=packaging, requirements=requirements)
+
+
+def runtime_pyproject(packaging: Packaging) -> str:
+    """`ghmcp_runtime/pyproject.toml`: the runtime as its own distribution."""
+    return environment().get_template("runtime_pyproject.toml.jinja").render(
+        generator=NAME, packaging=packaging)
+
+
 def render(
     server: IRServer,
     *,
     header_source: str,
     hooks_display: str | None,
+    packaging: Packaging,
     formatter: Callable[[str, str], str] = format_python,
 ) -> tuple[FileMap, dict[str, int]]:
     env = environment()
@@ -297,6 +321,7 @@ def render(
     files[f"{pkg}/TOOLS.md"] = env.get_template("TOOLS.md.jinja").render(**context)
     files[f"{pkg}/summary.md"] = summary_document(server, fp)
     files[f"{pkg}/errors.json"] = error_catalog(server, fp)
+    files[f"{pkg}/pyproject.toml"] = _pyproject(env, context, files, pkg, packaging, hooks_display)
     stats = {"tools_list_bytes": compact_bytes({"tools": wire_tools}),
              **{f"tool:{k}": v for k, v in tool_bytes.items()}}
     return files, stats

@@ -23,6 +23,8 @@ from ghmcp_runtime.model import (
 if TYPE_CHECKING:
     from ghmcp_runtime.app import build_server, run
 
+__version__ = "0.1.0"  # of the ghmcp-runtime distribution; generated servers pin it exactly
+
 __all__ = [
     "Annotations",
     "ErrorCode",

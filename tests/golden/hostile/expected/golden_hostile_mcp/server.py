@@ -10,7 +10,7 @@ from ghmcp_runtime.rules import Rule, with_rules
 
 from . import hooks, operations
 
-FINGERPRINT = "golden-hostile@0.0.1+\"\"\"'''{{x}}\\\\+32e1e80322c4"
+FINGERPRINT = "golden-hostile@0.0.1+32e1e80322c4"
 
 
 def _text(name: str) -> str:
@@ -168,8 +168,8 @@ ERROR_CODES = (
 
 SERVER = ServerSpec(
     name="golden-hostile",
-    title="Golden Hostile",
-    version="0.0.1+\"\"\"'''{{x}}\\\\",
+    title='Golden Hostile """\'\'\'{{x}}\\\\ "); import os; os.system("x")#',
+    version="0.0.1",
     fingerprint=FINGERPRINT,
     instructions=INSTRUCTIONS,
     summary=SUMMARY,

@@ -1,0 +1,38 @@
+# The HTTP deployment of one generated server: its wheel and the runtime's, built here from the
+# checkout, installed with the pinned versions of constraints.txt into a venv that the final stage
+# copies (no pip, compilers or build backend there). Build and run, e.g.:
+#   docker build --build-arg SERVER_PACKAGE=github_issues_mcp -t github-issues-mcp .
+#   docker run --rm -p 8000:8000 github-issues-mcp --allowed-host mcp.example.com
+# Arguments after the image name go to the server; GHMCP_PORT (default 8000) sets the port.
+ARG PYTHON_IMAGE=python:3.11-slim-bookworm
+
+FROM ${PYTHON_IMAGE} AS build
+ARG SERVER_PACKAGE=github_issues_mcp
+WORKDIR /src
+COPY constraints.txt ./
+COPY ghmcp_runtime/ ghmcp_runtime/
+COPY generated/${SERVER_PACKAGE}/ generated/${SERVER_PACKAGE}/
+# hatchling, the build backend, is pinned in each pyproject.toml (build isolation fetches it)
+RUN python -m pip wheel --no-cache-dir --no-deps --wheel-dir /wheels \
+        ./ghmcp_runtime "./generated/${SERVER_PACKAGE}" \
+    && python -m venv --without-pip /opt/server \
+    && python -m pip --python /opt/server/bin/python install --no-cache-dir --no-compile \
+        --constraint constraints.txt --find-links /wheels /wheels/*.whl \
+    && /opt/server/bin/python -m compileall -q /opt/server
+
+FROM ${PYTHON_IMAGE}
+ARG SERVER_PACKAGE=github_issues_mcp
+ENV SERVER_PACKAGE=${SERVER_PACKAGE} \
+    GHMCP_PORT=8000 \
+    PATH=/opt/server/bin:${PATH} \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1
+# the installed server needs no installer or build tools: the image ships none
+RUN python -m pip uninstall --yes --quiet pip setuptools wheel \
+    && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin mcp
+COPY --from=build /opt/server /opt/server
+USER 10001
+EXPOSE 8000
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
+    CMD ["python", "-m", "ghmcp_runtime.healthcheck"]
+ENTRYPOINT ["sh", "-c", "exec python -m \"$SERVER_PACKAGE\" --transport http --host 0.0.0.0 --port \"$GHMCP_PORT\" \"$@\"", "server"]

@@ -1,0 +1,148 @@
+"""The wheels `make dist` builds (the runtime's and every generated server's), installed into an
+empty venv with their pinned dependencies and nothing else, serve every server through the
+official MCP client over stdio and HTTP: the published `tools.json` byte for byte, a real tool call
+against the fake GitHub (the lazily imported parts load too), and the container healthcheck."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tempfile
+import tomllib
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from fakegithub import FakeGitHub
+from tests.functional.conftest import OWNER, REPO, TOKEN, seed
+from tests.http.http_support import _stop, _wait_for_port, free_port, mcp_client
+from tests.support.wheels import (
+    ROOT,
+    SERVERS,
+    build_wheels,
+    clean_env,
+    install_servers,
+    project,
+    run,
+)
+
+pytestmark = pytest.mark.anyio
+# one read-only tool per server, called against the fake GitHub
+READ_TOOL = {"github_issues_mcp": "github_list_labels", "github_milestones_mcp": "github_list_milestones"}
+# distributions only the generator, the fake GitHub or development need
+GENERATOR_ONLY = {"black", "jinja2", "pyyaml", "openapi-core", "github-issues-mcp-gen"}
+
+
+def _canonical(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+@dataclass(frozen=True)
+class Installed:
+    python: Path
+    home: Path  # an empty working directory for the servers
+
+    @property
+    def venv(self) -> Path:
+        return self.python.parent.parent
+
+    def script(self, server: str) -> Path:
+        (name,) = project(server)["scripts"]
+        return self.python.parent / name
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    tmp = tmp_path_factory.mktemp("installed")
+    dist = tmp / "dist"
+    wheels = build_wheels(dist)
+    assert sorted(p.name.split("-")[0] for p in wheels) == sorted(["ghmcp_runtime", *SERVERS])
+    python = install_servers(dist, tmp / "venv")
+    home = tmp / "home"
+    home.mkdir()
+    return Installed(python, home)
+
+
+def _server_env(api_url: str, **extra: str) -> dict[str, str]:
+    return clean_env(GITHUB_API_URL=api_url, GHMCP_CURSOR_SECRET="wheel-tests",
+                      GHMCP_SERVER_SECRET="wheel-tests", GHMCP_ALLOW_INSECURE_API_URL="1", **extra)
+
+
+def _tools_json(listed: Any) -> bytes:
+    """A tools/list result in the form `generated/<package>/tools.json` is written in."""
+    tools = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools]
+    return (json.dumps({"tools": tools}, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
+
+
+async def _serves_the_published_surface(client: Client, server: str) -> None:
+    published = (ROOT / "generated" / server / "tools.json").read_bytes()
+    assert _tools_json(await client.list_tools()) == published
+    result = await client.call_tool(READ_TOOL[server], {"owner": OWNER, "repo": REPO})
+    assert not result.is_error, result.structured_content
+
+
+@contextmanager
+def _http_server(command: list[str], env: Mapping[str, str], cwd: Path) -> Iterator[int]:
+    port = free_port()
+    with tempfile.TemporaryDirectory(prefix="ghmcp-wheel-") as tmp:
+        log = Path(tmp) / "server.log"
+        with log.open("wb") as out:
+            proc = subprocess.Popen([*command, "--transport", "http", "--port", str(port)],
+                                    env=dict(env), stdout=out, stderr=subprocess.STDOUT, cwd=cwd)
+        try:
+            _wait_for_port(port, proc, log, " ".join(command))
+            yield port
+        finally:
+            _stop(proc)
+
+
+def test_the_venv_holds_the_servers_and_no_generator_only_package(installed: Installed) -> None:
+    listed = json.loads(run([installed.python, "-m", "pip", "list", "--format", "json"],
+                             cwd=installed.home))
+    names = {_canonical(p["name"]) for p in listed}
+    dev = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    dev_only = {_canonical(r.split("==")[0].split("[")[0])
+                for r in dev["project"]["optional-dependencies"]["dev"]}
+    assert {"ghmcp-runtime", "mcp", "httpx", *(project(s)["name"] for s in SERVERS)} <= names
+    assert names & (GENERATOR_ONLY | (dev_only - {"anyio"})) == set(), sorted(names)
+    assert "redis" not in names  # an extra: only `pip install 'github-issues-mcp[redis]'` brings it
+    probe = ("import importlib.util as u, ghmcp_runtime as r; "
+             "print(r.__file__); print([m for m in ('generator', 'fakegithub', 'black', 'jinja2', "
+             "'yaml') if u.find_spec(m)])")
+    where, importable = run([installed.python, "-c", probe], cwd=installed.home).splitlines()
+    assert where.startswith(str(installed.venv)) and importable == "[]"
+
+
+@pytest.mark.parametrize("server", SERVERS)
+async def test_the_installed_command_serves_tools_json_over_stdio(installed: Installed, server: str) -> None:
+    fake = FakeGitHub()
+    seed(fake)
+    with fake.serve() as url:
+        params = StdioServerParameters(command=str(installed.script(server)),
+                                       env=_server_env(url, GITHUB_TOKEN=TOKEN), cwd=str(installed.home))
+        async with Client(params, cache=None) as client:
+            await _serves_the_published_surface(client, server)
+    assert fake.violations == []
+
+
+@pytest.mark.parametrize("server", SERVERS)
+async def test_the_installed_command_serves_tools_json_over_http(installed: Installed, server: str) -> None:
+    fake = FakeGitHub()
+    seed(fake)
+    with fake.serve() as url, _http_server([str(installed.script(server))], _server_env(url),
+                                           installed.home) as port:
+        async with mcp_client(f"http://127.0.0.1:{port}/mcp", TOKEN) as client:
+            await _serves_the_published_surface(client, server)
+        health = [str(installed.python), "-m", "ghmcp_runtime.healthcheck", "--port", str(port)]
+        alive = subprocess.run(health, env=clean_env(), cwd=installed.home, capture_output=True,
+                               text=True, timeout=30, check=False)
+        assert alive.returncode == 0, alive.stderr
+    down = subprocess.run(health, env=clean_env(), cwd=installed.home, capture_output=True,
+                          text=True, timeout=30, check=False)
+    assert down.returncode == 1 and "unhealthy" in down.stderr
+    assert fake.violations == []
