@@ -97,6 +97,8 @@ def _output(tool: str, old: Wire, new: Wire, path: str) -> Iterator[Change]:
     props_old, props_new = old.get("properties", {}), new.get("properties", {})
     now_required = set(new.get("required", []))
     for name in sorted(props_old):
+        if name not in props_new and name in now_required:
+            continue  # still always present, now of any type: nothing a reader relied on is gone
         if name not in props_new:
             yield Change(tool, "removed-output-field", join_path(path, name),
                          f"was {show_types(schema_types(props_old[name]))}")
@@ -110,8 +112,8 @@ def output_branches(schema: Wire) -> dict[str, Wire]:
     """The success payload and the error envelope of an outputSchema, by label."""
     out: dict[str, Wire] = {}
     for branch in schema.get("oneOf", [schema]):
-        props = branch.get("properties", {})
-        label = "error" if "code" in props and "temporary" in props else ""
+        names = {*branch.get("properties", {}), *branch.get("required", [])}
+        label = "error" if "code" in names and "temporary" in names else ""
         out.setdefault(label, branch)
     return out
 

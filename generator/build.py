@@ -41,7 +41,7 @@ from generator.overrides import (
     tool_operations,
 )
 from generator.resolvers import build_resolve
-from generator.schemas import compact, is_union, object_branches, python_type, walk
+from generator.schemas import compact, is_union, object_branches, open_values, python_type, walk
 from generator.spec import SpecOperation, iter_operations, resolve_ref
 from generator.yamlsrc import Located
 from ghmcp_runtime.declared import Completion, Repair, Resolve
@@ -65,7 +65,7 @@ NOT_FOUND_BY_PARAM = {
 REPO_PARAMS = ("owner", "repo")
 DEFAULT_TOOL_BUDGET = 3000
 REQUEST_ID = {"type": "string"}
-RATE_LIMIT_REMAINING = {"type": "integer", "description": "Only when under 10 % is left."}
+RATE_LIMIT_REMAINING = {"type": "integer", "description": "Only when <10 % left."}
 # the presence rule: a row's optional fields are the ones its density leaves out
 DENSITY_NOTE = "Optional fields: only with detail full."
 
@@ -422,7 +422,7 @@ class Builder:
             elif f.transform == "preview":
                 schema = {"type": "string", "maxLength": 201}
             else:
-                schemas = [compact(self.doc, n) for n, _ in found]
+                schemas = [open_values(compact(self.doc, n)) for n, _ in found]
                 if any(s.get("type") != schemas[0].get("type") for s in schemas[1:]):
                     self.error((*floc, "from"), f"path {f.source!r} has different types in the sources",
                                "project it from one source only, or add a transform")
@@ -540,10 +540,8 @@ class Builder:
             "required": [*[f.name for f in built_output if f.required], "request_id"],
         }
         description = tool.description.strip() + "\nExample: " + json.dumps(
-            tool.example, separators=(", ", ": "), ensure_ascii=False
+            tool.example, separators=(",", ":"), ensure_ascii=False
         )
-        if self.o.server.tool_essentials:
-            description += "\n" + self.o.server.tool_essentials.strip()
         a = tool.annotations
         return IRTool(
             name=tool.name,

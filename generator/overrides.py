@@ -41,9 +41,6 @@ class ServerSection(Strict):
     tools_budget_bytes: int | None = Field(
         default=None, gt=0, description="budget for the whole tools/list; default 3,000 B per tool")
     description_budget_bytes: int = Field(default=1200, gt=0, description="budget for one tool description")
-    tool_essentials: str | None = Field(
-        default=None, description="one line appended to every tool description (clients may hide instructions)"
-    )
 
 
 class Coverage(Strict):

@@ -84,6 +84,16 @@ def compact(document: JSON, node: JSON) -> dict[str, JSON]:
     return out
 
 
+def open_values(schema: dict[str, JSON]) -> dict[str, JSON]:
+    """An output field's schema without the spec's enum (items included): GitHub adds values
+    (author_association did), and a client validating results against a closed enum would then
+    reject a real answer. Inputs keep theirs: GitHub refuses what it does not list."""
+    out = {k: v for k, v in schema.items() if k != "enum"}
+    if isinstance(out.get("items"), dict):
+        out["items"] = open_values(out["items"])  # type: ignore[arg-type]
+    return out
+
+
 PY_TYPES = {"string": "str", "integer": "int", "boolean": "bool", "number": "float"}
 
 

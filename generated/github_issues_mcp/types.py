@@ -9,16 +9,7 @@ Detail = Literal["summary", "full"]
 class CommentRow(TypedDict):
     comment_id: int
     author: str | None
-    author_association: Literal[
-        "COLLABORATOR",
-        "CONTRIBUTOR",
-        "FIRST_TIMER",
-        "FIRST_TIME_CONTRIBUTOR",
-        "MANNEQUIN",
-        "MEMBER",
-        "NONE",
-        "OWNER",
-    ]
+    author_association: str
     created_at: str
     preview: str | None
     body: NotRequired[str | None]
@@ -33,16 +24,7 @@ class IssueRow(TypedDict):
     title: str
     state: str
     author: str | None
-    author_association: Literal[
-        "COLLABORATOR",
-        "CONTRIBUTOR",
-        "FIRST_TIMER",
-        "FIRST_TIME_CONTRIBUTOR",
-        "MANNEQUIN",
-        "MEMBER",
-        "NONE",
-        "OWNER",
-    ]
+    author_association: str
     labels: list[str]
     comment_count: int
     updated_at: str

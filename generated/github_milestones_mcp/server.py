@@ -27,7 +27,7 @@ from ghmcp_runtime.runner import declared
 
 from . import operations
 
-FINGERPRINT = "github-milestones-mcp@0.1.0+015cdb85c176"
+FINGERPRINT = "github-milestones-mcp@0.1.0+cb31b9b37554"
 
 
 def _text(name: str) -> str:

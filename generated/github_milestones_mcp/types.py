@@ -9,7 +9,7 @@ Detail = Literal["summary", "full"]
 class MilestoneRow(TypedDict):
     milestone_number: int
     title: str
-    state: Literal["open", "closed"]
+    state: str
     due_on: str | None
     open_issues: int
     closed_issues: int
