@@ -556,7 +556,9 @@ class Builder:
             params=built_params,
             output=built_output,
             input_schema=input_schema,
-            output_schema={"type": "object", "oneOf": [success, ENVELOPE_OUTPUT_SCHEMA]},
+            # the root's type covers both branches: the success branch does not repeat it
+            output_schema={"type": "object", "oneOf": [{k: v for k, v in success.items() if k != "type"},
+                                                       ENVELOPE_OUTPUT_SCHEMA]},
             success_schema=success,
             annotations=IRAnnotations(read_only=a.read_only, open_world=a.open_world,
                                       destructive=a.destructive, idempotent=a.idempotent, why=a.why),

@@ -32,7 +32,7 @@ from ghmcp_runtime.runner import completer, declared, resolving
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+515efe2a95dc"
+FINGERPRINT = "github-issues-mcp@0.1.0+b08efa4df7cd"
 
 
 def _text(name: str) -> str:

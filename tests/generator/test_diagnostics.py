@@ -103,7 +103,8 @@ def _mistakes() -> list[Mistake]:
     search = tool_block("github_search_issues")
 
     add("unknown-key-typo",
-        lambda: replace(t, "description: More labels exist.", "descriptoin: More labels exist.", labels),
+        lambda: replace(t, "description: Exact label name, any case; returns only it.",
+                        "descriptoin: Exact label name, any case; returns only it.", labels),
         r"unknown key 'descriptoin'")
     add("unknown-operation-id",
         lambda: replace(t, "call: issues/list-labels-for-repo", "call: issues/list-label-for-repo", labels),
@@ -154,7 +155,7 @@ def _mistakes() -> list[Mistake]:
                         labels),
         r"tool github_list_labels can emit 'cursor_expired' but does not declare it")
     add("optional-param-without-omitted",
-        lambda: (delete_line(t, "omitted: Omit to ignore the author.", search)[0],
+        lambda: (delete_line(t, "        omitted: Omit for any.\n", "- name: creator_login")[0],
                  line_of(t, "- name: creator_login", search)),
         r"optional parameter '?creator_login'? (must|does not) say what omitting it means")
     add("handler-not-defined",
@@ -202,7 +203,7 @@ def _mistakes() -> list[Mistake]:
                         "repair: {next_step: list_labels, tool: github_list_label,", update),
         r"a repair names 'github_list_label', which is not a tool")
     add("declared-output-without-from",
-        lambda: replace(t, "{name: deleted_label, shape: label, from: current,", "{name: deleted_label, shape: label,",
+        lambda: replace(t, "{name: deleted_label, shape: label, from: current}", "{name: deleted_label, shape: label}",
                         delete),
         r"output 'deleted_label' of a declared tool needs `from`")
     add("unknown-component-schema",

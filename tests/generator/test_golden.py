@@ -188,7 +188,7 @@ def test_hostile_strings_arrive_intact() -> None:
         published = wire[tool["name"]]
         assert published["title"] == tool["title"]
         assert published["description"] == tool["description"].strip() + "\nExample: " + json.dumps(
-            tool["example"], separators=(", ", ": "), ensure_ascii=False)
+            tool["example"], separators=(",", ":"), ensure_ascii=False)
         for param in tool["params"]:
             text = published["inputSchema"]["properties"][param["name"]]["description"]
             assert text.startswith(param["description"].strip())

@@ -9,7 +9,7 @@ from ghmcp_runtime import Annotations, ErrorCode, ServerSpec, ToolSpec
 
 from . import hooks, operations
 
-FINGERPRINT = "golden-minimal@0.0.1+b3d61295db05"
+FINGERPRINT = "golden-minimal@0.0.1+379e70769eb7"
 
 
 def _text(name: str) -> str:

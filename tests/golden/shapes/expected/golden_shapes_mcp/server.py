@@ -9,7 +9,7 @@ from ghmcp_runtime import Annotations, ErrorCode, FieldRule, ServerSpec, Shape, 
 
 from . import hooks, operations
 
-FINGERPRINT = "golden-shapes@0.0.1+4c026cd4e655"
+FINGERPRINT = "golden-shapes@0.0.1+edaf535e6b01"
 
 
 def _text(name: str) -> str:

@@ -9,12 +9,12 @@ Detail = Literal["summary", "full"]
 class IssueRow(TypedDict):
     issue_number: int
     title: str
-    state: Literal["open", "closed"]
+    state: str
     author: str
     labels: list[str]
     preview: str | None
     body: NotRequired[str | None]
-    state_reason: NotRequired[Literal["completed", "reopened", "not_planned"] | None]
+    state_reason: NotRequired[str | None]
     assignees: NotRequired[list[str]]
     milestone: NotRequired[dict[str, Any] | None]
     url: NotRequired[str]

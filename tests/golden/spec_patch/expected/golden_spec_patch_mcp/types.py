@@ -10,7 +10,7 @@ class IssueRow(TypedDict):
     issue_number: int
     title: str
     comment_count: int
-    state_reason: NotRequired[Literal["completed", "reopened", "not_planned"] | None]
+    state_reason: NotRequired[str | None]
 
 
 class DemoUpdateIssueArgs(TypedDict):
