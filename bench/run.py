@@ -3,7 +3,9 @@
     .venv/bin/python bench/run.py [--quick] [--skip-generate] [--only roundtrips,rate_limit]
 
 Writes bench/results.json (all samples) and docs/BENCHMARKS.md (the tables). Sections:
-generation (bench/generate.py), cold start, tool-surface size, per-call overhead, response size,
+generation (bench/generate.py), cold start, tool-surface size of every server against the
+before in bench/results-surface-before.json (bench/surfaces.py; `--only surface` times nothing),
+per-call overhead, response size,
 HTTP throughput and a 2,000-call load run, round trips against a fake GitHub that answers after a
 fixed delay, and the rate-limit budget of a repeated-read workload (bench/roundtrips.py).
 `--only` re-measures the named sections and keeps the rest of bench/results.json. Peers: a bare `mcp` low-level server (the SDK floor),
@@ -36,6 +38,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).res
 
 import httpx  # noqa: E402
 
+from bench import surfaces  # noqa: E402
 from bench.common import (  # noqa: E402
     BENCH,
     ROOT,
@@ -213,66 +216,21 @@ def bench_imports() -> dict[str, Any]:
 # -- 3. tool-surface size ---------------------------------------------------------------------
 
 
-def _tool_parts(tool: dict[str, Any]) -> dict[str, int]:
-    total = nbytes(tool)
-    parts = {
-        "description": nbytes(tool["description"]) if "description" in tool else 0,
-        "inputSchema": nbytes(tool["inputSchema"]) if "inputSchema" in tool else 0,
-        "outputSchema": nbytes(tool["outputSchema"]) if "outputSchema" in tool else 0,
-    }
-    parts["other"] = total - sum(parts.values())
-    parts["total"] = total
-    return parts
-
-
-def _descriptions_in(schema: Any) -> int:
-    """Bytes of every `description` string inside a JSON schema (parameter descriptions)."""
-    if isinstance(schema, dict):
-        own = nbytes(schema["description"]) if isinstance(schema.get("description"), str) else 0
-        return own + sum(_descriptions_in(v) for k, v in schema.items() if k != "description")
-    if isinstance(schema, list):
-        return sum(_descriptions_in(v) for v in schema)
-    return 0
-
-
-def _error_branches(tools: list[dict[str, Any]]) -> int:
-    """Bytes of outputSchema `oneOf` branches that describe the error envelope (have `code`)."""
-    total = 0
-    for t in tools:
-        for branch in t.get("outputSchema", {}).get("oneOf", []):
-            if isinstance(branch, dict) and "code" in branch.get("properties", {}):
-                total += nbytes(branch)
-    return total
-
-
-def _surface(tools: list[dict[str, Any]]) -> dict[str, Any]:
-    per_tool = {t["name"]: _tool_parts(t) for t in tools}
-    totals = {k: sum(p[k] for p in per_tool.values()) for k in ("description", "inputSchema",
-                                                               "outputSchema", "other", "total")}
-    return {
-        "tools": len(tools),
-        "array_bytes": nbytes(tools),
-        "per_tool": per_tool,
-        "totals": totals,
-        "share": {k: totals[k] / totals["total"] for k in ("description", "inputSchema", "outputSchema", "other")},
-        "with_output_schema": sum(1 for t in tools if "outputSchema" in t),
-        "closed_input_schemas": sum(1 for t in tools if t.get("inputSchema", {}).get("additionalProperties") is False),
-        "bytes_without_output_schemas": nbytes([{k: v for k, v in t.items() if k != "outputSchema"} for t in tools]),
-        "input_parameter_description_bytes": sum(_descriptions_in(t.get("inputSchema", {})) for t in tools),
-        "error_branch_bytes": _error_branches(tools),
-    }
-
-
-def bench_surface(cold: dict[str, Any]) -> dict[str, Any]:
+def bench_surface(previous: dict[str, Any], fastmcp_tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """Every server's surface as served (in process: the same bytes as over stdio), the "before"
+    kept in bench/results-surface-before.json, and the peers. FastMCP's tools come from the
+    cold-start run; without one (`--only surface`) the previous run's figures are kept."""
     snaps = [json.loads((GHMCP_DIR / f"{name}.snap").read_text(encoding="utf-8")) for name in GHMCP_TOOLS]
-    out = {
-        "ours": _surface(cold["_listing"]["ours"]["tools"]),
-        "fastmcp": _surface(cold["_listing"]["fastmcp"]["tools"]),
-        "github_mcp_server": _surface(snaps),
+    ours = surfaces.servers()
+    before = json.loads(surfaces.BEFORE.read_text(encoding="utf-8"))
+    return {
+        "ours": ours["github-issues-mcp"],
+        "servers": ours,
+        "before": before["servers"],
+        "before_ref": before["ref"],
+        "fastmcp": surfaces.surface(fastmcp_tools) if fastmcp_tools is not None else previous["fastmcp"],
+        "github_mcp_server": surfaces.surface(snaps),
     }
-    for name in ("ours", "fastmcp"):
-        out[name]["result_bytes"] = nbytes(cold["_listing"][name])
-    return out
 
 
 # -- 4. per-call overhead ---------------------------------------------------------------------
@@ -703,7 +661,8 @@ def environment(peer: dict[str, str]) -> dict[str, Any]:
     }
 
 
-SECTIONS = ("generation", "cold_start", "per_call", "response_size", "http", "roundtrips", "rate_limit")
+SECTIONS = ("generation", "cold_start", "surface", "per_call", "response_size", "http", "roundtrips",
+            "rate_limit")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -749,11 +708,14 @@ def main(argv: list[str] | None = None) -> int:
     with fake_process() as fake_url:
         if "cold_start" in wanted:
             cold = bench_cold_start(peer_py, spec, fake_url, 7)
-            results["surface"] = bench_surface(cold)
+            results["surface"] = bench_surface(results.get("surface", {}), cold["_listing"]["fastmcp"]["tools"])
             cold.pop("_listing")
             cold["imports"] = bench_imports()
             results["cold_start"] = cold
             lap("cold_start")
+        if "surface" in wanted and "cold_start" not in wanted:
+            results["surface"] = bench_surface(results["surface"], None)
+            lap("surface")
         if "per_call" in wanted:
             results["per_call"] = bench_per_call(peer_py, spec, fake_url, reps, 20 if not args.quick else 5,
                                                  200 if not args.quick else 40)

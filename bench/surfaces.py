@@ -1,26 +1,35 @@
-"""tools/list bytes per exposure surface (what a client preloads into the model's context).
+"""tools/list bytes: per exposure surface, and per tool with where the bytes go.
 
-    .venv/bin/python bench/surfaces.py
+    .venv/bin/python bench/surfaces.py                  # the per-surface table (README)
+    .venv/bin/python bench/surfaces.py --before REF     # write bench/results-surface-before.json
 
 For each generated server and a set of exposure flags, the compact JSON of the `tools/list`
 result the runtime serves for that surface (`{"tools": [...]}`, the measure `tools.json` and
 TOOLS.md use), its share of the whole surface, and ~tokens (bytes / 4). The same bytes go to an
 HTTP request whose X-MCP-* headers select the same surface. Deterministic: no timing.
+
+`--before REF` measures every server's committed `generated/<package>/tools.json` at the git
+revision REF (the same bytes its runtime served) and keeps them as the "before" that
+`make bench ONLY=surface` reports next to the current surface.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
 
+from bench.common import BENCH, ROOT, nbytes  # noqa: E402
 from ghmcp_runtime.exposure import ExposureFlags, ExposurePolicy  # noqa: E402
 from ghmcp_runtime.model import ServerSpec  # noqa: E402
 from ghmcp_runtime.surface import SurfaceViews  # noqa: E402
 
+BEFORE = BENCH / "results-surface-before.json"
 SURFACES: list[tuple[str, dict[str, Any]]] = [
     ("(no flags)", {}),
     ("--read-only", {"read_only": True}),
@@ -36,7 +45,13 @@ SURFACES: list[tuple[str, dict[str, Any]]] = [
 def tools_list_bytes(views: SurfaceViews, policy: ExposurePolicy) -> tuple[int, int]:
     tools = views.view(policy.base).tools
     wire = {"tools": [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools]}
-    return len(json.dumps(wire, separators=(",", ":"), ensure_ascii=False).encode("utf-8")), len(tools)
+    return nbytes(wire), len(tools)
+
+
+def served_tools(spec: ServerSpec) -> list[dict[str, Any]]:
+    """The whole surface's tools/list `tools` array, as the runtime serves it."""
+    views = SurfaceViews(spec)
+    return [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in views.view(views.full).tools]
 
 
 def rows(spec: ServerSpec) -> list[tuple[str, int, int, int]]:
@@ -53,7 +68,102 @@ def rows(spec: ServerSpec) -> list[tuple[str, int, int, int]]:
     return out
 
 
+# -- where the bytes go ------------------------------------------------------------------------
+
+
+def tool_parts(tool: dict[str, Any]) -> dict[str, int]:
+    total = nbytes(tool)
+    parts = {
+        "description": nbytes(tool["description"]) if "description" in tool else 0,
+        "inputSchema": nbytes(tool["inputSchema"]) if "inputSchema" in tool else 0,
+        "outputSchema": nbytes(tool["outputSchema"]) if "outputSchema" in tool else 0,
+    }
+    parts["other"] = total - sum(parts.values())
+    parts["total"] = total
+    return parts
+
+
+def descriptions_in(schema: Any) -> int:
+    """Bytes of every `description` string inside a JSON schema (parameter descriptions)."""
+    if isinstance(schema, dict):
+        own = nbytes(schema["description"]) if isinstance(schema.get("description"), str) else 0
+        return own + sum(descriptions_in(v) for k, v in schema.items() if k != "description")
+    if isinstance(schema, list):
+        return sum(descriptions_in(v) for v in schema)
+    return 0
+
+
+def _without_descriptions(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _without_descriptions(v) for k, v in node.items()
+                if not (k == "description" and isinstance(v, str))}
+    if isinstance(node, list):
+        return [_without_descriptions(v) for v in node]
+    return node
+
+
+def error_branches(tools: list[dict[str, Any]]) -> int:
+    """Bytes of outputSchema `oneOf` branches that describe the error envelope (name `code`)."""
+    total = 0
+    for t in tools:
+        for branch in t.get("outputSchema", {}).get("oneOf", []):
+            if isinstance(branch, dict) and "code" in {*branch.get("properties", {}), *branch.get("required", [])}:
+                total += nbytes(branch)
+    return total
+
+
+def surface(tools: list[dict[str, Any]]) -> dict[str, Any]:
+    per_tool = {t["name"]: tool_parts(t) for t in sorted(tools, key=lambda t: str(t["name"]))}
+    totals = {k: sum(p[k] for p in per_tool.values()) for k in ("description", "inputSchema",
+                                                               "outputSchema", "other", "total")}
+    return {
+        "tools": len(tools),
+        "array_bytes": nbytes(tools),
+        "result_bytes": nbytes({"tools": tools}),  # what `make generate` and the table above print
+        "per_tool": per_tool,
+        "totals": totals,
+        "share": {k: totals[k] / totals["total"] for k in ("description", "inputSchema", "outputSchema", "other")},
+        "with_output_schema": sum(1 for t in tools if "outputSchema" in t),
+        "closed_input_schemas": sum(1 for t in tools if t.get("inputSchema", {}).get("additionalProperties") is False),
+        "bytes_without_output_schemas": nbytes([{k: v for k, v in t.items() if k != "outputSchema"} for t in tools]),
+        "input_parameter_description_bytes": sum(descriptions_in(t.get("inputSchema", {})) for t in tools),
+        "output_description_bytes": sum(descriptions_in(t.get("outputSchema", {})) for t in tools),
+        "error_branch_bytes": error_branches(tools),
+        # every description gone (the tools' and the schemas'): what the schemas alone cost
+        "bytes_without_any_description": nbytes([_without_descriptions(t) for t in tools]),
+    }
+
+
+def servers() -> dict[str, dict[str, Any]]:
+    """Every generated server's whole surface, measured as served."""
+    from github_issues_mcp import SERVER as ISSUES
+    from github_milestones_mcp import SERVER as MILESTONES
+
+    return {spec.name: surface(served_tools(spec)) for spec in (ISSUES, MILESTONES)}
+
+
+def snapshot_before(ref: str) -> dict[str, Any]:
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, check=True, capture_output=True, text=True).stdout
+
+    commit = git("rev-parse", "--short", ref).strip()
+    out: dict[str, Any] = {"ref": f"{ref} at {commit}", "servers": {}}
+    for path in sorted(git("ls-tree", "--name-only", f"{ref}:generated").split()):
+        tools = json.loads(git("show", f"{ref}:generated/{path}/tools.json"))["tools"]
+        name = json.loads(git("show", f"{ref}:generated/{path}/MANIFEST.json"))["fingerprint"].split("@")[0]
+        out["servers"][name] = surface(tools)
+    return out
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--before", metavar="REF", help="write bench/results-surface-before.json from REF")
+    args = parser.parse_args()
+    if args.before:
+        BEFORE.write_text(json.dumps(snapshot_before(args.before), indent=1, sort_keys=True) + "\n",
+                          encoding="utf-8")
+        print(f"wrote {BEFORE.relative_to(ROOT)}")
+        return
     from github_issues_mcp import SERVER as ISSUES
     from github_milestones_mcp import SERVER as MILESTONES
 

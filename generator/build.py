@@ -63,7 +63,7 @@ NOT_FOUND_BY_PARAM = {
     "milestone_number": "milestone_not_found",
 }
 REPO_PARAMS = ("owner", "repo")
-DEFAULT_TOOL_BUDGET = 3000
+DEFAULT_TOOL_BUDGET = 2000  # bytes of tools/list per tool, on average (issue 12)
 REQUEST_ID = {"type": "string"}
 RATE_LIMIT_REMAINING = {"type": "integer", "description": "Only when <10 % left."}
 # the presence rule: a row's optional fields are the ones its density leaves out

@@ -409,6 +409,9 @@ def _total_budget(ctx: Ctx) -> None:
     total = compact_bytes({"tools": list(ctx.wire.values())})
     budget = ctx.server.tools_budget_bytes
     if total > budget:
+        count = max(1, len(ctx.wire))
         ctx.error(ctx.at(("server", "tools_budget_bytes")), "budget-total",
-                  f"tools/list is {total} bytes, over the budget of {budget}",
-                  "shorten descriptions or shapes, or raise server.tools_budget_bytes deliberately")
+                  f"tools/list is {total:,} bytes ({total // count:,} per tool), over the budget of "
+                  f"{budget:,} ({budget // count:,} per tool)",
+                  "shorten descriptions, parameter wording or output fields (`make generate` prints "
+                  "the bytes per tool), or raise server.tools_budget_bytes deliberately")

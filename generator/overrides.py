@@ -39,8 +39,8 @@ class ServerSection(Strict):
         "tools, templates or completions a declaration cannot express")
     summary: str = Field(description="capability summary: rules first, then context")
     tools_budget_bytes: int | None = Field(
-        default=None, gt=0, description="budget for the whole tools/list; default 3,000 B per tool")
-    description_budget_bytes: int = Field(default=1200, gt=0, description="budget for one tool description")
+        default=None, gt=0, description="budget for the whole tools/list; default 2,000 B per tool")
+    description_budget_bytes: int = Field(default=600, gt=0, description="budget for one tool description")
 
 
 class Coverage(Strict):

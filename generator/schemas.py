@@ -90,7 +90,7 @@ def open_values(schema: dict[str, JSON]) -> dict[str, JSON]:
     reject a real answer. Inputs keep theirs: GitHub refuses what it does not list."""
     out = {k: v for k, v in schema.items() if k != "enum"}
     if isinstance(out.get("items"), dict):
-        out["items"] = open_values(out["items"])  # type: ignore[arg-type]
+        out["items"] = open_values(out["items"])
     return out
 
 

@@ -478,6 +478,28 @@ def test_repair_to_a_missing_tool_is_located_in_the_hooks(tmp_path: Path) -> Non
     assert int(located[0].group("line")) == want
 
 
+def test_a_regression_above_the_committed_surface_fails_the_budget(tmp_path: Path) -> None:
+    """The budget sits just above what the server publishes: one sentence more fails generation."""
+    sentence = (" Comments are returned oldest first, thirty to a page, and every page carries the"
+                " cursor that leads to the next one until none is left.")
+    text, _ = replace(BASE, "Read one issue and its comments", "Read one issue and its comments" + sentence)
+    run = _run(tmp_path / "regression", text)
+    assert run.proc.returncode == 2, run.proc.stderr
+    budget = [m for m in errors_in(run.proc.stderr) if "[budget-total]" in m.group(0)]
+    assert len(budget) == 1, run.proc.stderr
+    assert re.search(r"tools/list is [\d,]+ bytes \([\d,]+ per tool\), over the budget of 25,500 "
+                     r"\(2,833 per tool\)", budget[0].group("msg")), budget[0].group("msg")
+    assert "budget-description" not in run.proc.stderr  # the description itself still fits
+    assert snapshot(run.out) == run.before  # nothing written
+
+
+def test_the_default_budget_is_2000_bytes_per_tool(tmp_path: Path) -> None:
+    text, _ = replace_re(BASE, r"(?m)^  tools_budget_bytes: \d+\n", "")
+    run = _run(tmp_path / "default-budget", text)
+    assert run.proc.returncode == 2, run.proc.stderr
+    assert "over the budget of 18,000 (2,000 per tool)" in run.proc.stderr
+
+
 def test_budget_overrun_is_located(tmp_path: Path) -> None:
     text, line = replace_re(BASE, r"tools_budget_bytes: \d+", "tools_budget_bytes: 2000")
     run = _run(tmp_path / "budget", text)

@@ -99,6 +99,21 @@ def test_output_removals_retypes_codes_and_annotations_are_reported() -> None:
         "x_set_a:removed-output-field:rows[].c", "x_set_a:retyped-output-field:a"]
 
 
+def test_an_error_branch_reduced_to_its_required_names_is_not_breaking() -> None:
+    """The error branch keeps naming code, message, temporary …; their property schemas going away
+    removes no field a reader relied on, and a branch known by `required` is still the error branch."""
+    fields = ["code", "message", "temporary"]
+    typed = {"type": "object", "required": fields, "properties": {
+        "code": {"type": "string"}, "message": {"type": "string"}, "temporary": {"type": "boolean"}}}
+    old, new = tool("x_get_a", {}, []), tool("x_get_a", {}, [])
+    old["outputSchema"]["oneOf"][1] = typed
+    new["outputSchema"]["oneOf"][1] = {"required": fields}
+    assert diff_surfaces(old=[old], new=[new], old_codes=None, new_codes={}, renames={}) == []
+    fewer = tool("x_get_a", {}, [])
+    fewer["outputSchema"]["oneOf"][1] = {"required": ["code", "temporary"]}
+    assert kinds(diff_surfaces([old], [fewer], None, {}, {})) == ["x_get_a:removed-output-field:error.message"]
+
+
 def test_a_removed_tool_is_a_removal_unless_renamed() -> None:
     old = [tool("x_get_a", {"p": {"type": "string"}}, [])]
     new = [tool("x_find_a", {}, [])]
