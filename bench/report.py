@@ -102,7 +102,8 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
     rows.append(Row(
         "surface_fastmcp", "`tools/list` bytes vs FastMCP on the same operations",
         f"{_b(ours_b)} ({sf['ours']['tools']} tools)", f"{_b(fm_b)} ({sf['fastmcp']['tools']} tools)",
-        ours_b / fm_b, "lower", "a fraction", ours_b < fm_b, "tools array, compact JSON, from the cold-start runs"))
+        ours_b / fm_b, "lower", "a fraction", ours_b < fm_b, "tools array, compact JSON; ours as served (bench/surfaces.py), FastMCP's from the "
+        "cold-start runs"))
     rows.append(Row(
         "surface_ghmcp", "`tools/list` bytes vs github-mcp-server's 8 equivalent tools",
         _b(ours_b), f"{_b(gh_b)} ({sf['github_mcp_server']['tools']} tools, no outputSchema)",
@@ -555,7 +556,8 @@ def _details(r: dict[str, Any], w: Callable[[str], None]) -> None:
     sf = r["surface"]
     w("## 3. Tool surface\n")
     w("Compact JSON bytes of each tool object as served (`tools/list` `tools` array); description "
-      "bytes are the JSON-encoded string. Ours and FastMCP's come from the cold-start runs above; "
+      "bytes are the JSON-encoded string. Ours are measured as the runtime serves them "
+      "(bench/surfaces.py, the same bytes as over stdio), FastMCP's come from the cold-start runs above; "
       "github-mcp-server's from its vendored tool snapshots (see bench/peers/github-mcp-server/README.md).\n")
     w("| server | tools | bytes | per tool | descriptions | inputSchemas | outputSchemas | other | tools with outputSchema | closed inputSchemas |")
     w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")

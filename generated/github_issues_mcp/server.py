@@ -32,7 +32,7 @@ from ghmcp_runtime.runner import completer, declared, resolving
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+b08efa4df7cd"
+FINGERPRINT = "github-issues-mcp@0.1.0+ccd4e4df3059"
 
 
 def _text(name: str) -> str:
