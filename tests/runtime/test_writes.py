@@ -37,12 +37,12 @@ async def reread() -> Resource:
 async def test_changed_and_applied_name_fields_ignored_names_parameters() -> None:
     before = {"title": "t", "labels": ["b"], "reason": None}
     targets = {"title": "T", "add": frozenset({"a"}), "remove": frozenset(), "reason": "x"}
-    done = await run_steps([step(("title",), {"title": "T"}), step(("add",), {"labels": ["a", "b"]}),
-                            step(("remove",), {"labels": ["a"]})], dict(before), views=VIEWS,
+    done = await run_steps([[step(("title",), {"title": "T"})], [step(("add",), {"labels": ["a", "b"]})],
+                            [step(("remove",), {"labels": ["a"]})]], dict(before), views=VIEWS,
                            targets=targets, reread=reread, names=NAMES)
     assert done.changed == ["title", "labels"] and done.ignored == ["reason"]
     with pytest.raises(ToolError) as caught:
-        await run_steps([step(("add",), {"labels": ["a", "b"]}), step(("remove",), {}, fail=True)],
+        await run_steps([[step(("add",), {"labels": ["a", "b"]})], [step(("remove",), {}, fail=True)]],
                         dict(before), views=VIEWS, targets=targets, reread=reread, names=NAMES)
     assert caught.value.details == {"applied_fields": ["labels"]}
     assert caught.value.message.endswith("Applied before the failure: labels.")
