@@ -18,7 +18,7 @@ from tests.functional.test_issue_tools import call
 from tests.functional.test_update_truth import OTHER, Hook, args, server_over, shown, version_now
 
 pytestmark = pytest.mark.anyio
-LATENCY_S = 0.05  # every answer waits this long, so requests sent together overlap
+LATENCY_S = 0.2  # every answer waits this long, so requests sent together overlap
 
 
 def phases(fake: FakeGitHub) -> int:
