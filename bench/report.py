@@ -360,20 +360,26 @@ def _explain_tool_budget(r: dict[str, Any]) -> str:
 
 
 def _explain_roundtrips(r: dict[str, Any]) -> str:
-    first = r["roundtrips"]["tasks"][0]
+    tasks = r["roundtrips"]["tasks"]
+    first = tasks[0]
     operations = first["ours"]["operations"]
     ops = ", ".join(f"`{o}`" for o in operations)
     repeated = sorted({o for o in operations if operations.count(o) > 1})
     again = (" " + ", ".join(f"`{o}`" for o in repeated) + " is requested more than once."
              if repeated else "")
+    paired = ", ".join(f"`{t['tool']}`" for t in tasks[1:] if t["ours"]["round_trips"] > 1)
     return (
-        "**What limits it: our multi-step tools run their requests one after another.** "
+        "**What limits it: a write waits for the reads that may refuse it.** "
         f"`github_update_issue` makes {first['ours']['requests']} requests ({ops}) and the fake's "
-        f"timeline shows {first['ours']['round_trips']} of them on the critical path: each step is "
-        "awaited before the next, though the writes to the issue, its added labels and its removed "
-        f"labels do not depend on each other.{again} FastMCP needs {first['fastmcp']['tool_calls']} "
-        "tool calls for the same task (one agent turn each, which costs far more than a round trip) "
-        "and checks nothing. The lever is concurrent declared steps (the performance issue's item 2)."
+        f"timeline shows {first['ours']['round_trips']} of them on the critical path: one wave of "
+        "reads (the label catalog, the milestone when named by title, and the issue, whose version "
+        "is checked), then the writes together (the issue's fields, the lock and every label request "
+        "but one: they touch disjoint state), then the last label request alone, whose answer is "
+        "GitHub's final label list, so nothing is read back. With at most one label request the "
+        f"writes are one wave (2 round trips).{again} The other tools above one round trip "
+        f"({paired}) read what their write depends on first. FastMCP needs "
+        f"{first['fastmcp']['tool_calls']} tool calls for the same task (one agent turn each, which "
+        "costs far more than a round trip) and checks nothing."
     )
 
 

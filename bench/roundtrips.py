@@ -35,6 +35,7 @@ import httpx  # noqa: E402
 
 from bench.common import BENCH, WORK, RawStdio, base_env, fake_process  # noqa: E402
 from bench.fake_server import OWNER, REPO, TOKEN  # noqa: E402
+from fakegithub.fake import critical_path  # noqa: E402
 
 PY = sys.executable
 OUR_SCRIPT = str(Path(PY).with_name("github-issues-mcp"))
@@ -102,16 +103,6 @@ TASKS: tuple[Task, ...] = (
 
 
 WARM_UP = next(t for t in TASKS if t.key == "list_labels")  # imports, first connection
-
-
-def critical_path(spans: Sequence[tuple[float, float]]) -> int:
-    """The longest chain of requests each starting after the previous one ended."""
-    ordered = sorted(spans, key=lambda s: s[1])
-    depth: list[int] = []
-    for i, (start, _) in enumerate(ordered):
-        before = [depth[j] for j in range(i) if ordered[j][1] <= start]
-        depth.append(1 + max(before, default=0))
-    return max(depth, default=0)
 
 
 class Fake:

@@ -63,6 +63,17 @@ class TimedRequest(NamedTuple):
 TIMELINE_LIMIT = 10_000
 
 
+def critical_path(spans: Sequence[tuple[float, float]]) -> int:
+    """Sequential round trips among (started, ended) spans: the longest chain of requests each
+    starting after the previous one ended."""
+    ordered = sorted(spans, key=lambda s: s[1])
+    depth: list[int] = []
+    for i, (start, _) in enumerate(ordered):
+        before = [depth[j] for j in range(i) if ordered[j][1] <= start]
+        depth.append(1 + max(before, default=0))
+    return max(depth, default=0)
+
+
 class FakeGitHub:
     """A stateful GitHub REST fake whose requests and responses are checked against the pinned spec.
 

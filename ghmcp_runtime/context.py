@@ -21,6 +21,7 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
     ctx.repos           RepoAllowlist | None: the caller's repository allowlist (None: any);
                         ctx.call refuses requests outside it before sending them
     ctx.confine_query(q) -> str   (a search query confined to ctx.repos; raises ToolError)
+    ctx.requests_sent   int, upstream requests this call has started through ctx.call
 """
 
 from __future__ import annotations
@@ -110,6 +111,7 @@ class ToolContext:
     credential: str | None = field(default=None, repr=False)
     lockdown: Lockdown | None = None
     repos: RepoAllowlist | None = None
+    requests_sent: int = 0
 
     @property
     def follow_redirects(self) -> bool:
@@ -129,8 +131,10 @@ class ToolContext:
         body: Any = None,
     ) -> UpstreamResponse:
         if self.repos is None:
+            self.requests_sent += 1
             return await self.upstream.call(self, op, path=path, query=query, body=body)
         self.repos.check_request(op.path, path, query)
+        self.requests_sent += 1
         try:
             resp = await self.upstream.call(self, op, path=path, query=query, body=body)
         except UpstreamError as err:

@@ -1,13 +1,25 @@
-"""The writes of a partial issue update as `writes.Step`s, one upstream request each, in order:
+"""The writes of a partial issue update as waves of `writes.Step`s, one upstream request each:
 the issue's own fields (issues/update, only what differs), add labels, remove each label, lock or
 unlock. The hook resolves names and checks versions first; writes.run_steps sends and judges.
+
+The writes touch disjoint state: the issue's fields (the PATCH sends no `labels`), distinct label
+names (add_labels and remove_labels never share one) and the lock. So they go out together and
+every order in which GitHub applies them ends in the same issue; a writer elsewhere changing
+other labels or fields is never undone, because nothing here sends a whole label set (a PATCH of
+`labels` would drop a label added between our read and our write).
+
+No re-read is needed to know the result: the PATCH answers with the issue, lock and unlock change
+only the lock, and a label request answers with the issue's whole label list, which is final
+only if no other label request of ours runs beside it. So with two or more label requests, all
+but one go in the first wave (each followed by its own effect) and one, the add when there is
+one, goes alone in a second wave: its answer is the label list after all of them.
 
 Parameters are the update tool's (issue_views keys); `current` is GitHub's issue JSON as read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,40 +60,59 @@ def _with_labels(issue: Resource, resp: UpstreamResponse | None) -> Resource:
     return {**issue, "labels": resp.data} if resp is not None else issue
 
 
-def _removal(ctx: ToolContext, op: Operation, path: Mapping[str, Any], name: str) -> Step:
+def _without(name: str) -> Callable[[Resource, UpstreamResponse | None], Resource]:
     def gone(issue: Resource, resp: UpstreamResponse | None) -> Resource:
-        if resp is not None:
-            return _with_labels(issue, resp)
         return {**issue, "labels": [lb for lb in issue["labels"] if lb["name"] != name]}
 
-    return Step(("remove_labels",), lambda: ctx.call(op, path={**path, "name": name}),
-                gone, done_if=lambda err: isinstance(err, UpstreamError) and err.status == 404
-                and err.code == "label_not_found")  # already off the issue
+    return gone
+
+
+def _removal(ctx: ToolContext, op: Operation, path: Mapping[str, Any], name: str, *, final: bool) -> Step:
+    """One label's DELETE; a `final` one is followed by GitHub's answer (the whole label list)."""
+    own = _without(name)
+
+    def apply(issue: Resource, resp: UpstreamResponse | None) -> Resource:
+        return _with_labels(issue, resp) if final and resp is not None else own(issue, resp)
+
+    return Step(("remove_labels",), lambda: ctx.call(op, path={**path, "name": name}), apply,
+                done_if=lambda err: isinstance(err, UpstreamError) and err.status == 404
+                and err.code == "label_not_found",  # already off the issue
+                effect=lambda issue: name in label_names(issue))
 
 
 def update_steps(ctx: ToolContext, ops: IssueOps, args: Mapping[str, Any], current: Mapping[str, Any],
-                 targets: Mapping[str, Any], add: Sequence[str], remove: Sequence[str]) -> list[Step]:
-    """One write per step, only those that change something; `add`/`remove` are exact names."""
+                 targets: Mapping[str, Any], add: Sequence[str], remove: Sequence[str]) -> list[list[Step]]:
+    """The waves of writes (only those that change something); `add`/`remove` are exact names.
+
+    The PATCH comes first in its wave: its answer replaces the whole issue, and the other steps'
+    effects are applied over it (run_steps applies a wave's answers in this order)."""
     path = {"owner": args["owner"], "repo": args["repo"], "issue_number": args["issue_number"]}
-    steps: list[Step] = []
+    first: list[Step] = []
     if patch := patch_body(args, current, targets):
-        steps.append(Step(tuple(PATCHED[k] for k in patch),
+        first.append(Step(tuple(PATCHED[k] for k in patch),
                           lambda: ctx.call(ops.update, path=path, body=patch),
                           lambda issue, resp: dict(resp.data) if resp is not None else issue))
     on_issue = set(label_names(current))
-    if adding := [n for n in add if n not in on_issue]:
-        steps.append(Step(("add_labels",),
-                          lambda: ctx.call(ops.add_labels, path=path, body={"labels": adding}),
-                          _with_labels))
-    steps += [_removal(ctx, ops.remove_label, path, name) for name in remove if name in on_issue]
+    adding = [n for n in add if n not in on_issue]
+    removing = [n for n in remove if n in on_issue]
+    labels = [_removal(ctx, ops.remove_label, path, name, final=not adding and i == len(removing) - 1)
+              for i, name in enumerate(removing)]
+    if adding:
+        labels.append(Step(("add_labels",),
+                           lambda: ctx.call(ops.add_labels, path=path, body={"labels": adding}),
+                           _with_labels))
+    first += labels[:-1]
     reason = args.get("lock_reason")
     if args.get("locked") is True and (not current.get("locked") or
                                        reason not in (None, current.get("active_lock_reason"))):
-        steps.append(Step(("locked", "lock_reason"),
+        first.append(Step(("locked", "lock_reason"),
                           lambda: ctx.call(ops.lock, path=path,
                                            body={"lock_reason": reason} if reason else None),
                           lambda issue, _: {**issue, "locked": True, "active_lock_reason": reason}))
     elif args.get("locked") is False and current.get("locked"):
-        steps.append(Step(("locked",), lambda: ctx.call(ops.unlock, path=path),
+        first.append(Step(("locked",), lambda: ctx.call(ops.unlock, path=path),
                           lambda issue, _: {**issue, "locked": False, "active_lock_reason": None}))
-    return steps
+    last = labels[-1:]
+    if len(labels) <= 1:  # one label request: its answer is final beside the others
+        return [wave for wave in (first + last,) if wave]
+    return [first, last]

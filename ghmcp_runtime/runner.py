@@ -1,7 +1,7 @@
 """Run a `Declaration`: transforms, steps in dependency waves, recipes, error mapping, outputs.
 
-Steps whose `after` lists are satisfied run together (at most MAX_CONCURRENT upstream requests at
-once per call: GitHub's secondary limits punish bursts). The generator makes every write wait for
+Steps whose `after` lists are satisfied run together (at most concurrent.MAX_CONCURRENT upstream
+requests at once per call: GitHub's secondary limits punish bursts). The generator makes every write wait for
 all earlier steps and every later step wait for the write, so writes never overlap or reorder.
 When several steps of one wave fail, the earliest declared failure is reported.
 """
@@ -9,15 +9,17 @@ When several steps of one wave fail, the earliest declared failure is reported.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import partial
 from typing import Any
 from urllib.parse import urlencode
 
 import anyio
 
 from ghmcp_runtime.catalog import require_names
+from ghmcp_runtime.concurrent import MAX_CONCURRENT
 from ghmcp_runtime.context import ToolContext, UpstreamResponse
 from ghmcp_runtime.declared import (
     Compare,
@@ -44,7 +46,6 @@ from ghmcp_runtime.resolve import PAGE_SIZE, find_row
 from ghmcp_runtime.transforms import TRANSFORMS, Refused
 from ghmcp_runtime.versioning import canonical_json
 
-MAX_CONCURRENT = 4
 CREDENTIAL_CODES = frozenset({"missing_credential", "invalid_credential", "insufficient_scope"})
 INCOMPLETE = "GitHub search stopped before it had looked at every item; retry shortly."
 
@@ -58,10 +59,36 @@ def declared(decl: Declaration) -> Handler:
     return handler
 
 
+Resolver = Callable[[Mapping[str, Any]], Awaitable[dict[str, Any]]]
+
+
+async def _as_given(args: Mapping[str, Any]) -> dict[str, Any]:
+    return dict(args)
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvesItself:
+    """A hook handler that resolves its name-or-id parameters itself, beside its own first reads
+    (one round trip for both): `resolving` hands it the resolver instead of awaiting it first."""
+
+    run: Callable[[ToolContext, Any, Resolver], Awaitable[Any]]
+
+    async def __call__(self, ctx: ToolContext, args: Any) -> Any:
+        return await self.run(ctx, args, _as_given)  # a tool that declares nothing to resolve
+
+
+def resolves_itself(run: Callable[[ToolContext, Any, Resolver], Awaitable[Any]]) -> ResolvesItself:
+    """Decorator: the hook `run(ctx, args, resolve)` awaits `resolve(args)` among its own reads."""
+    return ResolvesItself(run)
+
+
 def resolving(handler: Handler, specs: tuple[Resolve, ...]) -> Handler:
-    """A hook tool's handler that gets its name-or-id parameters already resolved."""
+    """A hook tool's handler that gets its name-or-id parameters resolved (or, for a
+    `ResolvesItself` hook, the means to resolve them)."""
 
     async def resolved(ctx: ToolContext, args: Any) -> Any:
+        if isinstance(handler, ResolvesItself):
+            return await handler.run(ctx, args, partial(resolve_args, ctx, specs))
         return await handler(ctx, await resolve_args(ctx, specs, args))
 
     return resolved

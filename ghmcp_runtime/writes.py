@@ -1,16 +1,21 @@
 """Multi-step writes whose answer is what GitHub shows, not what was asked.
 
-A partial update becomes a list of `Step`s (one upstream write each). The resource is followed
-step by step from GitHub's own answers; parameters are then judged by their `views` (a
-parameter's value as the resource shows it) against `targets` (the value asked for):
+A partial update becomes waves of `Step`s (one upstream write each). The steps of a wave touch
+disjoint parts of the resource, so they are sent together (at most concurrent.MAX_CONCURRENT at
+once) and every interleaving ends in the same state; waves run one after another. After a wave,
+GitHub's answers are applied in declared order (never in arrival order), so the resource is
+followed deterministically. Parameters are then judged by their `views` (a parameter's value as
+the resource shows it) against `targets` (the value asked for):
 
 * changed: GitHub now shows the target and did not before;
 * ignored: the writes succeeded, but GitHub does not show the target (it dropped or rewrote it);
-* applied (on failure): GitHub shows a different value than before the call.
+* applied (on failure): GitHub shows a different value than before the call. Every step of the
+  failing wave ran to its end: those that succeeded are applied, a failed one is not.
 
-A step whose answer was lost (`OutcomeUnknown`) is settled by re-reading the resource: if its
-effect shows, the walk goes on from what was read; otherwise the call fails saying so. Every
-failure after the first write carries `details.applied_fields`.
+A step whose answer was lost (`OutcomeUnknown`) is settled by re-reading the resource once the
+wave has ended: the read is what GitHub holds; if the step's effect shows, the walk goes on from
+it; otherwise the call fails saying so. Every failure after the first write carries
+`details.applied_fields`.
 
 `names` maps a parameter to the resource field it changes (add_labels -> labels): changed and
 applied fields are reported by field, each once; ignored ones stay parameters (what was asked).
@@ -22,6 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ghmcp_runtime.concurrent import outcomes
 from ghmcp_runtime.context import UpstreamResponse
 from ghmcp_runtime.errors import OutcomeUnknown, ToolError
 
@@ -41,6 +47,15 @@ class Step:
     apply: Callable[[Resource, UpstreamResponse | None], Resource]
     # an error meaning the step's effect already holds (e.g. removing a label that is gone)
     done_if: Callable[[ToolError], bool] = _never
+    # what this step alone changes, as the resource shows it (default: the views of `fields`);
+    # needed when steps of one wave serve the same parameter (one label removal each)
+    effect: Callable[[Mapping[str, Any]], Any] | None = None
+
+    def shows(self, views: Views, before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
+        """Whether `after` shows this step's change over `before`."""
+        if self.effect is not None:
+            return bool(self.effect(before) != self.effect(after))
+        return bool(_differs(views, self.fields, before, after))
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,27 +86,43 @@ def judge(before: Mapping[str, Any], after: Resource, views: Views, targets: Map
     return Outcome(after, named(changed, names or {}), ignored)
 
 
-async def run_steps(steps: Sequence[Step], before: Resource, *, views: Views,
+async def run_steps(waves: Sequence[Sequence[Step]], before: Resource, *, views: Views,
                     targets: Mapping[str, Any], reread: Callable[[], Awaitable[Resource]],
                     names: Mapping[str, str] | None = None) -> Outcome:
-    """Send the steps in order, following the resource; judge it against the targets."""
+    """Send the waves in order (a wave's steps together), following the resource; judge it
+    against the targets."""
     now = before
-    for step in steps:
-        try:
-            resp = await step.send()
-        except ToolError as err:
-            if step.done_if(err):
-                now = step.apply(now, None)
-                continue
-            settled = await _settle(reread) if isinstance(err, OutcomeUnknown) else None
-            if settled is not None and _differs(views, step.fields, now, settled):
-                now = settled  # the lost answer's change shows: go on from what GitHub holds
-                continue
-            raise _annotated(err, before, settled or now, views, list(targets), names or {},
-                             unknown=None if settled is not None or not isinstance(err, OutcomeUnknown)
-                             else step.fields) from None
-        now = step.apply(now, resp)
+    for wave in waves:
+        now = await _run_wave(wave, before, now, views, list(targets), names or {}, reread)
     return judge(before, now, views, targets, names)
+
+
+async def _run_wave(wave: Sequence[Step], before: Resource, now: Resource, views: Views,
+                    fields: list[str], names: Mapping[str, str],
+                    reread: Callable[[], Awaitable[Resource]]) -> Resource:
+    answers = await outcomes([step.send for step in wave])
+    start = now
+    failed: list[tuple[int, ToolError]] = []  # by position in the wave
+    lost: list[tuple[int, ToolError]] = []
+    for i, (step, answer) in enumerate(zip(wave, answers, strict=True)):
+        if isinstance(answer, UpstreamResponse):
+            now = step.apply(now, answer)
+        elif not isinstance(answer, ToolError):
+            raise answer
+        elif step.done_if(answer):
+            now = step.apply(now, None)
+        else:
+            (lost if isinstance(answer, OutcomeUnknown) else failed).append((i, answer))
+    settled = await _settle(reread) if lost else None
+    if settled is not None:
+        now = settled  # what GitHub holds once every write of the wave has ended
+        failed += [(i, err) for i, err in lost if not wave[i].shows(views, start, settled)]
+        lost = []
+    if not failed and not lost:
+        return now
+    first = min(failed + lost, key=lambda pair: pair[0])[1]
+    raise _annotated(first, before, now, views, fields, names, settled=settled is not None,
+                     unknown=[f for i, _ in lost for f in wave[i].fields] or None) from None
 
 
 async def _settle(reread: Callable[[], Awaitable[Resource]]) -> Resource | None:
@@ -102,8 +133,9 @@ async def _settle(reread: Callable[[], Awaitable[Resource]]) -> Resource | None:
 
 
 def _annotated(err: ToolError, before: Mapping[str, Any], now: Mapping[str, Any], views: Views,
-               fields: list[str], names: Mapping[str, str], *, unknown: Sequence[str] | None) -> ToolError:
-    if isinstance(err, OutcomeUnknown) and unknown is None:
+               fields: list[str], names: Mapping[str, str], *, settled: bool,
+               unknown: Sequence[str] | None) -> ToolError:
+    if isinstance(err, OutcomeUnknown) and settled:
         err.message = "GitHub's answer to a change was lost; a re-read shows it was not applied."
         err.details = {**(err.details or {}), "reason": "the change was not applied; repeat the call"}
     applied = named(_differs(views, fields, before, now), names)

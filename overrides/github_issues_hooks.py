@@ -11,6 +11,7 @@ from typing import Any, cast
 
 from ghmcp_runtime import ToolContext, ToolError, repair
 from ghmcp_runtime.catalog import require_names, same_name
+from ghmcp_runtime.concurrent import gather
 from ghmcp_runtime.issue_views import (
     ISSUE_VIEWS,
     ROW_FIELD,
@@ -22,6 +23,7 @@ from ghmcp_runtime.issue_writes import IssueOps, update_steps
 from ghmcp_runtime.paging import cursor_binding, open_state
 from ghmcp_runtime.paging import has_next_link as _has_next
 from ghmcp_runtime.paging import without as _without
+from ghmcp_runtime.runner import Resolver, resolves_itself
 from ghmcp_runtime.walk import walk
 from ghmcp_runtime.writes import run_steps
 
@@ -221,21 +223,28 @@ WRITES = IssueOps(update=ops.ISSUES_UPDATE, add_labels=ops.ISSUES_ADD_LABELS,
                   remove_label=ops.ISSUES_REMOVE_LABEL, lock=ops.ISSUES_LOCK, unlock=ops.ISSUES_UNLOCK)
 
 
-async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs) -> GithubUpdateIssueResult:
+@resolves_itself
+async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs, resolve: Resolver) -> GithubUpdateIssueResult:
     if args.get("locked") is False and "lock_reason" in args:
         raise ToolError("invalid_field", "lock_reason only applies when locking.",
                         details={"field": "lock_reason", "reason": "lock_reason needs locked: true"},
                         repair=repair("drop_lock_reason", "github_update_issue",
                                       _without(args, "lock_reason")))
-    # read what the writes need first, then the issue, so the version check is the last read
-    names = await _existing_labels(ctx, args, {"add_labels": args.get("add_labels", []),
-                                               "remove_labels": args.get("remove_labels", [])})
+    # One wave of reads: the milestone by title, the label names, and the issue (started last:
+    # its version is checked). Any read needing a second request widens the window between the
+    # version check and the writes, so the issue is then read again after them.
+    wanted = {"add_labels": args.get("add_labels", []), "remove_labels": args.get("remove_labels", [])}
+    sent = ctx.requests_sent
+    resolved, names, current = await gather([
+        lambda: resolve(args), lambda: _existing_labels(ctx, args, wanted), lambda: _get_raw_issue(ctx, args)])
+    if ctx.requests_sent - sent > 1 + any(wanted.values()) + isinstance(args.get("milestone"), str):
+        current = await _get_raw_issue(ctx, args)
+    args = cast(GithubUpdateIssueArgs, resolved)
     add, remove = (list(dict.fromkeys(names[f])) for f in ("add_labels", "remove_labels"))
     if set(add) & set(remove):
         raise ToolError("invalid_field", "A label is both in add_labels and in remove_labels; "
                         "nothing was changed.", details={"fields": ["add_labels", "remove_labels"],
                                                          "reason": "the same label is added and removed"})
-    current = await _get_raw_issue(ctx, args)
     if "expected_version" in args and args["expected_version"] != ctx.version("issue", current):
         raise ToolError(
             "conflict",
@@ -266,3 +275,4 @@ async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs) -> GithubU
     if done.ignored:
         result["ignored_fields"] = done.ignored
     return result
+

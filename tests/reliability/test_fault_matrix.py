@@ -431,7 +431,7 @@ def test_committed_fault_table_is_current(observed: list[tuple[Cell, Any, FakeGi
 # -- multi-step writes: a fault at every step ------------------------------------------------------
 
 UPDATE_FIELDS = ("title", "labels", "locked", "lock_reason")  # the issue's fields, as reported
-STEPS = [  # the requests of one github_update_issue call, in the order it sends them
+STEPS = [  # the requests of one github_update_issue call (waves: the first four, then the add)
     ("PATCH issues/update", Match(operation="issues/update")),
     ("POST issues/add-labels", Match(operation="issues/add-labels")),
     ("DELETE issues/remove-label (bug)", Match(operation="issues/remove-label", path="/labels/bug$")),
@@ -530,7 +530,9 @@ def render_steps(cells: list[StepCell]) -> str:
         "## Multi-step writes: a fault at every step",
         "",
         "One `github_update_issue` call (new title, add `enhancement`, remove `bug` and `triage`, lock",
-        "as resolved) sends five writes in order. Each row faults one of them (every request to it);",
+        "as resolved) sends five writes in two waves: the PATCH, both removals and the lock together,",
+        "then the add (its answer is the final label list). Each row faults one of them (every request",
+        "to it); the other writes of its wave still run, a later wave does not;",
         "**reported** is `changed_fields` on success or `details.applied_fields` on failure, **GitHub",
         "shows** the parameters whose value GitHub then shows changed. A lost answer is settled by",
         "re-reading the issue: when the write shows, the call goes on. Asserted: reported = shown,",

@@ -1,12 +1,14 @@
 """writes.run_steps reports changed and applied fields by the resource's field names (`names`),
-each once, and ignored ones by the parameters asked for."""
+each once, and ignored ones by the parameters asked for; a wave's steps go out together."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 
+from ghmcp_runtime.concurrent import MAX_CONCURRENT
 from ghmcp_runtime.context import UpstreamResponse
 from ghmcp_runtime.errors import ToolError
 from ghmcp_runtime.writes import Resource, Step, run_steps
@@ -37,12 +39,52 @@ async def reread() -> Resource:
 async def test_changed_and_applied_name_fields_ignored_names_parameters() -> None:
     before = {"title": "t", "labels": ["b"], "reason": None}
     targets = {"title": "T", "add": frozenset({"a"}), "remove": frozenset(), "reason": "x"}
-    done = await run_steps([step(("title",), {"title": "T"}), step(("add",), {"labels": ["a", "b"]}),
-                            step(("remove",), {"labels": ["a"]})], dict(before), views=VIEWS,
+    done = await run_steps([[step(("title",), {"title": "T"})], [step(("add",), {"labels": ["a", "b"]})],
+                            [step(("remove",), {"labels": ["a"]})]], dict(before), views=VIEWS,
                            targets=targets, reread=reread, names=NAMES)
     assert done.changed == ["title", "labels"] and done.ignored == ["reason"]
     with pytest.raises(ToolError) as caught:
-        await run_steps([step(("add",), {"labels": ["a", "b"]}), step(("remove",), {}, fail=True)],
+        await run_steps([[step(("add",), {"labels": ["a", "b"]})], [step(("remove",), {}, fail=True)]],
                         dict(before), views=VIEWS, targets=targets, reread=reread, names=NAMES)
     assert caught.value.details == {"applied_fields": ["labels"]}
     assert caught.value.message.endswith("Applied before the failure: labels.")
+
+
+async def test_a_wave_goes_out_at_most_four_at_once_and_is_applied_in_declared_order() -> None:
+    in_flight: list[int] = [0, 0]  # now, peak
+
+    def timed(i: int) -> Step:
+        async def send() -> UpstreamResponse:
+            in_flight[0] += 1
+            in_flight[1] = max(in_flight)
+            await anyio.sleep(0.001 * (6 - i))  # later steps answer first
+            in_flight[0] -= 1
+            return OK
+
+        return Step(("title",), send, lambda r, _: {**r, "order": [*r["order"], i]})
+
+    done = await run_steps([[timed(i) for i in range(6)]], {"title": "t", "labels": [], "order": []},
+                           views=VIEWS, targets={}, reread=reread)
+    assert done.after["order"] == [0, 1, 2, 3, 4, 5] and in_flight[1] == MAX_CONCURRENT
+
+
+async def test_every_step_of_a_failing_wave_runs_and_no_later_wave_is_sent() -> None:
+    sent: list[str] = []
+
+    def tracked(name: str, fields: tuple[str, ...], change: dict[str, Any], fail: bool = False) -> Step:
+        inner = step(fields, change, fail)
+
+        async def send() -> UpstreamResponse:
+            sent.append(name)
+            return await inner.send()
+
+        return Step(fields, send, inner.apply)
+
+    before = {"title": "t", "labels": ["b"], "reason": None}
+    with pytest.raises(ToolError) as caught:
+        await run_steps([[tracked("title", ("title",), {}, fail=True), tracked("add", ("add",), {"labels": ["a", "b"]})],
+                         [tracked("remove", ("remove",), {"labels": ["a"]})]], dict(before), views=VIEWS,
+                        targets={"title": "T", "add": frozenset({"a"}), "remove": frozenset()},
+                        reread=reread, names=NAMES)
+    assert sorted(sent) == ["add", "title"]
+    assert caught.value.details == {"applied_fields": ["labels"]}
