@@ -277,7 +277,7 @@ def explain(row: Row, r: dict[str, Any]) -> str:
             "what omitting it means), the rest titles and annotations. The target (no larger while "
             "carrying outputSchemas) is not met: with every description removed, our schemas alone take "
             f"{_b(ours['bytes_without_any_description'])} "
-            f"({ours['bytes_without_any_description'] / gh['array_bytes']:.2f}\u00d7 github-mcp-server's "
+            f"({ours['bytes_without_any_description'] / gh['result_bytes']:.2f}\u00d7 github-mcp-server's "
             "whole surface)."
         )
     if key.startswith("surface_tool_"):
@@ -336,7 +336,7 @@ def _explain_tool_budget(r: dict[str, Any]) -> str:
     sf = r["surface"]
     floors = "; ".join(
         f"{name} {_b(s['bytes_without_any_description'])} ({_b(s['bytes_without_any_description'] / s['tools'])} "
-        f"per tool), leaving {_b(s['array_bytes'] - s['bytes_without_any_description'])} for words"
+        f"per tool), leaving {_b(s['result_bytes'] - s['bytes_without_any_description'])} for words"
         for name, s in sf["servers"].items())
     was = sum(s["error_branch_bytes"] for s in sf["before"].values())
     now = sum(s["error_branch_bytes"] for s in sf["servers"].values())

@@ -129,8 +129,9 @@ def surface(tools: list[dict[str, Any]]) -> dict[str, Any]:
         "input_parameter_description_bytes": sum(descriptions_in(t.get("inputSchema", {})) for t in tools),
         "output_description_bytes": sum(descriptions_in(t.get("outputSchema", {})) for t in tools),
         "error_branch_bytes": error_branches(tools),
-        # every description gone (the tools' and the schemas'): what the schemas alone cost
-        "bytes_without_any_description": nbytes([_without_descriptions(t) for t in tools]),
+        # every description gone (the tools' and the schemas'): what the schemas alone cost,
+        # measured like result_bytes
+        "bytes_without_any_description": nbytes({"tools": [_without_descriptions(t) for t in tools]}),
     }
 
 
