@@ -42,7 +42,7 @@ from generator.overrides import (
 )
 from generator.resolvers import build_resolve
 from generator.schemas import compact, is_union, object_branches, open_values, python_type, walk
-from generator.spec import SpecOperation, iter_operations, resolve_ref
+from generator.spec import SpecOperation, iter_operations, resolve_ref, success_schema
 from generator.yamlsrc import Located
 from ghmcp_runtime.declared import Completion, Repair, Resolve
 from ghmcp_runtime.errors import ENVELOPE_OUTPUT_SCHEMA, UNIVERSAL_CODES
@@ -829,20 +829,6 @@ class Builder:
             if not users:
                 self.warn(("error_codes", code), f"error code {code!r} is used by no tool")
         return tuple(out)  # repair targets are checked, with locations, by the linter
-
-
-def success_schema(document: JSON, op: SpecOperation) -> JSON | None:
-    """The JSON body schema of an operation's first 2xx response; list items for an array."""
-    for status, response in sorted(op.node.get("responses", {}).items()):
-        if not (status.isdigit() and 200 <= int(status) < 300):
-            continue
-        content = resolve_ref(document, response).get("content", {})
-        schema = content.get("application/json", {}).get("schema")
-        if schema is None:
-            continue
-        node = resolve_ref(document, schema)
-        return resolve_ref(document, node["items"]) if node.get("type") == "array" else node
-    return None
 
 
 def listing_items(document: JSON, op: SpecOperation) -> JSON | None:

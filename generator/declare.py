@@ -27,7 +27,7 @@ from generator.overrides import (
     ToolDef,
 )
 from generator.schemas import object_branches
-from generator.spec import SpecOperation, resolve_ref
+from generator.spec import SpecOperation, resolve_ref, success_schema
 from ghmcp_runtime.declared import (
     Compare,
     Condition,
@@ -43,6 +43,7 @@ from ghmcp_runtime.declared import (
     Recover,
     Reject,
     Repair,
+    Settle,
     Step,
     Verify,
 )
@@ -269,6 +270,7 @@ class DeclarationBuilder:
         compare = self.compare(raw, loc, known, body)
         names_exist = self.names_exist(raw, loc, names)
         verify = self.verify(raw, loc, body)
+        settle = self.settle(raw, loc, names, earlier, body)
         guard = self.guard(raw, loc, names)
         if raw.guard is not None:
             for key in ("refuse", "unknown"):
@@ -286,7 +288,8 @@ class DeclarationBuilder:
         return Step(id=sid, operation=operation, path=path, query=query, body=body,
                     when=tuple(conditions), after=tuple(s.id for s in earlier if s.id in after),
                     on_error=tuple(on_error), reject=tuple(reject), paginate=paginate,
-                    compare=compare, guard=guard, names_exist=names_exist, verify=verify)
+                    compare=compare, guard=guard, names_exist=names_exist, verify=verify,
+                    settle=settle)
 
     def bind_path(self, raw: StepDef | RecoverDef, op: SpecOperation, loc: Loc,
                   names: set[str]) -> dict[str, Any]:
@@ -418,6 +421,34 @@ class DeclarationBuilder:
                    if (ref := _whole_ref(value)) is not None and ref != key and key in v.fields}
         return Verify(fields={k: split_path(p) for k, p in v.fields.items()},
                       normalize=dict(v.normalize), names=renamed, ignored=v.ignored)
+
+    def settle(self, raw: StepDef, loc: Loc, names: set[str], earlier: list[Step],
+               body: dict[str, Any]) -> Settle | None:
+        s = raw.settle
+        if s is None:
+            return None
+        sloc = (*loc, "settle")
+        read = next((e for e in earlier if raw.compare and e.id == raw.compare.against), None)
+        if raw.compare is None or raw.call not in self.runtime_ops or read is None:
+            self.error(sloc, "settle needs `compare` against an earlier read on the same step",
+                       "settle re-reads the resource with the compare read's operation")
+            return None
+        if self.runtime_ops[raw.call].method in READ_METHODS:
+            self.error(sloc, "settle is for a write step", "put it on the step that changes the resource")
+        read_op = self.ops[read.operation.operation_id]
+        for key in s.path:
+            if key not in path_names(read_op):
+                self.error((*sloc, "path", key), f"{read_op.operation_id} has no path parameter {key!r}",
+                           f"its path parameters are: {', '.join(path_names(read_op))}")
+        self.check_refs(dict(s.path), (*sloc, "path"), names, set())
+        if any(ref.path[0] not in names for ref in references(body)):
+            self.error(sloc, "settle needs a body made of parameters",
+                       "a repeat judges the resource by what the parameters ask, before any step ran")
+        shown = success_schema(self.document, read_op) or {}
+        if "id" not in shown.get("properties", {}):
+            self.error(sloc, f"{read_op.operation_id} answers without an `id`",
+                       "settle tells the same resource by its id before and after the write")
+        return Settle(path=dict(s.path))
 
     def guard(self, raw: StepDef, loc: Loc, names: set[str]) -> Guard | None:
         g = raw.guard

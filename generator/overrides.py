@@ -260,6 +260,13 @@ class VerifyDef(Strict):
     ignored: str = Field(default="ignored_fields", description="output listing what GitHub did not apply")
 
 
+class SettleDef(Strict):
+    path: dict[str, Any] = Field(
+        default_factory=dict, description="path parameters of the compare read where the write leaves "
+        "the resource (a rename: {name: \"{new_name}\"}); templates read parameters only, and one "
+        "reading an omitted parameter keeps the read's own value")
+
+
 class StepDef(Strict):
     id: Identifier | None = Field(default=None, description="default: the operation name in snake_case")
     call: str = Field(description="operationId")
@@ -276,6 +283,9 @@ class StepDef(Strict):
     names_exist: NamesExistDef | None = Field(
         default=None, description="this step's operation is the catalog the names must exist in")
     verify: VerifyDef | None = Field(default=None, description="report body fields the answer does not show")
+    settle: SettleDef | None = Field(
+        default=None, description="a write with compare: re-read the resource after a lost answer, "
+        "and where a rename left it when the compare read finds nothing")
 
 
 class RecoverDef(Strict):

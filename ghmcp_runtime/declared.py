@@ -106,6 +106,22 @@ class Compare:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Settle:
+    """A partial update (a write with `Compare`) judged by re-reading the resource where the write
+    leaves it: the `against` read again, `path` overriding its path parameters (a rename: the new
+    name; an override whose template reads something absent keeps the read's own value).
+
+    * The write's answer is lost: the re-read shows the same resource (`id`) with every field sent
+      -> the write succeeded; with none of them changed -> it was not applied; else unknown.
+    * The `against` read finds nothing (its not-found code) and an override moves the path: a
+      resource there showing every requested field already is what the call asks for (an earlier
+      call whose answer was lost renamed it), so the write is skipped; otherwise the not-found error.
+    """
+
+    path: Mapping[str, Template] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Guard:
     """Safe delete: count what still uses the resource; refuse unless the count is known to be 0."""
 
@@ -175,6 +191,7 @@ class Step:
     guard: Guard | None = None
     names_exist: NamesExist | None = None
     verify: Verify | None = None
+    settle: Settle | None = None  # only on a write with `compare`
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -87,6 +87,12 @@ class OutcomeUnknown(UpstreamError):
     The idempotency layer keeps the key pending on this error and recovers on the next attempt.
     """
 
+    def not_applied(self) -> OutcomeUnknown:
+        """Say that a re-read, once the write had ended, shows it was not applied."""
+        self.message = "GitHub's answer to a change was lost; a re-read shows it was not applied."
+        self.details = {**(self.details or {}), "reason": "the change was not applied; repeat the call"}
+        return self
+
 
 def repair(
     next_step: str, tool: str, arguments: Mapping[str, Any], alternative: str | None = None

@@ -33,16 +33,18 @@ from ghmcp_runtime.declared import (
     Output,
     Paginate,
     Resolve,
+    Settle,
     Step,
     Verify,
 )
-from ghmcp_runtime.errors import ToolError, UpstreamError
+from ghmcp_runtime.errors import OutcomeUnknown, ToolError, UpstreamError
 from ghmcp_runtime.model import CompletionHandler, Handler
 from ghmcp_runtime.paging import has_next_link, next_cursor, open_page, without
 from ghmcp_runtime.projection import walk as walk_path
 from ghmcp_runtime.recovery import Listing, find_created
 from ghmcp_runtime.refs import MISSING, Scope, render, text_of, walk
 from ghmcp_runtime.resolve import PAGE_SIZE, find_row
+from ghmcp_runtime.settle import Verdict, judge, shows, shows_all
 from ghmcp_runtime.transforms import TRANSFORMS, Refused
 from ghmcp_runtime.versioning import canonical_json
 
@@ -293,6 +295,10 @@ class _Call:
                 resp = await self.ctx.call(step.operation, path=path, query=query or None,
                                            body=body or None)
         except ToolError as err:
+            settled = await self.settled(step, body, err)
+            if settled is not MISSING:
+                self.results[step.id] = settled
+                return
             mapped = self.on_error(step, err)
             if mapped is None:
                 return
@@ -337,15 +343,66 @@ class _Call:
         changed = self.changed.setdefault(compare.changed, [])
         out: dict[str, Any] = {}
         for key, value in body.items():
-            path = compare.fields.get(key)
-            if path is not None and current is not None:
-                now = walk(current, tuple(path.split(".")))
-                norm = TRANSFORMS.get(compare.normalize.get(key, ""), lambda v: v)
-                if _same(norm(value), norm(None if now is MISSING else now)):
-                    continue
+            if shows(compare, key, value, current):
+                continue
             out[key] = value
             changed.append(compare.names.get(key, key))
         return out
+
+    # -- settle (see declared.Settle) -------------------------------------------------------
+
+    async def settled(self, step: Step, sent: dict[str, Any], err: ToolError) -> Any:
+        """GitHub's body when a re-read settles the failed `step`; MISSING when it does not."""
+        if isinstance(err, OutcomeUnknown) and step.settle is not None and step.compare is not None:
+            return await self.settle_lost(step.settle, step.compare, sent, err)
+        if err.code == step.operation.not_found:
+            return await self.read_moved(step)
+        return MISSING
+
+    async def settle_lost(self, settle: Settle, compare: Compare, sent: dict[str, Any],
+                          lost: OutcomeUnknown) -> Any:
+        read = next(s for s in self.decl.steps if s.id == compare.against)
+        try:
+            after = await self.reread(read, settle)
+        except (ToolError, Refused):
+            return MISSING  # nothing more is known: the lost answer stands
+        verdict = judge(compare, sent, self.results.get(read.id), after)
+        if verdict is Verdict.NOT_APPLIED:
+            lost.not_applied()
+        return after if verdict is Verdict.APPLIED else MISSING
+
+    async def read_moved(self, read: Step) -> Any:
+        """What an earlier call moved away from `read`'s path, when it shows what a write asks."""
+        for write in self.decl.steps:
+            settle, compare = write.settle, write.compare
+            if (settle is None or compare is None or compare.against != read.id
+                    or not all(holds(c, self.args) for c in write.when)):
+                continue
+            scope = self.scope()
+            try:
+                base, moved = render(dict(read.path), scope), render(dict(settle.path), scope)
+                wanted = render(dict(write.body), scope)
+            except Refused:
+                return MISSING
+            if not wanted or all(base.get(k) == v for k, v in moved.items()):
+                return MISSING  # nothing moves the resource (no new name)
+            try:
+                row = await self.reread(read, settle)
+            except ToolError as err:
+                if err.code == read.operation.not_found:
+                    return MISSING
+                raise
+            return row if shows_all(compare, wanted, row) else MISSING
+        return MISSING
+
+    async def reread(self, read: Step, settle: Settle) -> Any:
+        """`read` again, where `settle` says the write leaves the resource."""
+        scope = self.scope()
+        path = {**render(dict(read.path), scope), **render(dict(settle.path), scope)}
+        query = render(dict(read.query), scope)
+        async with self.limit:
+            resp = await self.ctx.call(read.operation, path=path, query=query or None)
+        return resp.data
 
     def page_of(self, paginate: Paginate) -> tuple[int, int]:
         """(page number, page size): from the cursor, or from URI variables for resources."""
@@ -522,7 +579,3 @@ def _comparable(value: Any, norm: Any) -> Any:
         return frozenset(norm(v) for v in value)
     return norm(None if value is MISSING else value)
 
-
-def _same(a: Any, b: Any) -> bool:
-    """Equal, treating null and "" as the same (GitHub returns null for an empty description)."""
-    return (a if a != "" else None) == (b if b != "" else None)

@@ -136,8 +136,7 @@ def _annotated(err: ToolError, before: Mapping[str, Any], now: Mapping[str, Any]
                fields: list[str], names: Mapping[str, str], *, settled: bool,
                unknown: Sequence[str] | None) -> ToolError:
     if isinstance(err, OutcomeUnknown) and settled:
-        err.message = "GitHub's answer to a change was lost; a re-read shows it was not applied."
-        err.details = {**(err.details or {}), "reason": "the change was not applied; repeat the call"}
+        err.not_applied()
     applied = named(_differs(views, fields, before, now), names)
     if applied:
         err.details = {**(err.details or {}), "applied_fields": applied}

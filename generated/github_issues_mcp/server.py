@@ -23,6 +23,7 @@ from ghmcp_runtime.declared import (
     Reject,
     Repair,
     Resolve,
+    Settle,
     Step,
     Verify,
 )
@@ -722,6 +723,7 @@ GITHUB_UPDATE_LABEL = Declaration(
                 fields={"new_name": "name", "color": "color", "description": "description"},
                 names={"new_name": "name"},
             ),
+            settle=Settle(path={"name": "{new_name}"}),
         ),
     ),
     output=(Output(name="label", shape="label", sources=("update", "current")),),

@@ -191,6 +191,19 @@ def _mistakes() -> list[Mistake]:
     add("compare-against-unknown-step",
         lambda: replace(t, "compare: {against: current,", "compare: {against: currant,", update),
         r"compare names 'currant', not an earlier step")
+    add("settle-path-not-a-path-parameter",
+        lambda: replace(t, 'settle: {path: {name: "{new_name}"}}', 'settle: {path: {label: "{new_name}"}}', update),
+        r"issues/get-label has no path parameter 'label'", hint=r"owner, repo, name")
+    add("settle-reads-a-step",
+        lambda: replace(t, 'settle: {path: {name: "{new_name}"}}', 'settle: {path: {name: "{current.name}"}}',
+                        update),
+        r"template reads 'current': not a parameter or an earlier step")
+    def settle_without_compare() -> tuple[str, int]:
+        anchor = '        path: {name: "{current.name}"}\n        on_error: [*label_missing]\n'
+        text, line = replace(t, anchor, anchor + "        settle: {}\n", delete)
+        return text, line + 2
+
+    add("settle-without-compare", settle_without_compare, r"settle needs `compare` against an earlier read")
     add("step-query-field-unknown",
         lambda: replace(t, "per_page: 1}", "per_pag: 1}", delete),
         r"search/issues-and-pull-requests has no query field 'per_pag'", hint=r"did you mean 'per_page'")

@@ -64,3 +64,21 @@ def test_the_schema_validates_every_shipped_override_file() -> None:
         assert not errors, (path.name, [e.message for e in errors[:3]])
     errors = list(validator.iter_errors(yaml.safe_load(complete_example())))
     assert not errors, [e.message for e in errors[:3]]
+
+
+def test_the_settle_example_is_the_shipped_rename_declaration() -> None:
+    from generator.overrides import StepDef
+
+    text = DOC.read_text(encoding="utf-8")
+    block = re.search(r"\*\*Settle\*\*.*?```yaml\n(.*?)```", text, re.DOTALL)
+    assert block, "docs/overrides.md lost the settle example"
+    shown = [StepDef.model_validate(s) for s in yaml.safe_load(block.group(1))]
+    shipped = OverrideFile.model_validate(
+        yaml.safe_load((REPO_ROOT / "overrides" / "github_issues.yaml").read_text(encoding="utf-8")))
+    tool = next(t for t in shipped.tools if t.name == "github_update_label")
+    assert tool.steps is not None
+    by_id = {s.id: s for s in tool.steps}
+    for step in shown:
+        assert step.id is not None
+        assert (step.call, step.path, step.compare, step.settle) == (
+            by_id[step.id].call, by_id[step.id].path, by_id[step.id].compare, by_id[step.id].settle)

@@ -32,6 +32,7 @@ from ghmcp_runtime.declared import (
     Recover,
     Reject,
     Repair,
+    Settle,
     Step,
     Verify,
 )
@@ -378,3 +379,106 @@ async def test_a_declared_completion_lists_values_filtered_by_chosen_variables()
     assert await complete(context(up), "", {}) == ["a", "b"]
     needs_repo = completer(Completion(operation=op("labels"), value=("name",), path=REPO))
     assert await needs_repo(context(up), "", {"owner": "o"}) == []  # repo not chosen yet
+
+
+# -- settle: a lost answer, a repeat after a rename --------------------------------------------------
+
+LABEL_PATH = "/repos/{owner}/{repo}/labels/{name}"
+GET_LABEL = Operation(operation_id="get", method="GET", path=LABEL_PATH, not_found="label_not_found",
+                      success_status=(200,))
+PATCH_LABEL = Operation(operation_id="patch", method="PATCH", path=LABEL_PATH, not_found="label_not_found",
+                        success_status=(200,))
+MISSING_LABEL = OnError(when=Match(code="label_not_found"), error=ErrorSpec(field="name", reason="no such label"))
+SETTLED = Declaration(steps=(
+    Step(id="current", operation=GET_LABEL, path={**REPO, "name": "{name}"}, on_error=(MISSING_LABEL,)),
+    Step(id="update", operation=PATCH_LABEL, path={**REPO, "name": "{current.name}"},
+         body={"new_name": "{new_name}", "color": "{color}"}, after=("current",),
+         compare=Compare(against="current", fields={"new_name": "name", "color": "color"},
+                         names={"new_name": "name"}),
+         settle=Settle(path={"name": "{new_name}"})),
+), output=(Output(name="label", shape="label", sources=("update", "current")),))
+BUG = {"id": 7, "name": "bug", "color": "aaaaaa"}
+DEFECT = {"id": 7, "name": "defect", "color": "bbbbbb"}
+
+
+def _lost() -> OutcomeUnknown:
+    return OutcomeUnknown("upstream_unavailable", "lost; it may have been applied.", temporary=True,
+                          retry_after_ms=1000)
+
+
+def _labels(*rows: Mapping[str, Any], failing: ToolError | None = None) -> Reply:
+    """GET by name, ignoring case, as GitHub resolves it; `failing` answers every other name."""
+    def get(path: Mapping[str, Any], query: Any, body: Any) -> Any:
+        found = [r for r in rows if r["name"].casefold() == str(path["name"]).casefold()]
+        return found[0] if found else failing or UpstreamError("label_not_found", "gone", status=404)
+    return get
+
+
+@pytest.mark.parametrize(("reread", "outcome"), [
+    (DEFECT, "applied"),
+    ({**BUG, "name": "defect"}, "unknown"),  # renamed, color not shown: not the change sent
+    ({**DEFECT, "id": 8}, "unknown"),  # another label under the new name
+    (None, "unknown"),  # the new name does not resolve
+])
+async def test_settle_judges_a_lost_write_by_the_resource_where_it_leaves_it(
+        reread: Mapping[str, Any] | None, outcome: str) -> None:
+    rows = [BUG] + ([reread] if reread else [])
+    up = Scripted({"get": _labels(*rows), "patch": _lost()})
+    args = {**ARGS, "name": "BUG", "new_name": "defect", "color": "bbbbbb"}
+    if outcome == "applied":
+        out = await run(SETTLED, up, args)
+        assert out == {"label": {"name": "defect", "color": "bbbbbb"}, "changed_fields": ["name", "color"]}
+    else:
+        with pytest.raises(OutcomeUnknown) as caught:
+            await run(SETTLED, up, args)
+        assert caught.value.message == "lost; it may have been applied."
+    assert [(c[0], c[1]["name"]) for c in up.calls] == [("get", "BUG"), ("patch", "bug"), ("get", "defect")]
+
+
+async def test_settle_says_a_lost_write_the_re_read_does_not_show_was_not_applied() -> None:
+    up = Scripted({"get": _labels(BUG), "patch": _lost()})
+    with pytest.raises(OutcomeUnknown) as caught:
+        await run(SETTLED, up, {**ARGS, "name": "bug", "color": "bbbbbb"})  # no rename: read by name
+    assert "a re-read shows it was not applied" in caught.value.message
+    assert [(c[0], c[1]["name"]) for c in up.calls] == [("get", "bug"), ("patch", "bug"), ("get", "bug")]
+
+
+async def test_settle_keeps_a_lost_answer_when_the_re_read_fails() -> None:
+    up = Scripted({"get": lambda p, q, b: BUG if p["name"] == "bug" else ToolError(
+        "upstream_unavailable", "down", temporary=True), "patch": _lost()})
+    with pytest.raises(OutcomeUnknown) as caught:
+        await run(SETTLED, up, {**ARGS, "name": "bug", "new_name": "defect"})
+    assert caught.value.message == "lost; it may have been applied."
+
+
+@pytest.mark.parametrize("args", [
+    {"new_name": "defect", "color": "bbbbbb"},
+    {"new_name": "defect"},
+    {"new_name": "DEFECT"},  # resolves to the label, whose name is not the one asked for
+    {"new_name": "defect", "color": "cccccc"},
+    {"color": "bbbbbb"},  # nothing moves the label: no second read
+])
+async def test_a_repeat_finding_the_old_name_gone_reads_the_new_one(args: dict[str, Any]) -> None:
+    up = Scripted({"get": _labels(DEFECT), "patch": {}})
+    shown = "new_name" in args and all(DEFECT[{"new_name": "name"}.get(k, k)] == v for k, v in args.items())
+    if shown:
+        out = await run(SETTLED, up, {**ARGS, "name": "bug", **args})
+        assert out == {"label": {"name": "defect", "color": "bbbbbb"}, "changed_fields": []}
+    else:
+        with pytest.raises(ToolError) as caught:
+            await run(SETTLED, up, {**ARGS, "name": "bug", **args})
+        assert caught.value.code == "label_not_found"
+        assert caught.value.details == {"field": "name", "reason": "no such label"}
+    names = [c[1]["name"] for c in up.calls]
+    assert names == (["bug", args["new_name"]] if "new_name" in args else ["bug"])
+    assert "patch" not in [c[0] for c in up.calls]
+
+
+async def test_a_repeat_that_cannot_read_the_new_name_says_why() -> None:
+    down = ToolError("upstream_unavailable", "down", temporary=True, retry_after_ms=1000)
+    up = Scripted({"get": _labels(failing=down), "patch": {}})
+    up.replies["get"] = lambda p, q, b: UpstreamError("label_not_found", "gone", status=404) \
+        if p["name"] == "bug" else down
+    with pytest.raises(ToolError) as caught:
+        await run(SETTLED, up, {**ARGS, "name": "bug", "new_name": "defect"})
+    assert caught.value.code == "upstream_unavailable" and caught.value.temporary
