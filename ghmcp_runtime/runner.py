@@ -383,16 +383,17 @@ class _Call:
                 base, moved = render(dict(read.path), scope), render(dict(settle.path), scope)
                 wanted = render(dict(write.body), scope)
             except Refused:
-                return MISSING
+                continue
             if not wanted or all(base.get(k) == v for k, v in moved.items()):
-                return MISSING  # nothing moves the resource (no new name)
+                continue  # nothing moves the resource (no new name)
             try:
                 row = await self.reread(read, settle)
             except ToolError as err:
                 if err.code == read.operation.not_found:
-                    return MISSING
+                    continue
                 raise
-            return row if shows_all(compare, wanted, row) else MISSING
+            if shows_all(compare, wanted, row):
+                return row
         return MISSING
 
     async def reread(self, read: Step, settle: Settle) -> Any:
