@@ -29,6 +29,7 @@ from mcp.types import (
 from starlette.applications import Starlette
 
 from ghmcp_runtime.caller import Caller, identity_key, resolve_caller, usable_token
+from ghmcp_runtime.concurrent import MAX_CONCURRENT, MAX_CONCURRENT_LIMIT
 from ghmcp_runtime.context import CursorCodec, Idempotency, ToolContext, Upstream
 from ghmcp_runtime.cursors import HmacCursorCodec
 from ghmcp_runtime.discovery import LIST_TTL_MS, SurfaceDiscovery, cache_scope, fingerprint_line
@@ -76,6 +77,14 @@ def _float_env(env: Mapping[str, str], name: str, default: float) -> float:
     return value
 
 
+def _concurrency_env(env: Mapping[str, str]) -> int:
+    raw = env.get("GHMCP_MAX_CONCURRENT", "").strip()
+    if not raw:
+        return MAX_CONCURRENT
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_CONCURRENT_LIMIT:
+        raise ValueError(f"GHMCP_MAX_CONCURRENT must be a whole number from 1 to {MAX_CONCURRENT_LIMIT}")
+    return int(raw)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Settings:
@@ -91,6 +100,8 @@ class Settings:
     authorization_server: str | None = None  # default: GitHub's, derived from api_url
     http_cache: str = "memory"  # conditional reads: memory | off | redis://… (shared by replicas)
     lockdown: bool = False  # withhold text by authors without push access (HTTP callers can also ask)
+    # upstream requests one tool call may have in flight at once (1: strictly one after another)
+    max_concurrent: int = MAX_CONCURRENT
     # the server's surface (HTTP requests narrow it)
     exposure: ExposureFlags = field(default_factory=ExposureFlags)
 
@@ -110,6 +121,7 @@ class Settings:
             authorization_server=env.get("GHMCP_AUTHORIZATION_SERVER", "").strip() or None,
             http_cache=_http_cache_env(env),
             lockdown=env.get("GHMCP_LOCKDOWN", "").strip().lower() in _TRUE,
+            max_concurrent=_concurrency_env(env),
             exposure=ExposureFlags.from_env(env),
         )
 
@@ -304,6 +316,7 @@ class _ToolRuntime:
             idempotency=self.idempotency, projector=self.projector, credential=caller.credential,
             lockdown=Lockdown(self.spec.shapes, self.trust) if locked else None,
             repos=self.surface_of(caller).repos,
+            slots=anyio.CapacityLimiter(self.settings.max_concurrent),
         )
 
     def _error(self, err: ToolError, request_id: str, caller: Caller) -> CallToolResult:

@@ -22,6 +22,9 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
                         ctx.call refuses requests outside it before sending them
     ctx.confine_query(q) -> str   (a search query confined to ctx.repos; raises ToolError)
     ctx.requests_sent   int, upstream requests this call has started through ctx.call
+    ctx.slots           anyio.CapacityLimiter: how many of this call's upstream requests may be in
+                        flight at once (ctx.call holds one slot per request; never call ctx.call
+                        while holding one)
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+import anyio
+
+from ghmcp_runtime.concurrent import MAX_CONCURRENT
 from ghmcp_runtime.errors import UpstreamError
 from ghmcp_runtime.model import Detail, Operation, ToolSpec
 
@@ -112,6 +118,7 @@ class ToolContext:
     lockdown: Lockdown | None = None
     repos: RepoAllowlist | None = None
     requests_sent: int = 0
+    slots: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(MAX_CONCURRENT))
 
     @property
     def follow_redirects(self) -> bool:
@@ -131,12 +138,10 @@ class ToolContext:
         body: Any = None,
     ) -> UpstreamResponse:
         if self.repos is None:
-            self.requests_sent += 1
-            return await self.upstream.call(self, op, path=path, query=query, body=body)
+            return await self._send(op, path=path, query=query, body=body)
         self.repos.check_request(op.path, path, query)
-        self.requests_sent += 1
         try:
-            resp = await self.upstream.call(self, op, path=path, query=query, body=body)
+            resp = await self._send(op, path=path, query=query, body=body)
         except UpstreamError as err:
             if err.status in (301, 302, 307, 308):
                 raise self.repos.refusal(
@@ -144,6 +149,12 @@ class ToolContext:
                     "transferred issue); redirects are not followed under an allowlist") from None
             raise
         return self.repos.screen(resp)
+
+    async def _send(self, op: Operation, *, path: Mapping[str, str | int], query: Mapping[str, Any] | None,
+                    body: Any) -> UpstreamResponse:
+        async with self.slots:
+            self.requests_sent += 1
+            return await self.upstream.call(self, op, path=path, query=query, body=body)
 
     def mint_cursor(self, state: Mapping[str, Any], *, bound_to: Mapping[str, Any]) -> str:
         return self.cursors.mint(

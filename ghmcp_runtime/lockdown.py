@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 HEADER = "x-mcp-lockdown"
 CACHE_TTL_S = 300.0
 CACHE_ENTRIES = 10_000
-MAX_CONCURRENT = 4
 UNTRUSTED, UNKNOWN = "untrusted_author", "trust_unknown"
 PUSH_PERMISSIONS = frozenset({"admin", "write"})
 ASKED_ASSOCIATIONS = frozenset({"MEMBER", "COLLABORATOR"})
@@ -139,7 +138,6 @@ Case = tuple[tuple[str, str] | None, str | None, str | None]  # repository, auth
 class _Judge:
     ctx: ToolContext
     cache: TrustCache
-    limit: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(MAX_CONCURRENT))
 
     async def cached(self, key: tuple[str, ...], fetch: Callable[[], Any]) -> Any:
         """The cached answer, else `fetch()`'s (cached when it succeeds); None when it fails."""
@@ -148,8 +146,7 @@ class _Judge:
         if hit is not None:
             return hit
         try:
-            async with self.limit:
-                value = await fetch()
+            value = await fetch()  # ctx.call bounds the requests in flight
         except ToolError:
             return None
         if value is not None:

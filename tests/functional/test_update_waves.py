@@ -54,6 +54,23 @@ async def test_an_update_takes_at_most_three_sequential_round_trips(
         assert sorted(data["issue"]["labels"]) == shown(fake, number)["labels"]
 
 
+async def test_one_request_at_a_time_when_the_operator_asks(fake: FakeGitHub, seeded: dict[str, Any]) -> None:
+    # GHMCP_MAX_CONCURRENT=1 (GitHub's best-practice guide: requests serially): every request of
+    # the call starts after the previous one ended, and the answer is the same
+    number = seeded["first"]
+    fake.latency = LATENCY_S
+    fake.timeline.clear()
+    async with Client(in_memory_server(fake, max_concurrent=1), cache=None) as client:
+        is_error, data = await call(client, "github_update_issue", args(
+            number, state="closed", state_reason="not_planned", add_labels=["wontfix"],
+            remove_labels=["triage"], milestone="v1.0"))
+    fake.latency = 0
+    assert not is_error, data
+    assert len(fake.timeline) >= 5 and phases(fake) == len(fake.timeline)
+    assert sorted(data["issue"]["labels"]) == shown(fake, number)["labels"]
+    assert data["changed_fields"] == ["state", "state_reason", "milestone", "labels"]
+
+
 async def test_a_failed_write_beside_others_reports_exactly_those_that_succeeded(
         fake: FakeGitHub, seeded: dict[str, Any]) -> None:
     # the PATCH fails while the removal and the lock beside it succeed: all three were sent
