@@ -36,6 +36,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent)]
 from inspector_compat import DEMO_TOKEN, ROOT, demo_fake, fail_setup, free_port  # noqa: E402
 
 from tests.support.node import NodeSetupError, ensure_npm_package, node_env  # noqa: E402
+from tests.support.processes import stop  # noqa: E402
 
 SUITE = "@modelcontextprotocol/conformance"
 SUITE_VERSION = "0.2.0-alpha.11"
@@ -92,12 +93,7 @@ def http_server(api_url: str) -> Iterator[str]:
                 time.sleep(0.05)
         yield f"http://localhost:{port}/mcp"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        stop(proc)
 
 
 def run_suite(node: str, entry: Path, url: str, version: str) -> int:

@@ -41,6 +41,7 @@ if str(ROOT) not in sys.path:  # run as a script: make `tests.support` importabl
     sys.path.insert(0, str(ROOT))
 
 from tests.support.node import NodeSetupError, ensure_npm_package, node_env  # noqa: E402
+from tests.support.processes import stop  # noqa: E402
 
 INSPECTOR = "@modelcontextprotocol/inspector"
 INSPECTOR_VERSION = "2.12.0"
@@ -156,12 +157,7 @@ def demo_fake() -> Iterator[str]:
                     time.sleep(0.1)
             yield url
         finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
+            stop(proc)
 
 
 def server_surface() -> tuple[list[str], int]:

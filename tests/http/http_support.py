@@ -23,6 +23,8 @@ import uvicorn
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.support.processes import stop
+
 ROOT = Path(__file__).resolve().parents[2]
 SERVER_SECRET = "http-tests-shared-server-secret"
 REDIS_HINT = (
@@ -51,16 +53,6 @@ def _wait_for_port(port: int, proc: subprocess.Popen[bytes] | None, log: Path | 
             time.sleep(0.05)
     output = log.read_text(errors="replace") if log else ""
     pytest.fail(f"{what} did not listen on 127.0.0.1:{port} within {timeout_s} s:\n{output[-4000:]}")
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
 
 
 def redis_binary() -> str:
@@ -106,7 +98,7 @@ def redis_server() -> Iterator[str]:
             client.close()
             yield f"redis://127.0.0.1:{port}/0"
         finally:
-            _stop(proc)
+            stop(proc)
 
 
 def console_script() -> str:
@@ -146,7 +138,7 @@ def http_server_process(env: Mapping[str, str], *args: str, port: int | None = N
             _wait_for_port(port, proc, log, "github-issues-mcp --transport http")
             yield f"http://127.0.0.1:{port}/mcp"
         finally:
-            _stop(proc)
+            stop(proc)
             if output is not None:
                 output.extend(log.read_text(errors="replace").splitlines())
             if proc.returncode not in (0, -15):

@@ -31,6 +31,7 @@ from tests.reliability.reliability_support import (
     closed_port,
     small_seed,
 )
+from tests.support.processes import stop
 
 CALLS = int(os.environ.get("LOAD_CALLS", "2000"))
 CONCURRENCY = 32
@@ -111,11 +112,7 @@ def test_load_2000_calls_at_concurrency_32(record_property: Any) -> None:
             wall = time.perf_counter() - t0
             after = _rss_mib(proc.pid)
         finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop(proc)
     report = {"calls": CALLS, "concurrency": CONCURRENCY, "failed": len(failures),
               "calls_per_s": round(CALLS / wall, 1), "p50_ms": round(_pct(latencies, 0.5), 1),
               "p99_ms": round(_pct(latencies, 0.99), 1), "rss_before_mib": round(before, 1),
