@@ -20,7 +20,8 @@ from mcp import Client, StdioServerParameters
 
 from fakegithub import FakeGitHub
 from tests.functional.conftest import OWNER, REPO, TOKEN, seed
-from tests.http.http_support import _stop, _wait_for_port, free_port, mcp_client
+from tests.http.http_support import _wait_for_port, free_port, mcp_client
+from tests.support.processes import stop
 from tests.support.wheels import (
     ROOT,
     SERVERS,
@@ -98,7 +99,7 @@ def _http_server(command: list[str], env: Mapping[str, str], cwd: Path) -> Itera
             _wait_for_port(port, proc, log, " ".join(command))
             yield port
         finally:
-            _stop(proc)
+            stop(proc)
 
 
 def test_the_venv_holds_the_servers_and_no_generator_only_package(installed: Installed) -> None:
