@@ -12,7 +12,8 @@ generate` on an up-to-date tree: interpreter start, imports, baseline read, noth
 `python -c "import json; json.load(...)"`. Repetitions are interleaved (baseline, generator,
 baseline, ...) after one warm-up of each; the table shows the median and the min-max.
 
-black's output and Jinja's compiled templates are cached outside the tree (generator/format_cache.py).
+black's output, Jinja's compiled templates, the runtime's derived requirements and the override
+schema are cached outside the tree (generator/format_cache.py).
 Every run here uses a fresh cache root of its own: the plain rows are a re-run over an unchanged
 render (caches warm, black not even imported), the "caches off" rows (GHMCP_FORMAT_CACHE=off) what
 a run costs when every template and every Python file's unformatted text changed.

@@ -12,10 +12,10 @@ import sys
 import time
 from pathlib import Path
 
-from generator import render
+from generator import packaging, render
 from generator.diagnostics import Level
 from generator.io import compare, write
-from generator.overrides import schema_text
+from generator.overrides import SCHEMA_STORE, schema_text
 from generator.packaging import RUNTIME_PYPROJECT, PackagingError, current_packaging
 from generator.pipeline import Result, generate, load_inputs, override_files
 from generator.render import FileMap, runtime_pyproject
@@ -134,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     # the repository's own tree also carries the override schema; a scratch --out does not
     repo_tree = args.out.resolve() == DEFAULT_OUT.resolve()
     owned_ok = _owned_outside(args.command) if repo_tree else True
+    packaging.STORE.flush()  # what _owned_outside and generate() derived, kept for the next run
+    SCHEMA_STORE.flush()
     if args.command == "generate":
         changes = write(files, args.out, scope)
         if not args.quiet:

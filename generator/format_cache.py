@@ -4,6 +4,10 @@ and Jinja's template compilation.
 * `black/`: black's output by sha256 over black's version, the mode and the unformatted source;
   the entry holds the formatted text behind a sha256 of it, so a truncated or edited file is a
   miss, never output. At most MAX_ENTRIES files are kept (oldest removed on flush).
+* `packaging/`: the runtime's derived requirements (generator/packaging.py), by sha256 over
+  everything they are derived from.
+* `schema/`: docs/overrides.schema.json (pydantic's JSON Schema of the override models), by sha256
+  over pydantic's version and the generator's and runtime's sources.
 * `jinja/`: Jinja2's bytecode (file names keyed by template name and source checksum; Jinja
   refuses bytecode written by another Python).
 
@@ -27,7 +31,6 @@ import jinja2
 
 ENV = "GHMCP_FORMAT_CACHE"
 MAX_ENTRIES = 256
-_SUFFIX = ".py.txt"
 
 
 def default_directory(env: Mapping[str, str] | None = None) -> Path | None:
@@ -64,16 +67,17 @@ def _write_files(directory: Path, files: Mapping[str, bytes]) -> None:
             Path(tmp).unlink(missing_ok=True)
 
 
-class FormatCache:
-    """Formatted text by sha256(black version, mode, unformatted text); files in `directory`."""
+class TextStore:
+    """Text by sha256(salt, source); files in `directory` (None: off), written on flush()."""
 
-    def __init__(self, directory: Path | None, mode_key: str) -> None:
+    def __init__(self, directory: Path | None, salt: str, suffix: str) -> None:
         self.directory = directory
-        self._salt = f"black {version('black')}\n{mode_key}\n"
-        self._pending: dict[str, str] = {}  # file name -> formatted text, until flush()
+        self._salt = salt
+        self._suffix = suffix
+        self._pending: dict[str, str] = {}  # file name -> text, until flush()
 
     def key(self, source: str) -> str:
-        return _digest(self._salt + source) + _SUFFIX
+        return _digest(self._salt + source) + self._suffix
 
     def get(self, source: str) -> str | None:
         if self.directory is None:
@@ -99,11 +103,27 @@ class FormatCache:
         _write_files(self.directory, {name: (_digest(text) + "\n" + text).encode("utf-8")
                                       for name, text in pending.items()})
         try:
-            entries = sorted(self.directory.glob("*" + _SUFFIX), key=lambda p: p.stat().st_mtime)
+            entries = sorted(self.directory.glob("*" + self._suffix), key=lambda p: p.stat().st_mtime)
             for stale in entries[: max(0, len(entries) - MAX_ENTRIES)]:
                 stale.unlink(missing_ok=True)
         except OSError:
             return
+
+
+def sources_text(*directories: Path) -> str:
+    """Every `.py` file below `directories` (path and text) as one text: a cache key's input."""
+    parts = []
+    for directory in directories:
+        for path in sorted(directory.rglob("*.py")):
+            parts += [path.as_posix(), path.read_text(encoding="utf-8")]
+    return "\0".join(parts)
+
+
+class FormatCache(TextStore):
+    """Formatted text by sha256(black version, mode, unformatted text)."""
+
+    def __init__(self, directory: Path | None, mode_key: str) -> None:
+        super().__init__(directory, f"black {version('black')}\n{mode_key}\n", ".py.txt")
 
 
 class TemplateCache(jinja2.FileSystemBytecodeCache):

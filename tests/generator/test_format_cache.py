@@ -139,3 +139,48 @@ def test_the_command_line_flushes(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     formatted = {p.read_text(encoding="utf-8") for p in out.rglob("*.py") if p.name != "hooks.py"}
     assert len(list((tmp_path / "black").glob("*.py.txt"))) == len(formatted) >= 5
     assert list((tmp_path / "jinja").iterdir())
+
+
+def test_derived_packaging_and_schema_are_kept_and_follow_their_inputs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from generator import overrides, packaging
+
+    derived = packaging._derive()
+    schema = overrides._schema_text()
+    monkeypatch.setattr(packaging, "STORE", format_cache.TextStore(tmp_path / "p", "t\n", ".json"))
+    monkeypatch.setattr(overrides, "SCHEMA_STORE", format_cache.TextStore(tmp_path / "s", "t\n", ".json"))
+    packaging.current_packaging.cache_clear()
+    assert packaging.current_packaging() == derived and overrides.schema_text() == schema
+    assert not (tmp_path / "p").exists() and not (tmp_path / "s").exists()  # only flush() writes
+    packaging.STORE.flush()
+    overrides.SCHEMA_STORE.flush()
+
+    def never() -> None:
+        raise AssertionError("derived again although nothing it reads changed")
+
+    monkeypatch.setattr(packaging, "_derive", never)
+    monkeypatch.setattr(overrides, "_schema_text", never)
+    packaging.current_packaging.cache_clear()
+    assert packaging.current_packaging() == derived and overrides.schema_text() == schema
+
+    # another input (an installed distribution, a runtime source) is another key: derived again
+    monkeypatch.setattr(packaging, "_derive", lambda: derived)
+    monkeypatch.setattr(packaging, "_inputs", lambda: "something else")
+    packaging.current_packaging.cache_clear()
+    assert packaging.current_packaging() == derived
+    monkeypatch.setattr(overrides, "sources_text", lambda *dirs: "other sources")
+    monkeypatch.setattr(overrides, "_schema_text", lambda: "fresh")
+    assert overrides.schema_text() == "fresh"
+    packaging.current_packaging.cache_clear()
+
+
+def test_a_damaged_packaging_entry_is_derived_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from generator import packaging
+
+    derived = packaging._derive()
+    store = format_cache.TextStore(tmp_path, "t\n", ".json")
+    monkeypatch.setattr(packaging, "STORE", store)
+    store.put(packaging._inputs(), '{"layout": "of another version"}')
+    packaging.current_packaging.cache_clear()
+    assert packaging.current_packaging() == derived
+    packaging.current_packaging.cache_clear()
