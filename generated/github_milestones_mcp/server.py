@@ -19,6 +19,7 @@ from ghmcp_runtime.declared import (
     Paginate,
     Recover,
     Repair,
+    Settle,
     Step,
 )
 from ghmcp_runtime.model import StaticResource
@@ -253,6 +254,7 @@ GITHUB_UPDATE_MILESTONE = Declaration(
                 },
                 normalize={"due_on": "date"},
             ),
+            settle=Settle(),
         ),
     ),
     output=(Output(name="milestone", shape="milestone", sources=("update", "current")),),
