@@ -428,10 +428,12 @@ class DeclarationBuilder:
         if s is None:
             return None
         sloc = (*loc, "settle")
-        read = next((e for e in earlier if raw.compare and e.id == raw.compare.against), None)
-        if raw.compare is None or raw.call not in self.runtime_ops or read is None:
-            self.error(sloc, "settle needs `compare` against an earlier read on the same step",
-                       "settle re-reads the resource with the compare read's operation")
+        deletes = raw.call in self.runtime_ops and self.runtime_ops[raw.call].method == "DELETE"
+        against = raw.compare.against if raw.compare else s.against if deletes else None
+        read = next((e for e in earlier if e.id == against and e.operation.method in READ_METHODS), None)
+        if raw.call not in self.runtime_ops or read is None or (raw.compare and s.against):
+            self.error(sloc, "settle needs `compare` against an earlier read on the same step, or on "
+                       "a delete `against` naming one", "settle re-reads the resource with that read's operation")
             return None
         if self.runtime_ops[raw.call].method in READ_METHODS:
             self.error(sloc, "settle is for a write step", "put it on the step that changes the resource")
@@ -448,7 +450,7 @@ class DeclarationBuilder:
         if "id" not in shown.get("properties", {}):
             self.error(sloc, f"{read_op.operation_id} answers without an `id`",
                        "settle tells the same resource by its id before and after the write")
-        return Settle(path=dict(s.path))
+        return Settle(path=dict(s.path), against=None if raw.compare else against)
 
     def guard(self, raw: StepDef, loc: Loc, names: set[str]) -> Guard | None:
         g = raw.guard

@@ -264,6 +264,9 @@ class VerifyDef(Strict):
 
 
 class SettleDef(Strict):
+    against: str | None = Field(
+        default=None, description="on a delete (no compare): the earlier read whose not-found, once "
+        "the answer was lost, shows the delete took effect")
     path: dict[str, Any] = Field(
         default_factory=dict, description="path parameters of the compare read where the write leaves "
         "the resource (a rename: {name: \"{new_name}\"}); templates read parameters only, and one "

@@ -116,9 +116,12 @@ class Settle:
     * The `against` read finds nothing (its not-found code) and an override moves the path: a
       resource there showing every requested field already is what the call asks for (an earlier
       call whose answer was lost renamed it), so the write is skipped; otherwise the not-found error.
+    * On a delete (no `Compare`), `against` names the read: a lost answer with the re-read finding
+      nothing (its not-found code) -> the delete took effect; the same resource -> not applied.
     """
 
     path: Mapping[str, Template] = field(default_factory=dict)
+    against: str | None = None  # a delete's read; a partial update re-reads its compare read
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -44,7 +44,7 @@ from ghmcp_runtime.projection import walk as walk_path
 from ghmcp_runtime.recovery import Listing, find_created
 from ghmcp_runtime.refs import MISSING, Scope, render, text_of, walk
 from ghmcp_runtime.resolve import PAGE_SIZE, find_row
-from ghmcp_runtime.settle import Verdict, judge, shows, shows_all
+from ghmcp_runtime.settle import Verdict, judge, same_resource, shows, shows_all
 from ghmcp_runtime.transforms import TRANSFORMS, Refused
 from ghmcp_runtime.versioning import canonical_json
 
@@ -353,7 +353,9 @@ class _Call:
 
     async def settled(self, step: Step, sent: dict[str, Any], err: ToolError) -> Any:
         """GitHub's body when a re-read settles the failed `step`; MISSING when it does not."""
-        if isinstance(err, OutcomeUnknown) and step.settle is not None and step.compare is not None:
+        if isinstance(err, OutcomeUnknown) and step.settle is not None:
+            if step.compare is None:
+                return await self.settle_delete(step.settle, err)
             return await self.settle_lost(step.settle, step.compare, sent, err)
         if err.code == step.operation.not_found:
             return await self.read_moved(step)
@@ -370,6 +372,19 @@ class _Call:
         if verdict is Verdict.NOT_APPLIED:
             lost.not_applied()
         return after if verdict is Verdict.APPLIED else MISSING
+
+    async def settle_delete(self, settle: Settle, lost: OutcomeUnknown) -> Any:
+        """None (the delete is done) when the re-read finds nothing; MISSING when it does not settle."""
+        read = next(s for s in self.decl.steps if s.id == settle.against)
+        try:
+            after = await self.reread(read, settle)
+        except ToolError as err:
+            return None if err.code == read.operation.not_found else MISSING
+        except Refused:
+            return MISSING
+        if same_resource(self.results.get(read.id), after):
+            lost.not_applied()
+        return MISSING
 
     async def read_moved(self, read: Step) -> Any:
         """What an earlier call moved away from `read`'s path, when it shows what a write asks."""

@@ -43,9 +43,14 @@ def shows_all(compare: Compare, wanted: Mapping[str, Any], row: Any) -> bool:
     return all(shows(compare, key, value, row) for key, value in wanted.items())
 
 
+def same_resource(before: Any, after: Any) -> bool:
+    return before is not None and walk(after, IDENTITY) is not MISSING and walk(after, IDENTITY) == walk(
+        before, IDENTITY)
+
+
 def judge(compare: Compare, sent: Mapping[str, Any], before: Any, after: Any) -> Verdict:
     """A write of `sent` whose answer was lost, from the resource before it and a re-read after."""
-    if before is None or walk(after, IDENTITY) is MISSING or walk(after, IDENTITY) != walk(before, IDENTITY):
+    if not same_resource(before, after):
         return Verdict.UNKNOWN
     if shows_all(compare, sent, after):
         return Verdict.APPLIED

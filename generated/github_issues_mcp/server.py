@@ -522,6 +522,7 @@ GITHUB_DELETE_LABEL = Declaration(
                 OnError(
                     when=Match(code="label_not_found"),
                     error=ErrorSpec(
+                        message="No label of the repository has this name (it may have been deleted already); this call changed nothing.",
                         field="name",
                         reason="no label of the repository has this name",
                         repair=Repair(
@@ -588,6 +589,7 @@ GITHUB_DELETE_LABEL = Declaration(
                     ),
                 ),
             ),
+            settle=Settle(against="current"),
         ),
     ),
     output=(Output(name="deleted_label", shape="label", sources=("current",)),),

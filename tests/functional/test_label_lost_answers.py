@@ -121,3 +121,34 @@ async def test_a_new_name_in_another_case_is_not_the_requested_name(
     async with opened(fake) as s:
         await s.error("github_update_label", {**RENAME, "name": "gone", "new_name": "DEFECT"}, "label_not_found")
     assert patches(fake) == 0
+
+
+DELETE = {**REPO_ARGS, "name": "WontFix", "delete_mode": "force"}
+
+
+async def test_a_delete_whose_answer_was_lost_is_settled_by_a_re_read(
+        fake: FakeGitHub, seeded: dict[str, Any]) -> None:
+    # before: upstream_unavailable "may have been applied", although GitHub no longer had the label
+    before = label_state(fake, "wontfix")
+    assert before is not None
+    fake.faults.add("issues/delete-label", **LOST)  # type: ignore[arg-type]
+    async with opened(fake) as s:
+        data = await s.ok("github_delete_label", DELETE)
+        assert (data["deleted_label"]["name"], data["deleted_label"]["color"]) == before[:2]
+        # a fresh call cannot know that an earlier one deleted it, and claims nothing for itself
+        repeat = await s.error("github_delete_label", DELETE, "label_not_found")
+    assert repeat["message"] == ("No label of the repository has this name (it may have been deleted "
+                                 "already); this call changed nothing.")
+    assert repeat["repair"]["tool"] == "github_list_labels"
+    assert label_state(fake, "wontfix") is None and len(fake.calls("issues/delete-label")) == 1
+
+
+async def test_a_delete_whose_answer_was_lost_and_not_applied_says_so(
+        fake: FakeGitHub, seeded: dict[str, Any]) -> None:
+    fake.faults.add("issues/delete-label", "status", status=502)  # not performed
+    async with opened(fake) as s:
+        data = await s.error("github_delete_label", DELETE, "upstream_unavailable")
+        assert data["message"] == "GitHub's answer to a change was lost; a re-read shows it was not applied."
+        assert label_state(fake, "wontfix") is not None
+        await s.ok("github_delete_label", DELETE)
+    assert label_state(fake, "wontfix") is None

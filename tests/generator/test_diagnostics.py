@@ -198,12 +198,12 @@ def _mistakes() -> list[Mistake]:
         lambda: replace(t, 'settle: {path: {name: "{new_name}"}}', 'settle: {path: {name: "{current.name}"}}',
                         update),
         r"template reads 'current': not a parameter or an earlier step")
-    def settle_without_compare() -> tuple[str, int]:
-        anchor = '        path: {name: "{current.name}"}\n        on_error: [*label_missing]\n'
-        text, line = replace(t, anchor, anchor + "        settle: {}\n", delete)
-        return text, line + 2
-
-    add("settle-without-compare", settle_without_compare, r"settle needs `compare` against an earlier read")
+    add("settle-without-compare",
+        lambda: replace(t, "settle: {against: current}", "settle: {}", delete),
+        r"settle needs `compare` against an earlier read on the same step, or on a delete `against`")
+    add("settle-against-no-step",
+        lambda: replace(t, "settle: {against: current}", "settle: {against: currant}", delete),
+        r"settle needs `compare` against an earlier read")
     add("step-query-field-unknown",
         lambda: replace(t, "per_page: 1}", "per_pag: 1}", delete),
         r"search/issues-and-pull-requests has no query field 'per_pag'", hint=r"did you mean 'per_page'")

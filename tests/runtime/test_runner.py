@@ -482,3 +482,31 @@ async def test_a_repeat_that_cannot_read_the_new_name_says_why() -> None:
     with pytest.raises(ToolError) as caught:
         await run(SETTLED, up, {**ARGS, "name": "bug", "new_name": "defect"})
     assert caught.value.code == "upstream_unavailable" and caught.value.temporary
+
+
+DELETE_LABEL = Operation(operation_id="delete", method="DELETE", path=LABEL_PATH, not_found="label_not_found",
+                         success_status=(204,))
+SETTLED_DELETE = Declaration(steps=(
+    Step(id="current", operation=GET_LABEL, path={**REPO, "name": "{name}"}, on_error=(MISSING_LABEL,)),
+    Step(id="delete", operation=DELETE_LABEL, path={**REPO, "name": "{current.name}"}, after=("current",),
+         settle=Settle(against="current")),
+), output=(Output(name="deleted_label", shape="label", sources=("current",)),))
+
+
+@pytest.mark.parametrize(("reread", "outcome"), [
+    (UpstreamError("label_not_found", "gone", status=404), "applied"),
+    (BUG, "not applied"),
+    ({**BUG, "id": 8}, "unknown"),  # another label under the name
+    (ToolError("upstream_unavailable", "down", temporary=True), "unknown"),
+])
+async def test_settle_judges_a_lost_delete_by_re_reading_the_resource(reread: Any, outcome: str) -> None:
+    reads = iter([BUG, reread])
+    up = Scripted({"get": lambda p, q, b: next(reads), "delete": _lost()})
+    if outcome == "applied":
+        assert await run(SETTLED_DELETE, up, {**ARGS, "name": "BUG"}) == {
+            "deleted_label": {"name": "bug", "color": "aaaaaa"}}
+    else:
+        with pytest.raises(OutcomeUnknown) as caught:
+            await run(SETTLED_DELETE, up, {**ARGS, "name": "BUG"})
+        assert ("a re-read shows it was not applied" in caught.value.message) == (outcome == "not applied")
+    assert [(c[0], c[1]["name"]) for c in up.calls] == [("get", "BUG"), ("delete", "bug"), ("get", "BUG")]
