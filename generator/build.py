@@ -473,6 +473,9 @@ class Builder:
                 self.error((*loc, "params", k, "name"), f"duplicate parameter {name!r}")
             self.check_identifier((*loc, "params", k, "name"), name, "parameter")
         for k, rule in enumerate(tool.rules):
+            if rule.equals is not None and rule.kind != "requires":
+                self.error((*loc, "rules", k, "equals"), f"equals applies to requires rules, not {rule.kind}",
+                           "remove equals, or make the rule kind: requires")
             for field in [*rule.fields, *([rule.when] if rule.when else [])]:
                 if field not in names:
                     self.error((*loc, "rules", k), f"rule names unknown parameter {field!r}",
@@ -565,7 +568,7 @@ class Builder:
             error_codes=tuple(sorted(errors)),
             field_map=tuple(sorted(field_map.items())),
             echo_safe=tuple(p.name for p in built_params if echo_safe(p)),
-            rules=tuple(IRRule(kind=r.kind, fields=tuple(r.fields), when=r.when, reason=r.reason)
+            rules=tuple(IRRule(kind=r.kind, fields=tuple(r.fields), when=r.when, reason=r.reason, equals=r.equals)
                         for r in tool.rules),
             example=dict(tool.example),
             where=self.loc.where(loc),

@@ -81,6 +81,7 @@ class IRRule:
     fields: tuple[str, ...]
     when: str | None
     reason: str
+    equals: bool | int | str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -16,6 +16,7 @@ from generator.render import compact_bytes, wire_tool
 from generator.schemas import is_union
 from generator.spec import index_operations, resolve_ref
 from generator.yamlsrc import Located
+from ghmcp_runtime.rules import Rule, check_rules
 
 COMBINATORS = ("oneOf", "anyOf", "allOf")
 # Open on purpose: a repair's arguments are another tool's arguments.
@@ -301,16 +302,15 @@ def _examples(ctx: Ctx, tool: IRTool) -> None:
 
 
 def _rule_violation(tool: IRTool, example: Any) -> str:
+    """The first rule the example breaks, judged by the runtime's own check."""
     if not isinstance(example, dict):
         return "not an object"
     for rule in tool.rules:
-        present = [f for f in rule.fields if f in example]
-        if rule.kind == "at_least_one" and not present:
-            return f"rule at_least_one({', '.join(rule.fields)}) is not met"
-        if rule.kind == "all_or_none" and present and len(present) != len(rule.fields):
-            return f"rule all_or_none({', '.join(rule.fields)}) is not met"
-        if rule.kind == "requires" and rule.when in example and len(present) != len(rule.fields):
-            return f"rule requires({rule.when} -> {', '.join(rule.fields)}) is not met"
+        checked = Rule(kind=rule.kind, fields=rule.fields, reason=rule.reason,  # type: ignore[arg-type]
+                       when=rule.when, equals=rule.equals)
+        if check_rules(example, (checked,)) is not None:
+            shown = f"{rule.when} -> " if rule.when else ""
+            return f"rule {rule.kind}({shown}{', '.join(rule.fields)}) is not met"
     return ""
 
 

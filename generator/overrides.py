@@ -172,6 +172,8 @@ class Rule(Strict):
     kind: Literal["at_least_one", "all_or_none", "requires", "not_together"]
     fields: list[str] = Field(min_length=1)
     when: str | None = Field(default=None, description="for `requires`: the field that triggers it")
+    equals: bool | int | str | None = Field(
+        default=None, description="for `requires`: the value `fields` must have (default: any value)")
     reason: str
 
 

@@ -16,6 +16,7 @@ class Rule:
     fields: tuple[str, ...]
     reason: str
     when: str | None = None
+    equals: bool | int | str | None = None  # for requires: the value the fields must have (None: any)
 
 
 def _present(args: Mapping[str, Any], name: str) -> bool:
@@ -26,6 +27,8 @@ def check_rules(args: Mapping[str, Any], rules: tuple[Rule, ...]) -> ToolError |
     for rule in rules:
         present = [f for f in rule.fields if _present(args, f)]
         missing = [f for f in rule.fields if f not in present]
+        if rule.kind == "requires" and rule.equals is not None:
+            missing += [f for f in present if args[f] != rule.equals]
         if rule.kind == "at_least_one" and not present:
             details: dict[str, Any] = {"fields": list(rule.fields), "reason": rule.reason}
         elif rule.kind == "not_together" and len(present) > 1:

@@ -22,7 +22,6 @@ from ghmcp_runtime.issue_views import (
 from ghmcp_runtime.issue_writes import IssueOps, update_steps
 from ghmcp_runtime.paging import cursor_binding, open_state
 from ghmcp_runtime.paging import has_next_link as _has_next
-from ghmcp_runtime.paging import without as _without
 from ghmcp_runtime.runner import Resolver, resolves_itself
 from ghmcp_runtime.walk import walk
 from ghmcp_runtime.writes import run_steps
@@ -225,11 +224,6 @@ WRITES = IssueOps(update=ops.ISSUES_UPDATE, add_labels=ops.ISSUES_ADD_LABELS,
 
 @resolves_itself
 async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs, resolve: Resolver) -> GithubUpdateIssueResult:
-    if args.get("locked") is False and "lock_reason" in args:
-        raise ToolError("invalid_field", "lock_reason only applies when locking.",
-                        details={"field": "lock_reason", "reason": "lock_reason needs locked: true"},
-                        repair=repair("drop_lock_reason", "github_update_issue",
-                                      _without(args, "lock_reason")))
     # One wave of reads: the milestone by title, the label names, and the issue (started last:
     # its version is checked). Any read needing a second request widens the window between the
     # version check and the writes, so the issue is then read again after them.

@@ -967,6 +967,7 @@ TOOLS = (
                     kind="requires",
                     fields=("locked",),
                     when="lock_reason",
+                    equals=True,
                     reason="lock_reason needs locked true",
                 ),
                 Rule(

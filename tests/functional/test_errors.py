@@ -251,3 +251,16 @@ async def test_the_token_never_reaches_the_logs(fake: FakeGitHub, seeded: dict[s
     out, err = capfd.readouterr()
     assert TOKEN not in out + err and "ghp_revoked" not in out + err
     assert err.strip() and all(json.loads(line) for line in err.strip().splitlines())
+
+
+async def test_a_lock_reason_while_unlocking_is_refused_before_any_request(
+        fake: FakeGitHub, seeded: dict[str, Any]) -> None:
+    before = len(fake.timeline)
+    async with Client(in_memory_server(fake), cache=None) as client:
+        result = await client.call_tool("github_update_issue", {
+            "owner": OWNER, "repo": REPO, "issue_number": seeded["first"], "locked": False,
+            "lock_reason": "spam"})
+    data = payload(result)
+    assert result.is_error and data["code"] == "invalid_field"
+    assert data["details"] == {"field": "locked", "reason": "lock_reason needs locked true"}
+    assert len(fake.timeline) == before  # refused before GitHub was asked anything

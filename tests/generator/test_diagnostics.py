@@ -226,6 +226,10 @@ def _mistakes() -> list[Mistake]:
         lambda: replace(t, "fields: [owner, repo], reason: owner and repo go together",
                         "fields: [owner, repos], reason: owner and repo go together", search),
         r"rule names unknown parameter 'repos'")
+    add("rule-equals-outside-requires",
+        lambda: replace(t, "fields: [owner, repo], reason: owner and repo go together",
+                        "fields: [owner, repo], equals: true, reason: owner and repo go together", search),
+        r"equals applies to requires rules, not all_or_none")
     add("enum-value-github-rejects",
         lambda: replace(t, "enum: [created, updated, comments]", "enum: [created, updated, comments, votes]",
                         search),
