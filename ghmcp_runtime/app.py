@@ -29,7 +29,7 @@ from mcp.types import (
 from starlette.applications import Starlette
 
 from ghmcp_runtime.caller import Caller, identity_key, resolve_caller, usable_token
-from ghmcp_runtime.concurrent import MAX_CONCURRENT, MAX_CONCURRENT_LIMIT
+from ghmcp_runtime.concurrent import MAX_CONCURRENT
 from ghmcp_runtime.context import CursorCodec, Idempotency, ToolContext, Upstream
 from ghmcp_runtime.cursors import HmacCursorCodec
 from ghmcp_runtime.discovery import LIST_TTL_MS, SurfaceDiscovery, cache_scope, fingerprint_line
@@ -81,8 +81,9 @@ def _concurrency_env(env: Mapping[str, str]) -> int:
     raw = env.get("GHMCP_MAX_CONCURRENT", "").strip()
     if not raw:
         return MAX_CONCURRENT
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_CONCURRENT_LIMIT:
-        raise ValueError(f"GHMCP_MAX_CONCURRENT must be a whole number from 1 to {MAX_CONCURRENT_LIMIT}")
+    # waves and gathers are built for at most MAX_CONCURRENT at once: the setting can only lower it
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_CONCURRENT:
+        raise ValueError(f"GHMCP_MAX_CONCURRENT must be a whole number from 1 to {MAX_CONCURRENT}")
     return int(raw)
 
 

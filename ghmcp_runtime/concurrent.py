@@ -10,7 +10,6 @@ import anyio
 
 T = TypeVar("T")
 MAX_CONCURRENT = 4
-MAX_CONCURRENT_LIMIT = 16  # the most GHMCP_MAX_CONCURRENT may allow
 
 
 async def outcomes(calls: Sequence[Callable[[], Awaitable[T]]],

@@ -182,8 +182,8 @@ def test_settings_from_env() -> None:
 def test_max_concurrent_from_env() -> None:
     assert Settings.from_env({}).max_concurrent == 4
     assert Settings.from_env({"GHMCP_MAX_CONCURRENT": " 1 "}).max_concurrent == 1
-    for bad in ("0", "17", "two", "-1", "1.5"):
-        with pytest.raises(ValueError, match="GHMCP_MAX_CONCURRENT must be a whole number from 1 to 16"):
+    for bad in ("0", "5", "two", "-1", "1.5"):
+        with pytest.raises(ValueError, match="GHMCP_MAX_CONCURRENT must be a whole number from 1 to 4"):
             Settings.from_env({"GHMCP_MAX_CONCURRENT": bad})
 
 

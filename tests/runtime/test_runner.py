@@ -15,6 +15,7 @@ import anyio
 import pytest
 from runtime_support import make_ctx, tool_spec
 
+from ghmcp_runtime.concurrent import MAX_CONCURRENT
 from ghmcp_runtime.context import ToolContext, UpstreamResponse
 from ghmcp_runtime.declared import (
     Compare,
@@ -39,7 +40,7 @@ from ghmcp_runtime.declared import (
 from ghmcp_runtime.errors import OutcomeUnknown, ToolError, UpstreamError
 from ghmcp_runtime.model import FieldRule, Operation, Shape
 from ghmcp_runtime.projection import ShapeProjector
-from ghmcp_runtime.runner import MAX_CONCURRENT, completer, declared
+from ghmcp_runtime.runner import completer, declared
 
 pytestmark = pytest.mark.anyio
 
