@@ -43,9 +43,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from ghmcp_runtime.context import ToolContext, Upstream, UpstreamResponse
+from ghmcp_runtime.context import ToolContext, Upstream
 from ghmcp_runtime.errors import OutcomeUnknown
 from ghmcp_runtime.model import Operation
+from ghmcp_runtime.paging import has_next_link
 
 PER_PAGE = 100
 MAX_PAGES = 10
@@ -122,10 +123,6 @@ def _by(row: Mapping[str, Any], login: str, author_field: str) -> bool:
     return isinstance(user, Mapping) and str(user.get("login", "")).casefold() == login.casefold()
 
 
-def _has_next(resp: UpstreamResponse) -> bool:
-    return 'rel="next"' in resp.headers.get("link", "")
-
-
 async def find_created(
     ctx: ToolContext,
     listing: Listing,
@@ -155,7 +152,7 @@ async def find_created(
                 continue
             if all(same_text(row.get(name), sent) for name, sent in match.items()):
                 found.append(row)
-        if older_reached or not _has_next(resp):
+        if older_reached or not has_next_link(resp):
             break
     else:
         raise _unresolved(f"more than {max_pages * PER_PAGE} items changed since that call began, "
