@@ -46,9 +46,8 @@ from typing import Any
 from ghmcp_runtime.context import ToolContext, Upstream
 from ghmcp_runtime.errors import OutcomeUnknown
 from ghmcp_runtime.model import Operation
-from ghmcp_runtime.paging import has_next_link
+from ghmcp_runtime.paging import MAX_PER_PAGE, has_next_link
 
-PER_PAGE = 100
 MAX_PAGES = 10
 # GitHub stamps created_at with its own clock (whole seconds); the first attempt's start comes
 # from this server's clock or the shared store's. Rows this much older still count as in the
@@ -134,7 +133,7 @@ async def find_created(
 ) -> dict[str, Any] | None:
     login = await own_login(ctx)
     window = since - timedelta(seconds=CLOCK_SKEW_S)
-    query: dict[str, Any] = {**listing.query, "per_page": PER_PAGE}
+    query: dict[str, Any] = {**listing.query, "per_page": MAX_PER_PAGE}
     if listing.since_param is not None:
         query[listing.since_param] = window.strftime("%Y-%m-%dT%H:%M:%SZ")
     if listing.author_param is not None:
@@ -155,7 +154,7 @@ async def find_created(
         if older_reached or not has_next_link(resp):
             break
     else:
-        raise _unresolved(f"more than {max_pages * PER_PAGE} items changed since that call began, "
+        raise _unresolved(f"more than {max_pages * MAX_PER_PAGE} items changed since that call began, "
                           "too many to check", repair)
     if len(found) > 1:
         raise _unresolved(f"{len(found)} items by this account with exactly this content were "

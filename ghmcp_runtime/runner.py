@@ -39,11 +39,11 @@ from ghmcp_runtime.declared import (
 )
 from ghmcp_runtime.errors import OutcomeUnknown, ToolError, UpstreamError
 from ghmcp_runtime.model import CompletionHandler, Handler
-from ghmcp_runtime.paging import has_next_link, next_cursor, open_page, without
+from ghmcp_runtime.paging import MAX_PER_PAGE, has_next_link, next_cursor, open_page, without
 from ghmcp_runtime.projection import walk as walk_path
 from ghmcp_runtime.recovery import Listing, find_created
 from ghmcp_runtime.refs import MISSING, Scope, render, text_of, walk
-from ghmcp_runtime.resolve import PAGE_SIZE, find_row
+from ghmcp_runtime.resolve import find_row
 from ghmcp_runtime.settle import Verdict, judge, same_resource, shows, shows_all
 from ghmcp_runtime.transforms import TRANSFORMS, Refused
 from ghmcp_runtime.versioning import canonical_json
@@ -112,7 +112,7 @@ async def resolve_args(ctx: ToolContext, specs: tuple[Resolve, ...],
             error = spec.unknown if spec.unknown.field else replace(spec.unknown, field=spec.param)
             err = build_error(error, scope, None, details)
             if not found.complete:
-                err.message += f" Only the first {spec.pages * PAGE_SIZE} were compared."
+                err.message += f" Only the first {spec.pages * MAX_PER_PAGE} were compared."
             raise err
         out[spec.param] = found.value
     return out
@@ -576,7 +576,7 @@ def completer(spec: Completion) -> CompletionHandler:
         wanted = {var: str(chosen[var]).casefold() for var in spec.match if chosen.get(var)}
         found: set[str] = set()
         for page in range(1, spec.pages + 1):
-            resp = await ctx.call(spec.operation, path=path, query={**query, "per_page": 100, "page": page})
+            resp = await ctx.call(spec.operation, path=path, query={**query, "per_page": MAX_PER_PAGE, "page": page})
             for row in resp.data if isinstance(resp.data, list) else []:
                 if all(str(walk_path(row, spec.match[v])).casefold() == want for v, want in wanted.items()):
                     value = walk_path(row, spec.value)
