@@ -1,8 +1,9 @@
 """Run a `Declaration`: transforms, steps in dependency waves, recipes, error mapping, outputs.
 
-Steps whose `after` lists are satisfied run together (at most concurrent.MAX_CONCURRENT upstream
-requests at once per call: GitHub's secondary limits punish bursts). The generator makes every write wait for
-all earlier steps and every later step wait for the write, so writes never overlap or reorder.
+Steps whose `after` lists are satisfied run together (ctx.call keeps at most ctx.slots upstream
+requests of one call in flight: GitHub's secondary limits punish bursts). The generator makes
+every write wait for all earlier steps and every later step wait for the write, so writes never
+overlap or reorder.
 When several steps of one wave fail, the earliest declared failure is reported.
 """
 
@@ -19,7 +20,6 @@ from urllib.parse import urlencode
 import anyio
 
 from ghmcp_runtime.catalog import require_names
-from ghmcp_runtime.concurrent import MAX_CONCURRENT
 from ghmcp_runtime.context import ToolContext, UpstreamResponse
 from ghmcp_runtime.declared import (
     Compare,
@@ -199,7 +199,6 @@ class _Call:
     pages: dict[str, _Page] = field(default_factory=dict)
     changed: dict[str, list[str]] = field(default_factory=dict)
     ignored: dict[str, list[str]] = field(default_factory=dict)
-    limit: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(MAX_CONCURRENT))
 
     def scope(self, **extra: Any) -> Scope:
         return Scope(self.args, self.results, extra)
@@ -291,9 +290,8 @@ class _Call:
             page, size = self.page_of(step.paginate)
             query = {**query, "per_page": size, "page": page}
         try:
-            async with self.limit:
-                resp = await self.ctx.call(step.operation, path=path, query=query or None,
-                                           body=body or None)
+            resp = await self.ctx.call(step.operation, path=path, query=query or None,
+                                       body=body or None)
         except ToolError as err:
             settled = await self.settled(step, body, err)
             if settled is not MISSING:
@@ -321,11 +319,10 @@ class _Call:
         names = {p: list(self.args[p]) for p in spec.params if self.args.get(p)}
         if not names:
             return
-        async with self.limit:
-            exact = await require_names(
-                self.ctx, catalog=step.operation, lookup=spec.lookup, path=path, names=names,
-                repair=_repair(ErrorSpec(repair=spec.repair), self.scope()), code=spec.code,
-                kind=spec.kind)
+        exact = await require_names(
+            self.ctx, catalog=step.operation, lookup=spec.lookup, path=path, names=names,
+            repair=_repair(ErrorSpec(repair=spec.repair), self.scope()), code=spec.code,
+            kind=spec.kind)
         self.results[step.id] = exact
 
     def check_applied(self, verify: Verify, sent: Mapping[str, Any], data: Any) -> None:
@@ -416,8 +413,7 @@ class _Call:
         scope = self.scope()
         path = {**render(dict(read.path), scope), **render(dict(settle.path), scope)}
         query = render(dict(read.query), scope)
-        async with self.limit:
-            resp = await self.ctx.call(read.operation, path=path, query=query or None)
+        resp = await self.ctx.call(read.operation, path=path, query=query or None)
         return resp.data
 
     def page_of(self, paginate: Paginate) -> tuple[int, int]:

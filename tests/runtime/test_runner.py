@@ -15,6 +15,7 @@ import anyio
 import pytest
 from runtime_support import make_ctx, tool_spec
 
+from ghmcp_runtime.concurrent import MAX_CONCURRENT
 from ghmcp_runtime.context import ToolContext, UpstreamResponse
 from ghmcp_runtime.declared import (
     Compare,
@@ -39,7 +40,7 @@ from ghmcp_runtime.declared import (
 from ghmcp_runtime.errors import OutcomeUnknown, ToolError, UpstreamError
 from ghmcp_runtime.model import FieldRule, Operation, Shape
 from ghmcp_runtime.projection import ShapeProjector
-from ghmcp_runtime.runner import MAX_CONCURRENT, completer, declared
+from ghmcp_runtime.runner import completer, declared
 
 pytestmark = pytest.mark.anyio
 
@@ -107,6 +108,16 @@ async def test_independent_reads_run_concurrently_and_bounded() -> None:
     assert out == {"first": 0}
     assert up.peak == MAX_CONCURRENT  # overlapping, never more than the cap
     assert [e for e in up.events[:2]] == [("start", "read0"), ("start", "read1")]
+
+
+async def test_concurrency_follows_the_calls_slots() -> None:
+    """GHMCP_MAX_CONCURRENT reaches declared tools through ctx.slots: no cap of the runner's own."""
+    steps = tuple(Step(id=f"s{i}", operation=op(f"read{i}"), path=REPO) for i in range(6))
+    up = Scripted({f"read{i}": {"i": i} for i in range(6)}, delay=0.02)
+    ctx = context(up)
+    ctx.slots = anyio.CapacityLimiter(6)
+    await declared(Declaration(steps=steps, output=()))(ctx, dict(ARGS))
+    assert up.peak == 6
 
 
 async def test_writes_run_alone_and_in_declared_order() -> None:
