@@ -230,7 +230,7 @@ class _Call:
         if found is None:
             return None
         self.results[idem.write] = found
-        write = next(s for s in self.decl.steps if s.id == idem.write)
+        write = self.decl.step(idem.write)
         if write.verify is not None:
             self.check_applied(write.verify, render(dict(write.body), self.scope()), found)
         return self.outputs()
@@ -360,7 +360,7 @@ class _Call:
 
     async def settle_lost(self, settle: Settle, compare: Compare, sent: dict[str, Any],
                           lost: OutcomeUnknown) -> Any:
-        read = next(s for s in self.decl.steps if s.id == compare.against)
+        read = self.decl.step(compare.against)
         try:
             after = await self.reread(read, settle)
         except (ToolError, Refused):
@@ -372,7 +372,8 @@ class _Call:
 
     async def settle_delete(self, settle: Settle, lost: OutcomeUnknown) -> Any:
         """None (the delete is done) when the re-read finds nothing; MISSING when it does not settle."""
-        read = next(s for s in self.decl.steps if s.id == settle.against)
+        assert settle.against is not None  # the generator requires it on a delete
+        read = self.decl.step(settle.against)
         try:
             after = await self.reread(read, settle)
         except ToolError as err:
@@ -539,7 +540,7 @@ class _Call:
         return self.ctx.project(spec.shape, raw, detail, include=spec.include, omit=spec.omit)
 
     def rows_of(self, source: str, body: Any) -> list[Any]:
-        step = next(s for s in self.decl.steps if s.id == source)
+        step = self.decl.step(source)
         if step.paginate is not None and step.paginate.items:
             body = walk(body, tuple(step.paginate.items.split(".")))
         if isinstance(body, list):
