@@ -17,9 +17,8 @@ from functools import partial
 from typing import Any
 from urllib.parse import urlencode
 
-import anyio
-
 from ghmcp_runtime.catalog import require_names
+from ghmcp_runtime.concurrent import gather
 from ghmcp_runtime.context import ToolContext, UpstreamResponse
 from ghmcp_runtime.declared import (
     Compare,
@@ -244,23 +243,8 @@ class _Call:
             wave = [s for s in pending if set(s.after) <= finished]
             if not wave:
                 raise RuntimeError("declared steps wait on each other")  # the generator prevents it
-            failures: dict[str, ToolError] = {}
-
-            async def run_one(step: Step, failures: dict[str, ToolError] = failures) -> None:
-                try:
-                    await self.step(step)
-                except ToolError as err:
-                    failures[step.id] = err
-
-            if len(wave) == 1:
-                await run_one(wave[0])
-            else:
-                async with anyio.create_task_group() as group:
-                    for step in wave:
-                        group.start_soon(run_one, step)
-            for step in wave:
-                if step.id in failures:
-                    raise failures[step.id]
+            # ctx.call bounds the requests in flight; the earliest declared failure is raised
+            await gather([partial(self.step, step) for step in wave], limit=len(wave))
             finished |= {s.id for s in wave}
             pending = [s for s in pending if s.id not in finished]
         return self.outputs()
