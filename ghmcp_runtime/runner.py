@@ -44,7 +44,7 @@ from ghmcp_runtime.recovery import Listing, find_created
 from ghmcp_runtime.refs import MISSING, Scope, render, text_of, walk
 from ghmcp_runtime.resolve import find_row
 from ghmcp_runtime.settle import Verdict, judge, same_resource, shows, shows_all
-from ghmcp_runtime.transforms import TRANSFORMS, Refused
+from ghmcp_runtime.transforms import TRANSFORMS, Refused, normalizer
 from ghmcp_runtime.versioning import canonical_json
 
 CREDENTIAL_CODES = frozenset({"missing_credential", "invalid_credential", "insufficient_scope"})
@@ -314,7 +314,7 @@ class _Call:
         for key, path in verify.fields.items():
             if key not in sent:
                 continue
-            norm = TRANSFORMS.get(verify.normalize.get(key, ""), lambda v: v)
+            norm = normalizer(verify.normalize.get(key))
             shown = walk_path(data, path)
             if _comparable(sent[key], norm) != _comparable(shown, norm):
                 ignored.append(verify.names.get(key, key))
