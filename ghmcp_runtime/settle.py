@@ -44,8 +44,8 @@ def shows_all(compare: Compare, wanted: Mapping[str, Any], row: Any) -> bool:
 
 
 def same_resource(before: Any, after: Any) -> bool:
-    return before is not None and walk(after, IDENTITY) is not MISSING and walk(after, IDENTITY) == walk(
-        before, IDENTITY)
+    identity = walk(after, IDENTITY)
+    return before is not None and identity is not MISSING and identity == walk(before, IDENTITY)
 
 
 def judge(compare: Compare, sent: Mapping[str, Any], before: Any, after: Any) -> Verdict:
