@@ -34,9 +34,8 @@ from ghmcp_runtime.concurrent import gather
 from ghmcp_runtime.context import ToolContext
 from ghmcp_runtime.errors import ToolError
 from ghmcp_runtime.model import Operation
-from ghmcp_runtime.paging import has_next_link
+from ghmcp_runtime.paging import MAX_PER_PAGE, has_next_link
 
-PAGE_SIZE = 100
 MAX_PAGES = 100  # without a lookup: at most 10,000 entries are read
 _ASCII_FOLD = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 _UNADDRESSABLE = ("", ".", "..")  # dot segments cannot be a path segment: catalog only
@@ -67,7 +66,7 @@ class _Index:
 
 async def _page(ctx: ToolContext, catalog: Operation, path: Mapping[str, str | int],
                 page: int) -> tuple[list[str], bool]:
-    resp = await ctx.call(catalog, path=path, query={"per_page": PAGE_SIZE, "page": page})
+    resp = await ctx.call(catalog, path=path, query={"per_page": MAX_PER_PAGE, "page": page})
     return [str(item["name"]) for item in resp.data], has_next_link(resp)
 
 

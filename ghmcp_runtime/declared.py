@@ -264,3 +264,7 @@ class Declaration:
     detail: str | None = None  # the parameter choosing the row density, if any
     idempotency: Idempotency | None = None
     resolve: tuple[Resolve, ...] = ()  # parameters taking a name, resolved before the steps
+
+    def step(self, step_id: str) -> Step:
+        """The step with id `step_id` (the generator checks every reference)."""
+        return next(s for s in self.steps if s.id == step_id)

@@ -10,6 +10,7 @@ from ghmcp_runtime.errors import ToolError
 
 # Arguments that change how rows are rendered, not which rows come back: a cursor ignores them.
 DENSITY_PARAMS = ("detail",)
+MAX_PER_PAGE = 100  # GitHub's largest `per_page`: lookups that walk a listing read pages this size
 
 
 def without(args: Mapping[str, Any], *names: str) -> dict[str, Any]:

@@ -43,11 +43,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from ghmcp_runtime.context import ToolContext, Upstream, UpstreamResponse
+from ghmcp_runtime.context import ToolContext, Upstream
 from ghmcp_runtime.errors import OutcomeUnknown
 from ghmcp_runtime.model import Operation
+from ghmcp_runtime.paging import MAX_PER_PAGE, has_next_link
 
-PER_PAGE = 100
 MAX_PAGES = 10
 # GitHub stamps created_at with its own clock (whole seconds); the first attempt's start comes
 # from this server's clock or the shared store's. Rows this much older still count as in the
@@ -122,10 +122,6 @@ def _by(row: Mapping[str, Any], login: str, author_field: str) -> bool:
     return isinstance(user, Mapping) and str(user.get("login", "")).casefold() == login.casefold()
 
 
-def _has_next(resp: UpstreamResponse) -> bool:
-    return 'rel="next"' in resp.headers.get("link", "")
-
-
 async def find_created(
     ctx: ToolContext,
     listing: Listing,
@@ -137,7 +133,7 @@ async def find_created(
 ) -> dict[str, Any] | None:
     login = await own_login(ctx)
     window = since - timedelta(seconds=CLOCK_SKEW_S)
-    query: dict[str, Any] = {**listing.query, "per_page": PER_PAGE}
+    query: dict[str, Any] = {**listing.query, "per_page": MAX_PER_PAGE}
     if listing.since_param is not None:
         query[listing.since_param] = window.strftime("%Y-%m-%dT%H:%M:%SZ")
     if listing.author_param is not None:
@@ -155,10 +151,10 @@ async def find_created(
                 continue
             if all(same_text(row.get(name), sent) for name, sent in match.items()):
                 found.append(row)
-        if older_reached or not _has_next(resp):
+        if older_reached or not has_next_link(resp):
             break
     else:
-        raise _unresolved(f"more than {max_pages * PER_PAGE} items changed since that call began, "
+        raise _unresolved(f"more than {max_pages * MAX_PER_PAGE} items changed since that call began, "
                           "too many to check", repair)
     if len(found) > 1:
         raise _unresolved(f"{len(found)} items by this account with exactly this content were "

@@ -20,11 +20,9 @@ from typing import Any
 from ghmcp_runtime.catalog import fold
 from ghmcp_runtime.context import ToolContext
 from ghmcp_runtime.declared import Resolve
-from ghmcp_runtime.paging import has_next_link
+from ghmcp_runtime.paging import MAX_PER_PAGE, has_next_link
 from ghmcp_runtime.projection import walk
 from ghmcp_runtime.refs import MISSING
-
-PAGE_SIZE = 100
 
 
 @dataclass(slots=True)
@@ -40,7 +38,7 @@ async def find_row(ctx: ToolContext, spec: Resolve, *, path: Mapping[str, Any],
     folded: list[Any] = []
     key = fold(wanted)
     for page in range(1, spec.pages + 1):
-        resp = await ctx.call(spec.operation, path=path, query={**query, "per_page": PAGE_SIZE, "page": page})
+        resp = await ctx.call(spec.operation, path=path, query={**query, "per_page": MAX_PER_PAGE, "page": page})
         for row in resp.data if isinstance(resp.data, list) else []:
             name = walk(row, spec.match)
             if not isinstance(name, str):

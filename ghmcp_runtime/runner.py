@@ -1,8 +1,9 @@
 """Run a `Declaration`: transforms, steps in dependency waves, recipes, error mapping, outputs.
 
-Steps whose `after` lists are satisfied run together (`ctx.call` keeps at most the call's
-`ctx.slots` upstream requests in flight: GitHub's secondary limits punish bursts). The generator makes every write wait for
-all earlier steps and every later step wait for the write, so writes never overlap or reorder.
+Steps whose `after` lists are satisfied run together (ctx.call keeps at most ctx.slots upstream
+requests of one call in flight: GitHub's secondary limits punish bursts). The generator makes
+every write wait for all earlier steps and every later step wait for the write, so writes never
+overlap or reorder.
 When several steps of one wave fail, the earliest declared failure is reported.
 """
 
@@ -16,9 +17,8 @@ from functools import partial
 from typing import Any
 from urllib.parse import urlencode
 
-import anyio
-
 from ghmcp_runtime.catalog import require_names
+from ghmcp_runtime.concurrent import gather
 from ghmcp_runtime.context import ToolContext, UpstreamResponse
 from ghmcp_runtime.declared import (
     Compare,
@@ -38,13 +38,13 @@ from ghmcp_runtime.declared import (
 )
 from ghmcp_runtime.errors import OutcomeUnknown, ToolError, UpstreamError
 from ghmcp_runtime.model import CompletionHandler, Handler
-from ghmcp_runtime.paging import has_next_link, next_cursor, open_page, without
+from ghmcp_runtime.paging import MAX_PER_PAGE, has_next_link, next_cursor, open_page, without
 from ghmcp_runtime.projection import walk as walk_path
 from ghmcp_runtime.recovery import Listing, find_created
 from ghmcp_runtime.refs import MISSING, Scope, render, text_of, walk
-from ghmcp_runtime.resolve import PAGE_SIZE, find_row
+from ghmcp_runtime.resolve import find_row
 from ghmcp_runtime.settle import Verdict, judge, same_resource, shows, shows_all
-from ghmcp_runtime.transforms import TRANSFORMS, Refused
+from ghmcp_runtime.transforms import TRANSFORMS, Refused, normalizer
 from ghmcp_runtime.versioning import canonical_json
 
 CREDENTIAL_CODES = frozenset({"missing_credential", "invalid_credential", "insufficient_scope"})
@@ -111,7 +111,7 @@ async def resolve_args(ctx: ToolContext, specs: tuple[Resolve, ...],
             error = spec.unknown if spec.unknown.field else replace(spec.unknown, field=spec.param)
             err = build_error(error, scope, None, details)
             if not found.complete:
-                err.message += f" Only the first {spec.pages * PAGE_SIZE} were compared."
+                err.message += f" Only the first {spec.pages * MAX_PER_PAGE} were compared."
             raise err
         out[spec.param] = found.value
     return out
@@ -229,7 +229,7 @@ class _Call:
         if found is None:
             return None
         self.results[idem.write] = found
-        write = next(s for s in self.decl.steps if s.id == idem.write)
+        write = self.decl.step(idem.write)
         if write.verify is not None:
             self.check_applied(write.verify, render(dict(write.body), self.scope()), found)
         return self.outputs()
@@ -243,23 +243,8 @@ class _Call:
             wave = [s for s in pending if set(s.after) <= finished]
             if not wave:
                 raise RuntimeError("declared steps wait on each other")  # the generator prevents it
-            failures: dict[str, ToolError] = {}
-
-            async def run_one(step: Step, failures: dict[str, ToolError] = failures) -> None:
-                try:
-                    await self.step(step)
-                except ToolError as err:
-                    failures[step.id] = err
-
-            if len(wave) == 1:
-                await run_one(wave[0])
-            else:
-                async with anyio.create_task_group() as group:
-                    for step in wave:
-                        group.start_soon(run_one, step)
-            for step in wave:
-                if step.id in failures:
-                    raise failures[step.id]
+            # ctx.call bounds the requests in flight; the earliest declared failure is raised
+            await gather([partial(self.step, step) for step in wave], limit=len(wave))
             finished |= {s.id for s in wave}
             pending = [s for s in pending if s.id not in finished]
         return self.outputs()
@@ -289,7 +274,8 @@ class _Call:
             page, size = self.page_of(step.paginate)
             query = {**query, "per_page": size, "page": page}
         try:
-            resp = await self.ctx.call(step.operation, path=path, query=query or None, body=body or None)
+            resp = await self.ctx.call(step.operation, path=path, query=query or None,
+                                       body=body or None)
         except ToolError as err:
             settled = await self.settled(step, body, err)
             if settled is not MISSING:
@@ -328,7 +314,7 @@ class _Call:
         for key, path in verify.fields.items():
             if key not in sent:
                 continue
-            norm = TRANSFORMS.get(verify.normalize.get(key, ""), lambda v: v)
+            norm = normalizer(verify.normalize.get(key))
             shown = walk_path(data, path)
             if _comparable(sent[key], norm) != _comparable(shown, norm):
                 ignored.append(verify.names.get(key, key))
@@ -358,7 +344,7 @@ class _Call:
 
     async def settle_lost(self, settle: Settle, compare: Compare, sent: dict[str, Any],
                           lost: OutcomeUnknown) -> Any:
-        read = next(s for s in self.decl.steps if s.id == compare.against)
+        read = self.decl.step(compare.against)
         try:
             after = await self.reread(read, settle)
         except (ToolError, Refused):
@@ -370,7 +356,8 @@ class _Call:
 
     async def settle_delete(self, settle: Settle, lost: OutcomeUnknown) -> Any:
         """None (the delete is done) when the re-read finds nothing; MISSING when it does not settle."""
-        read = next(s for s in self.decl.steps if s.id == settle.against)
+        assert settle.against is not None  # the generator requires it on a delete
+        read = self.decl.step(settle.against)
         try:
             after = await self.reread(read, settle)
         except ToolError as err:
@@ -537,7 +524,7 @@ class _Call:
         return self.ctx.project(spec.shape, raw, detail, include=spec.include, omit=spec.omit)
 
     def rows_of(self, source: str, body: Any) -> list[Any]:
-        step = next(s for s in self.decl.steps if s.id == source)
+        step = self.decl.step(source)
         if step.paginate is not None and step.paginate.items:
             body = walk(body, tuple(step.paginate.items.split(".")))
         if isinstance(body, list):
@@ -570,7 +557,7 @@ def completer(spec: Completion) -> CompletionHandler:
         wanted = {var: str(chosen[var]).casefold() for var in spec.match if chosen.get(var)}
         found: set[str] = set()
         for page in range(1, spec.pages + 1):
-            resp = await ctx.call(spec.operation, path=path, query={**query, "per_page": 100, "page": page})
+            resp = await ctx.call(spec.operation, path=path, query={**query, "per_page": MAX_PER_PAGE, "page": page})
             for row in resp.data if isinstance(resp.data, list) else []:
                 if all(str(walk_path(row, spec.match[v])).casefold() == want for v, want in wanted.items()):
                     value = walk_path(row, spec.value)

@@ -13,7 +13,7 @@ from typing import Any
 
 from ghmcp_runtime.declared import Compare
 from ghmcp_runtime.refs import MISSING, walk
-from ghmcp_runtime.transforms import TRANSFORMS
+from ghmcp_runtime.transforms import normalizer
 
 IDENTITY = ("id",)  # the same resource before and after a write (a rename keeps it)
 
@@ -27,7 +27,7 @@ class Verdict(Enum):
 def _now(compare: Compare, key: str, row: Any) -> Any:
     path = compare.fields[key]
     value = walk(row, tuple(path.split(".")))
-    norm = TRANSFORMS.get(compare.normalize.get(key, ""), lambda v: v)
+    norm = normalizer(compare.normalize.get(key))
     return norm(None if value is MISSING else value)
 
 
@@ -35,7 +35,7 @@ def shows(compare: Compare, key: str, value: Any, row: Any) -> bool:
     """Whether `row` shows body field `key` at `value`."""
     if key not in compare.fields or row is None:
         return False
-    norm = TRANSFORMS.get(compare.normalize.get(key, ""), lambda v: v)
+    norm = normalizer(compare.normalize.get(key))
     return same(norm(value), _now(compare, key, row))
 
 
@@ -44,8 +44,8 @@ def shows_all(compare: Compare, wanted: Mapping[str, Any], row: Any) -> bool:
 
 
 def same_resource(before: Any, after: Any) -> bool:
-    return before is not None and walk(after, IDENTITY) is not MISSING and walk(after, IDENTITY) == walk(
-        before, IDENTITY)
+    identity = walk(after, IDENTITY)
+    return before is not None and identity is not MISSING and identity == walk(before, IDENTITY)
 
 
 def judge(compare: Compare, sent: Mapping[str, Any], before: Any, after: Any) -> Verdict:

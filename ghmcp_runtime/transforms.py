@@ -77,6 +77,16 @@ TRANSFORMS: dict[str, Transform] = {
     "empty_as_none": empty_as_none,
 }
 
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+def normalizer(name: str | None) -> Transform:
+    """The transform a comparison applies (`normalize` maps); none named: the value as it is."""
+    return TRANSFORMS.get(name or "", _as_is)
+
+
 # What each transform does, for docs/overrides.md and the generator's did-you-mean.
 DESCRIPTIONS: dict[str, str] = {
     "hex_color": "rrggbb or #rrggbb in any case -> six lower-case hex digits; anything else is refused",

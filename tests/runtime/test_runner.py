@@ -110,6 +110,16 @@ async def test_independent_reads_run_concurrently_and_bounded() -> None:
     assert [e for e in up.events[:2]] == [("start", "read0"), ("start", "read1")]
 
 
+async def test_concurrency_follows_the_calls_slots() -> None:
+    """GHMCP_MAX_CONCURRENT reaches declared tools through ctx.slots: no cap of the runner's own."""
+    steps = tuple(Step(id=f"s{i}", operation=op(f"read{i}"), path=REPO) for i in range(6))
+    up = Scripted({f"read{i}": {"i": i} for i in range(6)}, delay=0.02)
+    ctx = context(up)
+    ctx.slots = anyio.CapacityLimiter(6)
+    await declared(Declaration(steps=steps, output=()))(ctx, dict(ARGS))
+    assert up.peak == 6
+
+
 async def test_writes_run_alone_and_in_declared_order() -> None:
     steps = (
         Step(id="a", operation=op("read_a"), path=REPO),
