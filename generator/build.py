@@ -41,7 +41,15 @@ from generator.overrides import (
     tool_operations,
 )
 from generator.resolvers import build_resolve
-from generator.schemas import compact, is_union, object_branches, open_values, python_type, walk
+from generator.schemas import (
+    compact,
+    is_union,
+    object_branches,
+    open_values,
+    python_type,
+    schema_types,
+    walk,
+)
 from generator.spec import SpecOperation, iter_operations, resolve_ref, success_schema
 from generator.yamlsrc import Located
 from ghmcp_runtime.declared import Completion, Repair, Resolve
@@ -841,11 +849,6 @@ def listing_items(document: JSON, op: SpecOperation) -> JSON | None:
     return None
 
 
-def schema_types(schema: Mapping[str, JSON]) -> tuple[str, ...]:
-    kind = schema.get("type")
-    return tuple(kind) if isinstance(kind, list) else (str(kind),) if kind else ()
-
-
 def runtime_operation(op: IROperation) -> Operation:
     return Operation(operation_id=op.operation_id, method=op.method, path=op.path,
                      not_found=op.not_found, success_status=op.success_status)
@@ -854,11 +857,10 @@ def runtime_operation(op: IROperation) -> Operation:
 def echo_safe(param: IRParam) -> bool:
     """May this parameter's value appear in an error? Identifiers, enums, numbers, cursors: yes;
     free-form text (titles, bodies, queries, label names, logins): never."""
-    kind = param.schema.get("type")
-    kinds = set(kind) if isinstance(kind, list) else {kind}
     if param.name in ("owner", "repo") or param.name.endswith("cursor") or "enum" in param.schema:
         return True
-    return kinds <= {"integer", "boolean", "null"}
+    kinds = schema_types(param.schema)
+    return bool(kinds) and kinds <= {"integer", "boolean", "null"}
 
 
 def added_fields(fields: tuple[IRField, ...],
