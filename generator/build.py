@@ -50,7 +50,7 @@ from generator.schemas import (
     schema_types,
     walk,
 )
-from generator.spec import SpecOperation, iter_operations, resolve_ref, success_schema
+from generator.spec import SpecOperation, iter_operations, resolve_ref, success_body, success_schema
 from generator.yamlsrc import Located
 from ghmcp_runtime.declared import Completion, Repair, Resolve
 from ghmcp_runtime.errors import ENVELOPE_OUTPUT_SCHEMA, UNIVERSAL_CODES
@@ -841,12 +841,8 @@ class Builder:
 
 def listing_items(document: JSON, op: SpecOperation) -> JSON | None:
     """The row schema of a listing (a JSON array success body), None for anything else."""
-    for status, response in sorted(op.node.get("responses", {}).items()):
-        if status.isdigit() and 200 <= int(status) < 300:
-            content = resolve_ref(document, response).get("content", {})
-            node = resolve_ref(document, content.get("application/json", {}).get("schema", {}))
-            return resolve_ref(document, node["items"]) if node.get("type") == "array" else None
-    return None
+    node = success_body(document, op)
+    return resolve_ref(document, node["items"]) if node is not None and node.get("type") == "array" else None
 
 
 def runtime_operation(op: IROperation) -> Operation:
