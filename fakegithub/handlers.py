@@ -97,6 +97,10 @@ def _require_push(ctx: Ctx, repo: Repo) -> None:
         raise ApiError(403, "Must have push access to this repository.", docs=ctx.docs)
 
 
+def _body(ctx: Ctx) -> dict[str, Any]:
+    return ctx.body if isinstance(ctx.body, dict) else {}
+
+
 def _page(ctx: Ctx, items: list[Any], *, cap: int | None = None) -> tuple[list[Any], dict[str, str]]:
     chunk, link = paginate(items, ctx.query, ctx.api + ctx.path, cap=cap)
     return chunk, ({"link": link} if link else {})
@@ -249,7 +253,7 @@ def get_issue(ctx: Ctx) -> Reply:
 @handles("issues/create")
 def create_issue(ctx: Ctx) -> Reply:
     repo = _repo(ctx)
-    body = ctx.body if isinstance(ctx.body, dict) else {}
+    body = _body(ctx)
     title = str(body.get("title", "")).strip()
     if not title:
         raise invalid("Issue", "title", None, ctx.docs, code="missing_field")
@@ -286,7 +290,7 @@ def create_issue(ctx: Ctx) -> Reply:
 def update_issue(ctx: Ctx) -> Reply:
     repo = _repo(ctx)
     item = _issue(ctx, repo)
-    body = ctx.body if isinstance(ctx.body, dict) else {}
+    body = _body(ctx)
     push = _can_push(ctx, repo)
     if not push and item.author.casefold() != ctx.actor.casefold():
         raise ApiError(403, "Must have push access to this repository.", docs=ctx.docs)
@@ -348,7 +352,7 @@ def lock_issue(ctx: Ctx) -> Reply:
     repo = _repo(ctx)
     item = _issue(ctx, repo)
     _require_push(ctx, repo)
-    body = ctx.body if isinstance(ctx.body, dict) else {}
+    body = _body(ctx)
     item.locked = True
     item.lock_reason = body.get("lock_reason")
     item.updated_at = ctx.state.stamp()
@@ -439,7 +443,7 @@ def list_labels(ctx: Ctx) -> Reply:
 def create_label(ctx: Ctx) -> Reply:
     repo = _repo(ctx)
     _require_push(ctx, repo)
-    body = ctx.body if isinstance(ctx.body, dict) else {}
+    body = _body(ctx)
     name = str(body.get("name", "")).strip()
     if not name:
         raise invalid("Label", "name", None, ctx.docs, code="missing_field")
@@ -463,7 +467,7 @@ def update_label(ctx: Ctx) -> Reply:
     repo = _repo(ctx)
     _require_push(ctx, repo)
     lb = _find_label(ctx, repo)
-    body = ctx.body if isinstance(ctx.body, dict) else {}
+    body = _body(ctx)
     if body.get("new_name"):
         new_name = str(body["new_name"]).strip()
         other = repo.find_label(new_name)

@@ -14,14 +14,10 @@ from typing import Any
 
 from fakegithub import objects
 from fakegithub.clock import due_on, parse_time
-from fakegithub.handlers import Ctx, Reply, _page, _repo, _require_push, handles
+from fakegithub.handlers import Ctx, Reply, _body, _page, _repo, _require_push, handles
 from fakegithub.state import Milestone, Repo, invalid, not_found
 
 NO_DUE_DATE = parse_time("9999-12-31T00:00:00Z")  # sorts after every real due date
-
-
-def _body(ctx: Ctx) -> dict[str, Any]:
-    return ctx.body if isinstance(ctx.body, dict) else {}
 
 
 def _find(ctx: Ctx, repo: Repo) -> Milestone:

@@ -12,6 +12,7 @@ from generator.diagnostics import Diagnostic, Level, Where
 from generator.ir import IRServer
 from generator.overrides import BreakingChange, OverrideFile
 from generator.render import wire_tool
+from generator.schemas import schema_types
 from generator.yamlsrc import Located
 
 UPPER = ("maxLength", "maxItems", "maximum", "exclusiveMaximum")
@@ -30,13 +31,6 @@ class Change:
     def line(self) -> str:
         field = f" {self.field}" if self.field else ""
         return f"{self.tool}: {self.kind}{field} ({self.detail})"
-
-
-def schema_types(schema: Wire) -> set[str]:
-    kind = schema.get("type")
-    if kind is None:
-        return set()
-    return {str(k) for k in kind} if isinstance(kind, list) else {str(kind)}
 
 
 def show_types(types: set[str]) -> str:

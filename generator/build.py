@@ -41,8 +41,16 @@ from generator.overrides import (
     tool_operations,
 )
 from generator.resolvers import build_resolve
-from generator.schemas import compact, is_union, object_branches, open_values, python_type, walk
-from generator.spec import SpecOperation, iter_operations, resolve_ref, success_schema
+from generator.schemas import (
+    compact,
+    is_union,
+    object_branches,
+    open_values,
+    python_type,
+    schema_types,
+    walk,
+)
+from generator.spec import SpecOperation, iter_operations, resolve_ref, success_body, success_schema
 from generator.yamlsrc import Located
 from ghmcp_runtime.declared import Completion, Repair, Resolve
 from ghmcp_runtime.errors import ENVELOPE_OUTPUT_SCHEMA, UNIVERSAL_CODES
@@ -836,17 +844,8 @@ class Builder:
 
 def listing_items(document: JSON, op: SpecOperation) -> JSON | None:
     """The row schema of a listing (a JSON array success body), None for anything else."""
-    for status, response in sorted(op.node.get("responses", {}).items()):
-        if status.isdigit() and 200 <= int(status) < 300:
-            content = resolve_ref(document, response).get("content", {})
-            node = resolve_ref(document, content.get("application/json", {}).get("schema", {}))
-            return resolve_ref(document, node["items"]) if node.get("type") == "array" else None
-    return None
-
-
-def schema_types(schema: Mapping[str, JSON]) -> tuple[str, ...]:
-    kind = schema.get("type")
-    return tuple(kind) if isinstance(kind, list) else (str(kind),) if kind else ()
+    node = success_body(document, op)
+    return resolve_ref(document, node["items"]) if node is not None and node.get("type") == "array" else None
 
 
 def runtime_operation(op: IROperation) -> Operation:
@@ -857,11 +856,10 @@ def runtime_operation(op: IROperation) -> Operation:
 def echo_safe(param: IRParam) -> bool:
     """May this parameter's value appear in an error? Identifiers, enums, numbers, cursors: yes;
     free-form text (titles, bodies, queries, label names, logins): never."""
-    kind = param.schema.get("type")
-    kinds = set(kind) if isinstance(kind, list) else {kind}
     if param.name in ("owner", "repo") or param.name.endswith("cursor") or "enum" in param.schema:
         return True
-    return kinds <= {"integer", "boolean", "null"}
+    kinds = schema_types(param.schema)
+    return bool(kinds) and kinds <= {"integer", "boolean", "null"}
 
 
 def added_fields(fields: tuple[IRField, ...],

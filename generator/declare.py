@@ -346,16 +346,21 @@ class DeclarationBuilder:
         if c.against not in known:
             self.error((*loc, "compare", "against"), f"compare names {c.against!r}, not an earlier step",
                        f"earlier steps: {', '.join(sorted(known)) or 'none'}")
-        for key in [*c.fields, *c.normalize]:
-            if key not in body:
-                self.error((*loc, "compare", "fields", key), f"{key!r} is not a body field of this step",
-                           f"body fields: {', '.join(sorted(body)) or 'none'}")
-        for key, name in c.normalize.items():
-            if name not in TRANSFORMS:
-                self.error((*loc, "compare", "normalize", key), f"unknown transform {name!r}",
-                           f"transforms: {', '.join(TRANSFORMS)}")
+        self.body_fields((*loc, "compare"), c.fields, c.normalize, body)
         return Compare(against=c.against, fields=dict(c.fields), normalize=dict(c.normalize),
                        changed=c.changed, names=self.row_names(c.against, c.fields, (*loc, "compare")))
+
+    def body_fields(self, loc: Loc, fields: Mapping[str, Any], normalize: Mapping[str, str],
+                    body: dict[str, Any]) -> None:
+        """`compare`/`verify` name body fields of their step, normalized by known transforms."""
+        for key in [*fields, *normalize]:
+            if key not in body:
+                self.error((*loc, "fields", key), f"{key!r} is not a body field of this step",
+                           f"body fields: {', '.join(sorted(body)) or 'none'}")
+        for key, name in normalize.items():
+            if name not in TRANSFORMS:
+                self.error((*loc, "normalize", key), f"unknown transform {name!r}",
+                           f"transforms: {', '.join(TRANSFORMS)}")
 
     def row_names(self, against: str, fields: Mapping[str, str], loc: Loc) -> dict[str, str]:
         """Body field -> the field of the returned row it changes: changed_fields names the row's
@@ -409,14 +414,7 @@ class DeclarationBuilder:
         v = raw.verify
         if v is None:
             return None
-        for key in [*v.fields, *v.normalize]:
-            if key not in body:
-                self.error((*loc, "verify", "fields", key), f"{key!r} is not a body field of this step",
-                           f"body fields: {', '.join(sorted(body)) or 'none'}")
-        for key, name in v.normalize.items():
-            if name not in TRANSFORMS:
-                self.error((*loc, "verify", "normalize", key), f"unknown transform {name!r}",
-                           f"transforms: {', '.join(TRANSFORMS)}")
+        self.body_fields((*loc, "verify"), v.fields, v.normalize, body)
         renamed = {key: ref for key, value in body.items()
                    if (ref := _whole_ref(value)) is not None and ref != key and key in v.fields}
         return Verify(fields={k: split_path(p) for k, p in v.fields.items()},

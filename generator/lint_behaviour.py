@@ -156,68 +156,62 @@ def _catalog(ctx: Ctx) -> None:
 # -- repairs ---------------------------------------------------------------------------------
 
 
-def _template_problems(schema: dict[str, Any], arguments: Mapping[str, Any]) -> Iterator[str]:
+_RUN_TIME = object()  # an argument whose value is only known when the repair is built
+
+
+def _declared_arguments(arguments: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+    """A declared repair's arguments: templates that read a value are known only at run time."""
+    return {k: _RUN_TIME if references(v) else v for k, v in arguments.items()}, True
+
+
+def _hook_arguments(node: ast.expr | None) -> tuple[dict[str, Any], bool] | None:
+    """A hook repair's literal arguments (values that are not literals known only at run time) and
+    whether they are all there (no `**spread` or computed key); None when not a dict literal."""
+    if not isinstance(node, ast.Dict):
+        return None
+    out: dict[str, Any] = {}
+    complete = True
+    for key, value in zip(node.keys, node.values, strict=True):
+        name = _str(key)
+        if name is None:
+            complete = False
+            continue
+        try:
+            out[name] = ast.literal_eval(value)
+        except ValueError:
+            out[name] = _RUN_TIME
+    return out, complete
+
+
+def _argument_problems(schema: dict[str, Any], arguments: Mapping[str, Any], complete: bool) -> Iterator[str]:
     props = schema.get("properties", {})
     for name, value in arguments.items():
         if name not in props:
             yield f"argument {name!r} is not a parameter"
-        elif not references(value):  # a constant: it must be valid as it stands
+        elif value is not _RUN_TIME:  # a constant: it must be valid as it stands
             errors = sorted(Draft202012Validator(props[name]).iter_errors(value), key=lambda e: e.message)
             if errors:
                 yield f"argument {name!r}: {errors[0].message}"
-    for required in schema.get("required", []):
-        if required not in arguments:
-            yield f"required argument {required!r} is missing"
+    if complete:
+        for required in schema.get("required", []):
+            if required not in arguments:
+                yield f"required argument {required!r} is missing"
 
 
 def _repairs(ctx: Ctx) -> None:
-    for tool in ctx.server.tools:
-        for where, found_repair in tool.repairs:
-            target = ctx.wire.get(found_repair.tool)
-            if target is None:
-                ctx.error(where, "repair-tool", f"{tool.name}: a repair names {found_repair.tool!r}, which "
-                          "is not a tool", "repair.tool must name a listed tool")
-                continue
-            for problem in _template_problems(target["inputSchema"], found_repair.arguments):
-                ctx.error(where, "repair-arguments", f"{tool.name}: repair with {found_repair.tool}: {problem}",
-                          "repair arguments must be callable as they are against the tool's inputSchema")
-    _, repairs = _scan(ctx.server.hooks_source)
-    for found in repairs:
-        where = Where(ctx.server.hooks_file or ctx.server.overrides_file, found.line, found.col)
-        wire = ctx.wire.get(found.tool)
+    """Every repair, declared or in the hooks, names a tool and arguments its inputSchema takes."""
+    found: list[tuple[Where, str, str, tuple[dict[str, Any], bool] | None]] = [
+        (where, f"{tool.name}: ", repair.tool, _declared_arguments(repair.arguments))
+        for tool in ctx.server.tools for where, repair in tool.repairs]
+    hooks_file = ctx.server.hooks_file or ctx.server.overrides_file
+    found += [(Where(hooks_file, r.line, r.col), "", r.tool, _hook_arguments(r.arguments))
+              for r in _scan(ctx.server.hooks_source)[1]]
+    for where, prefix, target, arguments in found:
+        wire = ctx.wire.get(target)
         if wire is None:
-            ctx.error(where, "repair-tool", f"a repair names {found.tool!r}, which is not a tool",
+            ctx.error(where, "repair-tool", f"{prefix}a repair names {target!r}, which is not a tool",
                       "repair.tool must name a listed tool")
             continue
-        for problem in _argument_problems(wire["inputSchema"], found.arguments):
-            ctx.error(where, "repair-arguments", f"repair with {found.tool}: {problem}",
+        for problem in _argument_problems(wire["inputSchema"], *arguments) if arguments else ():
+            ctx.error(where, "repair-arguments", f"{prefix}repair with {target}: {problem}",
                       "repair arguments must be callable as they are against the tool's inputSchema")
-
-
-def _argument_problems(schema: dict[str, Any], node: ast.expr | None) -> Iterator[str]:
-    if not isinstance(node, ast.Dict):
-        return  # built at run time: not statically known
-    props = schema.get("properties", {})
-    literal: dict[str, Any] = {}
-    spread = False
-    for key, value in zip(node.keys, node.values, strict=True):
-        name = _str(key)
-        if name is None:  # `**spread` or a computed key
-            spread = True
-            continue
-        if name not in props:
-            yield f"argument {name!r} is not a parameter"
-            continue
-        try:
-            literal[name] = ast.literal_eval(value)
-        except ValueError:
-            continue
-        errors = sorted(Draft202012Validator(props[name]).iter_errors(literal[name]),
-                        key=lambda e: e.message)
-        if errors:
-            yield f"argument {name!r}: {errors[0].message}"
-    if not spread:
-        names = {_str(k) for k in node.keys}
-        for required in schema.get("required", []):
-            if required not in names:
-                yield f"required argument {required!r} is missing"

@@ -33,16 +33,13 @@ FileMap = dict[str, str]
 
 def wire_tool(tool: IRTool) -> dict[str, Any]:
     """One tool exactly as `tools/list` publishes it."""
-    a = tool.annotations
-    hints = Annotations(read_only=a.read_only, open_world=a.open_world, destructive=a.destructive,
-                        idempotent=a.idempotent).wire()
     return {
         "name": tool.name,
         "title": tool.title,
         "description": tool.description,
         "inputSchema": tool.input_schema,
         "outputSchema": tool.output_schema,
-        "annotations": hints,
+        "annotations": runtime_annotations(tool.annotations).wire(),
     }
 
 

@@ -60,7 +60,7 @@ def build_resolve(p: ParamDef, loc: Loc, *, kinds: Collection[str], names: Colle
                           "names are matched as text")
         elif key == "value":
             value_type = JSON_TYPES.get(str(node.get("type")))
-    ids = [k for k in kinds if k not in ("string", "null")]
+    ids = sorted(k for k in kinds if k not in ("string", "null"))
     if value_type is not None and value_type not in ids:
         before.report((*rloc, "value"), f"{r.value!r} is a {value_type}, not an id parameter {p.name!r} "
                       f"takes ({', '.join(ids) or 'none'})", "resolve yields the id a name stands for")

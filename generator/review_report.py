@@ -21,12 +21,12 @@ from generator.breaking import (
     diff_surfaces,
     join_path,
     output_branches,
-    schema_types,
     show_types,
 )
 from generator.diagnostics import Diagnostic
 from generator.overrides import BreakingChange
 from generator.render import compact_bytes
+from generator.schemas import schema_types
 
 Wire = Mapping[str, Any]
 BOUNDS = (*UPPER, *LOWER, "pattern", "format", "multipleOf", "minProperties", "maxProperties",

@@ -13,6 +13,14 @@ _KEEP = ("type", "enum", "format", "minimum", "maximum", "minLength", "maxLength
 _FORMATS = {"date-time", "uri", "email"}
 
 
+def schema_types(schema: Mapping[str, JSON]) -> set[str]:
+    """The JSON types `schema` names in `type` (a string or a list); empty when it names none."""
+    kind = schema.get("type")
+    if kind is None:
+        return set()
+    return {str(k) for k in kind} if isinstance(kind, list) else {str(kind)}
+
+
 def is_union(node: Mapping[str, JSON]) -> bool:
     return any(k in node for k in ("oneOf", "anyOf")) and "type" not in node
 

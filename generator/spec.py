@@ -122,15 +122,21 @@ def deep_copy(document: Mapping[str, JSON]) -> dict[str, JSON]:
     return copy.deepcopy(dict(document))
 
 
-def success_schema(document: JSON, op: SpecOperation) -> JSON | None:
-    """The JSON body schema of an operation's first 2xx response; list items for an array."""
+def success_body(document: JSON, op: SpecOperation) -> JSON | None:
+    """The JSON body schema of an operation's first 2xx response that has one."""
     for status, response in sorted(op.node.get("responses", {}).items()):
         if not (status.isdigit() and 200 <= int(status) < 300):
             continue
         content = resolve_ref(document, response).get("content", {})
         schema = content.get("application/json", {}).get("schema")
-        if schema is None:
-            continue
-        node = resolve_ref(document, schema)
-        return resolve_ref(document, node["items"]) if node.get("type") == "array" else node
+        if schema is not None:
+            return resolve_ref(document, schema)
     return None
+
+
+def success_schema(document: JSON, op: SpecOperation) -> JSON | None:
+    """The JSON body schema of an operation's first 2xx response; list items for an array."""
+    node = success_body(document, op)
+    if node is None:
+        return None
+    return resolve_ref(document, node["items"]) if node.get("type") == "array" else node

@@ -215,6 +215,11 @@ def _mistakes() -> list[Mistake]:
         lambda: replace(t, "repair: {next_step: list_labels, tool: github_list_labels,",
                         "repair: {next_step: list_labels, tool: github_list_label,", update),
         r"a repair names 'github_list_label', which is not a tool")
+    add("declared-repair-argument-invalid",
+        lambda: (replace(t, 'arguments: {owner: "{owner}", repo: "{repo}", state: all}\n',
+                         'arguments: {owner: "{owner}", repo: "{repo}", state: everything}\n', delete)[0],
+                 line_of(t, "repair: &review_then_force", delete)),
+        r"github_delete_label: repair with github_search_issues: argument 'state': 'everything' is not one of")
     add("declared-output-without-from",
         lambda: replace(t, "{name: deleted_label, shape: label, from: current}", "{name: deleted_label, shape: label}",
                         delete),
