@@ -37,6 +37,10 @@ class ServerSection(Strict):
     version: str
     tool_prefix: str = Field(pattern=r"^[a-z][a-z0-9]*_$")
     api_version: str
+    spec: str | None = Field(
+        default=None, pattern=r"^[a-z][a-z0-9_-]*$",
+        description="the vendored description the server is built on: spec/<spec>/ (e.g. forgejo); "
+        "default: spec/ itself, GitHub's")
     hooks: str | None = Field(
         default=None, description="hand-written hook module, relative to the override file; only for "
         "tools, templates or completions a declaration cannot express")
