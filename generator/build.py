@@ -50,7 +50,14 @@ from generator.schemas import (
     schema_types,
     walk,
 )
-from generator.spec import SpecOperation, iter_operations, resolve_ref, success_body, success_schema
+from generator.spec import (
+    SpecOperation,
+    iter_operations,
+    listing_row,
+    request_body_schema,
+    resolve_ref,
+    success_schema,
+)
 from generator.yamlsrc import Located
 from ghmcp_runtime.declared import Completion, Repair, Resolve
 from ghmcp_runtime.errors import ENVELOPE_OUTPUT_SCHEMA, UNIVERSAL_CODES
@@ -106,6 +113,7 @@ class Builder:
         self.ops = {op.operation_id: op for op in iter_operations(document)}
         self.problems: list[Diagnostic] = []
         forge = FORGES.get(overrides.server.forge, GITHUB)  # an unknown forge is reported by check_forge
+        self.totals = forge.total_count_header is not None
         self.catalog: dict[str, ErrorCodeDef] = {**builtin_codes(forge), **overrides.error_codes}
 
     # -- helpers -----------------------------------------------------------------------------
@@ -230,7 +238,8 @@ class Builder:
                                                idempotency=None)
                 runtime_ops = {op.operation_id: runtime_operation(op) for op in ops}
                 built = DeclarationBuilder(body, loc, params, self.ops, runtime_ops, self.doc,
-                                           set(self.catalog), self.error, self.versioned).build()
+                                           set(self.catalog), self.error, self.versioned,
+                                           totals=self.totals).build()
                 declaration = built[0] if built else None
             completions = tuple(sorted((var, self.build_completion(spec, variables, (*loc, "completions", var)))
                                        for var, spec in t.completions.items()))
@@ -540,7 +549,8 @@ class Builder:
         if tool.steps is not None:
             runtime_ops = {op.operation_id: runtime_operation(op) for op in ops}
             builder = DeclarationBuilder(tool, loc, built_params, self.ops, runtime_ops, self.doc,
-                                         set(self.catalog), self.error, self.versioned, shapes)
+                                         set(self.catalog), self.error, self.versioned, shapes,
+                                         totals=self.totals)
             built = builder.build()
             if built is None:
                 return None
@@ -620,7 +630,7 @@ class Builder:
             built = build_resolve(
                 raw, (*loc, "params", k), kinds=kinds[raw.name], names=names, op=op,
                 operation=runtime_operation(self.build_operation(op)) if op is not None else None,
-                items=listing_items(self.doc, op) if op is not None else None, document=self.doc,
+                items=listing_row(self.doc, op) if op is not None else None, document=self.doc,
                 codes=set(self.catalog), error=self.error)
             ok = ok and built is not None
             if built is not None:
@@ -661,9 +671,8 @@ class Builder:
         if op is None:
             return None
         if where == "body":
-            body = op.node.get("requestBody", {}).get("content", {}).get("application/json", {})
             candidates = {}
-            for branch in object_branches(self.doc, body.get("schema", {})):
+            for branch in object_branches(self.doc, request_body_schema(self.doc, op)):
                 candidates.update(branch.get("properties", {}))
         else:
             candidates = {}
@@ -868,12 +877,6 @@ class Builder:
             if not users:
                 self.warn(("error_codes", code), f"error code {code!r} is used by no tool")
         return tuple(out)  # repair targets are checked, with locations, by the linter
-
-
-def listing_items(document: JSON, op: SpecOperation) -> JSON | None:
-    """The row schema of a listing (a JSON array success body), None for anything else."""
-    node = success_body(document, op)
-    return resolve_ref(document, node["items"]) if node is not None and node.get("type") == "array" else None
 
 
 def runtime_operation(op: IROperation) -> Operation:
