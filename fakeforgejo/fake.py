@@ -7,6 +7,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+import httpx
+
 from fakeforgejo.pipeline import API_PREFIX, Pipeline
 from fakeforgejo.state import ALL_SCOPES, Issue, Label, Org, Repo, State, Token, User
 from fakegithub.clock import Clock
@@ -146,6 +148,12 @@ class FakeForgejo(FakeForge):
 
     def add_pull_request(self, repo: str, title: str, **kwargs: Any) -> Issue:
         return self.add_issue(repo, title, pull=True, **kwargs)
+
+    def client(self, token: str | None = None, *, timeout: float = 5.0) -> httpx.AsyncClient:
+        """An AsyncClient on `asgi_transport()` at https://forgejo.test (paths start /api/v1)."""
+        headers = {"authorization": f"token {token}"} if token else {}
+        return httpx.AsyncClient(transport=self.asgi_transport(), base_url=SPEC_HOST,
+                                 headers=headers, timeout=timeout)
 
     # queries -----------------------------------------------------------------------------------
 

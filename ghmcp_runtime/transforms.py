@@ -98,8 +98,20 @@ def _as_is(value: Any) -> Any:
 
 
 def normalizer(name: str | None) -> Transform:
-    """The transform a comparison applies (`normalize` maps); none named: the value as it is."""
-    return TRANSFORMS.get(name or "", _as_is)
+    """The transform a comparison applies (`normalize` maps); none named: the value as it is.
+    A value the transform refuses (a forge's answer need not satisfy what we ask of arguments:
+    a color it stores in another form) is compared as it is, never raised."""
+    transform = TRANSFORMS.get(name or "")
+    if transform is None:
+        return _as_is
+
+    def lenient(value: Any) -> Any:
+        try:
+            return transform(value)
+        except Refused:
+            return value
+
+    return lenient
 
 
 # What each transform does, for docs/overrides.md and the generator's did-you-mean.
