@@ -100,17 +100,10 @@ def _label_id(ctx: Ctx) -> int:
         raise not_found() from None
 
 
-def _repo_label(ctx: Ctx, repo: Repo, *, by_name: bool = False) -> Label:
+def _label(ctx: Ctx, labels: list[Label], *, by_name: bool = False) -> Label:
+    """The label `{id}` names among `labels`: by id, or (GetLabel only) by name when not numeric."""
     raw = ctx.params["id"]
-    for lb in ctx.state.repo_labels(repo):
-        if (raw.isdigit() and lb.id == int(raw)) or (by_name and not raw.isdigit() and lb.name == raw):
-            return lb
-    raise not_found()
-
-
-def _org_label(ctx: Ctx, org: Org, *, by_name: bool = False) -> Label:
-    raw = ctx.params["id"]
-    for lb in ctx.state.org_labels(org):
+    for lb in labels:
         if (raw.isdigit() and lb.id == int(raw)) or (by_name and not raw.isdigit() and lb.name == raw):
             return lb
     raise not_found()
@@ -188,7 +181,7 @@ def list_repo_labels(ctx: Ctx) -> Reply:
 @handles("issueGetLabel")
 def get_repo_label(ctx: Ctx) -> Reply:
     repo = _repo(ctx)
-    return Reply(200, objects.label(ctx.api, _repo_label(ctx, repo, by_name=True), ctx.state))
+    return Reply(200, objects.label(ctx.api, _label(ctx, ctx.state.repo_labels(repo), by_name=True), ctx.state))
 
 
 @handles("issueCreateLabel")
@@ -201,7 +194,7 @@ def create_repo_label(ctx: Ctx) -> Reply:
 def edit_repo_label(ctx: Ctx) -> Reply:
     repo = _repo(ctx, write=True)
     _label_id(ctx)
-    label = _repo_label(ctx, repo)
+    label = _label(ctx, ctx.state.repo_labels(repo))
     _edit(label, ctx.body or {})
     return Reply(200, objects.label(ctx.api, label, ctx.state))
 
@@ -230,7 +223,7 @@ def list_org_labels(ctx: Ctx) -> Reply:
 @handles("orgGetLabel")
 def get_org_label(ctx: Ctx) -> Reply:
     org = _org(ctx)
-    return Reply(200, objects.label(ctx.api, _org_label(ctx, org, by_name=True), ctx.state))
+    return Reply(200, objects.label(ctx.api, _label(ctx, ctx.state.org_labels(org), by_name=True), ctx.state))
 
 
 @handles("orgCreateLabel")
@@ -243,7 +236,7 @@ def create_org_label(ctx: Ctx) -> Reply:
 def edit_org_label(ctx: Ctx) -> Reply:
     org = _org(ctx, owner=True)
     _label_id(ctx)
-    label = _org_label(ctx, org)
+    label = _label(ctx, ctx.state.org_labels(org))
     _edit(label, ctx.body or {})
     return Reply(200, objects.label(ctx.api, label, ctx.state))
 

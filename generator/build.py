@@ -969,7 +969,9 @@ def with_null(schema: JSONObject) -> JSONObject:
 
 def const_name(operation_id: str) -> str:
     """The Python constant naming an operation in the generated operations module."""
-    return re.sub(r"[^0-9a-zA-Z]+", "_", operation_id).upper()
+    # issues/get-label -> ISSUES_GET_LABEL; a camelCase id (Forgejo's issueGetLabel) -> ISSUE_GET_LABEL
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", operation_id)
+    return re.sub(r"[^0-9a-zA-Z]+", "_", words).upper()
 
 
 def pascal(name: str) -> str:

@@ -89,7 +89,7 @@ REPO_LABEL_RESOURCE = Declaration(
     steps=(
         Step(
             id="label",
-            operation=operations.ISSUEGETLABEL,
+            operation=operations.ISSUE_GET_LABEL,
             path={"owner": "{owner}", "repo": "{repo}", "id": "{label_id}"},
         ),
     ),
@@ -101,7 +101,7 @@ REPO_LABELS_RESOURCE = Declaration(
     steps=(
         Step(
             id="page",
-            operation=operations.ISSUELISTLABELS,
+            operation=operations.ISSUE_LIST_LABELS,
             path={"owner": "{owner}", "repo": "{repo}"},
             paginate=Paginate(
                 page_size=50,
@@ -130,7 +130,7 @@ ORG_LABELS_RESOURCE = Declaration(
     steps=(
         Step(
             id="page",
-            operation=operations.ORGLISTLABELS,
+            operation=operations.ORG_LIST_LABELS,
             path={"org": "{org}"},
             paginate=Paginate(
                 page_size=50,
@@ -159,7 +159,7 @@ FORGEJO_CREATE_ORG_LABEL = Declaration(
     steps=(
         Step(
             id="taken",
-            operation=operations.ORGLISTLABELS,
+            operation=operations.ORG_LIST_LABELS,
             path={"org": "{org}"},
             absent=Absent(
                 match={"name": "{name}"},
@@ -179,7 +179,7 @@ FORGEJO_CREATE_ORG_LABEL = Declaration(
         ),
         Step(
             id="create",
-            operation=operations.ORGCREATELABEL,
+            operation=operations.ORG_CREATE_LABEL,
             path={"org": "{org}"},
             body={"name": "{name}", "color": "{color}", "description": "{description}"},
             after=("taken",),
@@ -195,7 +195,7 @@ FORGEJO_CREATE_REPO_LABEL = Declaration(
     steps=(
         Step(
             id="taken",
-            operation=operations.ISSUELISTLABELS,
+            operation=operations.ISSUE_LIST_LABELS,
             path={"owner": "{owner}", "repo": "{repo}"},
             absent=Absent(
                 match={"name": "{name}"},
@@ -215,7 +215,7 @@ FORGEJO_CREATE_REPO_LABEL = Declaration(
         ),
         Step(
             id="create",
-            operation=operations.ISSUECREATELABEL,
+            operation=operations.ISSUE_CREATE_LABEL,
             path={"owner": "{owner}", "repo": "{repo}"},
             body={"name": "{name}", "color": "{color}", "description": "{description}"},
             after=("taken",),
@@ -231,7 +231,7 @@ FORGEJO_DELETE_ORG_LABEL = Declaration(
     steps=(
         Step(
             id="current",
-            operation=operations.ORGGETLABEL,
+            operation=operations.ORG_GET_LABEL,
             path={"org": "{org}", "id": "{label_id}"},
             on_error=(
                 OnError(
@@ -245,7 +245,7 @@ FORGEJO_DELETE_ORG_LABEL = Declaration(
         ),
         Step(
             id="repos",
-            operation=operations.ORGLISTREPOS,
+            operation=operations.ORG_LIST_REPOS,
             path={"org": "{org}"},
             query={"limit": 1},
             when=(Condition(param="delete_mode", equals="safe"),),
@@ -284,7 +284,7 @@ FORGEJO_DELETE_ORG_LABEL = Declaration(
         ),
         Step(
             id="usage",
-            operation=operations.ISSUESEARCHISSUES,
+            operation=operations.ISSUE_SEARCH_ISSUES,
             query={
                 "owner": "{org}",
                 "labels": "{current.name|list_item}",
@@ -323,7 +323,7 @@ FORGEJO_DELETE_ORG_LABEL = Declaration(
         ),
         Step(
             id="orgdeletelabel",
-            operation=operations.ORGDELETELABEL,
+            operation=operations.ORG_DELETE_LABEL,
             path={"org": "{org}", "id": "{current.id}"},
             after=("current", "repos", "usage"),
             settle=Settle(against="current"),
@@ -338,7 +338,7 @@ FORGEJO_DELETE_REPO_LABEL = Declaration(
     steps=(
         Step(
             id="current",
-            operation=operations.ISSUEGETLABEL,
+            operation=operations.ISSUE_GET_LABEL,
             path={"owner": "{owner}", "repo": "{repo}", "id": "{label_id}"},
             on_error=(
                 OnError(
@@ -352,7 +352,7 @@ FORGEJO_DELETE_REPO_LABEL = Declaration(
         ),
         Step(
             id="usage",
-            operation=operations.ISSUELISTISSUES,
+            operation=operations.ISSUE_LIST_ISSUES,
             path={"owner": "{owner}", "repo": "{repo}"},
             query={"labels": "{current.name|list_item}", "state": "all", "limit": 1},
             when=(Condition(param="delete_mode", equals="safe"),),
@@ -387,7 +387,7 @@ FORGEJO_DELETE_REPO_LABEL = Declaration(
         ),
         Step(
             id="issuedeletelabel",
-            operation=operations.ISSUEDELETELABEL,
+            operation=operations.ISSUE_DELETE_LABEL,
             path={"owner": "{owner}", "repo": "{repo}", "id": "{current.id}"},
             after=("current", "usage"),
             settle=Settle(against="current"),
@@ -402,12 +402,12 @@ FORGEJO_EDIT_ORG_LABEL = Declaration(
     steps=(
         Step(
             id="current",
-            operation=operations.ORGGETLABEL,
+            operation=operations.ORG_GET_LABEL,
             path={"org": "{org}", "id": "{label_id}"},
         ),
         Step(
             id="update",
-            operation=operations.ORGEDITLABEL,
+            operation=operations.ORG_EDIT_LABEL,
             path={"org": "{org}", "id": "{label_id}"},
             body={
                 "is_archived": "{current.is_archived}",
@@ -434,12 +434,12 @@ FORGEJO_EDIT_REPO_LABEL = Declaration(
     steps=(
         Step(
             id="current",
-            operation=operations.ISSUEGETLABEL,
+            operation=operations.ISSUE_GET_LABEL,
             path={"owner": "{owner}", "repo": "{repo}", "id": "{label_id}"},
         ),
         Step(
             id="update",
-            operation=operations.ISSUEEDITLABEL,
+            operation=operations.ISSUE_EDIT_LABEL,
             path={"owner": "{owner}", "repo": "{repo}", "id": "{label_id}"},
             body={
                 "is_archived": "{current.is_archived}",
@@ -465,7 +465,9 @@ FORGEJO_EDIT_REPO_LABEL = Declaration(
 FORGEJO_GET_ORG_LABEL = Declaration(
     steps=(
         Step(
-            id="label", operation=operations.ORGGETLABEL, path={"org": "{org}", "id": "{label_id}"}
+            id="label",
+            operation=operations.ORG_GET_LABEL,
+            path={"org": "{org}", "id": "{label_id}"},
         ),
     ),
     output=(Output(name="label", shape="label", sources=("label",)),),
@@ -476,7 +478,7 @@ FORGEJO_GET_REPO_LABEL = Declaration(
     steps=(
         Step(
             id="label",
-            operation=operations.ISSUEGETLABEL,
+            operation=operations.ISSUE_GET_LABEL,
             path={"owner": "{owner}", "repo": "{repo}", "id": "{label_id}"},
         ),
     ),
@@ -488,7 +490,7 @@ FORGEJO_LIST_ORG_LABELS = Declaration(
     steps=(
         Step(
             id="page",
-            operation=operations.ORGLISTLABELS,
+            operation=operations.ORG_LIST_LABELS,
             path={"org": "{org}"},
             paginate=Paginate(cursor="cursor", page_size=50),
         ),
@@ -501,7 +503,7 @@ FORGEJO_LIST_REPO_LABELS = Declaration(
     steps=(
         Step(
             id="page",
-            operation=operations.ISSUELISTLABELS,
+            operation=operations.ISSUE_LIST_LABELS,
             path={"owner": "{owner}", "repo": "{repo}"},
             paginate=Paginate(cursor="cursor", page_size=50),
         ),
@@ -514,8 +516,8 @@ TOOLS = (
         name="forgejo_create_org_label",
         handler=declared(FORGEJO_CREATE_ORG_LABEL),
         operations=(
-            operations.ORGLISTLABELS,
-            operations.ORGCREATELABEL,
+            operations.ORG_LIST_LABELS,
+            operations.ORG_CREATE_LABEL,
         ),
         annotations=Annotations(
             read_only=False, open_world=True, destructive=False, idempotent=True
@@ -539,8 +541,8 @@ TOOLS = (
         name="forgejo_create_repo_label",
         handler=declared(FORGEJO_CREATE_REPO_LABEL),
         operations=(
-            operations.ISSUELISTLABELS,
-            operations.ISSUECREATELABEL,
+            operations.ISSUE_LIST_LABELS,
+            operations.ISSUE_CREATE_LABEL,
         ),
         annotations=Annotations(
             read_only=False, open_world=True, destructive=False, idempotent=True
@@ -565,10 +567,10 @@ TOOLS = (
         name="forgejo_delete_org_label",
         handler=declared(FORGEJO_DELETE_ORG_LABEL),
         operations=(
-            operations.ORGGETLABEL,
-            operations.ORGLISTREPOS,
-            operations.ISSUESEARCHISSUES,
-            operations.ORGDELETELABEL,
+            operations.ORG_GET_LABEL,
+            operations.ORG_LIST_REPOS,
+            operations.ISSUE_SEARCH_ISSUES,
+            operations.ORG_DELETE_LABEL,
         ),
         annotations=Annotations(
             read_only=False, open_world=True, destructive=True, idempotent=True
@@ -595,9 +597,9 @@ TOOLS = (
         name="forgejo_delete_repo_label",
         handler=declared(FORGEJO_DELETE_REPO_LABEL),
         operations=(
-            operations.ISSUEGETLABEL,
-            operations.ISSUELISTISSUES,
-            operations.ISSUEDELETELABEL,
+            operations.ISSUE_GET_LABEL,
+            operations.ISSUE_LIST_ISSUES,
+            operations.ISSUE_DELETE_LABEL,
         ),
         annotations=Annotations(
             read_only=False, open_world=True, destructive=True, idempotent=True
@@ -632,8 +634,8 @@ TOOLS = (
             ),
         ),
         operations=(
-            operations.ORGGETLABEL,
-            operations.ORGEDITLABEL,
+            operations.ORG_GET_LABEL,
+            operations.ORG_EDIT_LABEL,
         ),
         annotations=Annotations(
             read_only=False, open_world=True, destructive=True, idempotent=True
@@ -667,8 +669,8 @@ TOOLS = (
             ),
         ),
         operations=(
-            operations.ISSUEGETLABEL,
-            operations.ISSUEEDITLABEL,
+            operations.ISSUE_GET_LABEL,
+            operations.ISSUE_EDIT_LABEL,
         ),
         annotations=Annotations(
             read_only=False, open_world=True, destructive=True, idempotent=True
@@ -692,7 +694,7 @@ TOOLS = (
     _tool(
         name="forgejo_get_org_label",
         handler=declared(FORGEJO_GET_ORG_LABEL),
-        operations=(operations.ORGGETLABEL,),
+        operations=(operations.ORG_GET_LABEL,),
         annotations=Annotations(read_only=True, open_world=True),
         codes=(
             "insufficient_scope",
@@ -711,7 +713,7 @@ TOOLS = (
     _tool(
         name="forgejo_get_repo_label",
         handler=declared(FORGEJO_GET_REPO_LABEL),
-        operations=(operations.ISSUEGETLABEL,),
+        operations=(operations.ISSUE_GET_LABEL,),
         annotations=Annotations(read_only=True, open_world=True),
         codes=(
             "insufficient_scope",
@@ -730,7 +732,7 @@ TOOLS = (
     _tool(
         name="forgejo_list_org_labels",
         handler=declared(FORGEJO_LIST_ORG_LABELS),
-        operations=(operations.ORGLISTLABELS,),
+        operations=(operations.ORG_LIST_LABELS,),
         annotations=Annotations(read_only=True, open_world=True),
         codes=(
             "cursor_expired",
@@ -749,7 +751,7 @@ TOOLS = (
     _tool(
         name="forgejo_list_repo_labels",
         handler=declared(FORGEJO_LIST_REPO_LABELS),
-        operations=(operations.ISSUELISTLABELS,),
+        operations=(operations.ISSUE_LIST_LABELS,),
         annotations=Annotations(read_only=True, open_world=True),
         codes=(
             "cursor_expired",
