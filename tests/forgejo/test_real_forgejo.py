@@ -47,11 +47,11 @@ def forgejo() -> Iterator[dict[str, str]]:
     api = httpx.Client(base_url=f"{URL}/api/v1", headers={"Authorization": f"token {TOKEN}"}, timeout=30)
     login = api.get("/user").raise_for_status().json()["login"]
     api.post("/orgs", json={"username": name, "visibility": "public"}).raise_for_status()
-    api.post(f"/orgs/{name}/repos", json={"name": "labels", "private": False}).raise_for_status()
+    api.post(f"/orgs/{name}/repos", json={"name": "board", "private": False}).raise_for_status()
     try:
-        yield {"org": name, "repo": "labels", "login": login}
+        yield {"org": name, "repo": "board", "login": login}
     finally:
-        api.delete(f"/repos/{name}/labels")
+        api.delete(f"/repos/{name}/board")  # the repository first: an organisation with one stays
         api.delete(f"/orgs/{name}")
         api.close()
 
