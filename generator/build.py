@@ -437,7 +437,12 @@ class Builder:
                     continue
                 # same type, different refinements (e.g. an enum in one source only): keep the widest
                 schema = min(schemas, key=lambda s: (len(s), json.dumps(s, sort_keys=True)))
-            nullable = "[]" not in path and (nullable or f.transform == "preview")  # lists: [] when empty
+            if "[]" in path and f.nullable:
+                self.error((*floc, "nullable"), f"shape field {f.name!r} maps a list, which is [] when "
+                           "empty, never null", "drop `nullable`")
+            derived = nullable or f.transform == "preview"
+            # lists: [] when empty; an explicit `nullable` overrides what the spec says
+            nullable = "[]" not in path and (derived if f.nullable is None else f.nullable)
             if nullable:
                 schema = with_null(schema)
             for _ in range(path.count("[]")):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from generator.diagnostics import closest
 from generator.ir import IRParam, IRShape
@@ -26,7 +26,7 @@ from generator.overrides import (
     StepDef,
     ToolDef,
 )
-from generator.schemas import object_branches
+from generator.schemas import is_required, object_branches
 from generator.spec import SpecOperation, resolve_ref, success_schema
 from ghmcp_runtime.declared import (
     Compare,
@@ -60,7 +60,12 @@ class _Invalid:
 
 
 INVALID = _Invalid()
-Report = Callable[[Loc, str, str], None]
+
+
+class Report(Protocol):
+    def __call__(self, loc: Loc, message: str, hint: str = "", rule: str = "") -> None: ...
+
+
 READ_METHODS = frozenset({"GET", "HEAD"})
 RECIPE_VALUES = frozenset({"count", "next_page", "page_size"})
 
@@ -84,6 +89,22 @@ def spec_fields(document: Any, op: SpecOperation, where: str) -> dict[str, Any]:
         if param.get("in") == where:
             found[param["name"]] = param.get("schema", {})
     return found
+
+
+def required_fields(document: Any, op: SpecOperation, where: str) -> list[str]:
+    """The query parameters or JSON body properties an operation requires, by name."""
+    if where == "body":
+        body = resolve_ref(document, op.node.get("requestBody", {}))
+        schema = body.get("content", {}).get("application/json", {}).get("schema", {})
+        return sorted({name for branch in object_branches(document, schema)
+                       for name in branch.get("properties", {}) if is_required(document, schema, name)})
+    return sorted(name for raw in [*op.path_item.get("parameters", []), *op.node.get("parameters", [])]
+                  if (param := resolve_ref(document, raw)).get("in") == where and param.get("required")
+                  for name in [param["name"]])
+
+
+def body_required(document: Any, op: SpecOperation) -> bool:
+    return bool(resolve_ref(document, op.node.get("requestBody", {})).get("required"))
 
 
 def path_names(op: SpecOperation) -> list[str]:
@@ -275,6 +296,7 @@ class DeclarationBuilder:
         if raw.guard is not None:
             for key in ("refuse", "unknown"):
                 templates.append(((*loc, "guard", key), _error_templates(getattr(raw.guard, key))))
+        self.required_bound(raw, op, loc, query, body, conditions)
         reads: set[str] = set()
         for tloc, template in templates:
             reads |= self.check_refs(template, tloc, names, known, allow_count="guard" in tloc)
@@ -290,6 +312,32 @@ class DeclarationBuilder:
                     on_error=tuple(on_error), reject=tuple(reject), paginate=paginate,
                     compare=compare, guard=guard, names_exist=names_exist, verify=verify,
                     settle=settle)
+
+    def required_bound(self, raw: StepDef, op: SpecOperation, loc: Loc, query: Mapping[str, Any],
+                       body: Mapping[str, Any], conditions: Sequence[Condition]) -> None:
+        """Every query parameter and body property the operation requires is in the request
+        whenever the step runs: bound, and not only to a parameter the agent may omit (unless the
+        step runs only when it is given, or it has a default)."""
+        given = {c.param for c in conditions if c.present and c.equals is None}
+        optional = {p.name for p in self.params if not p.required and "default" not in p.schema}
+        for where, bound in (("query", query), ("body", body)):
+            for name in required_fields(self.document, op, where):
+                if name not in bound:
+                    self.error((*loc, "call"), f"{raw.call} requires {where} field {name!r}, which this "
+                               "step does not send", f"map a parameter to it (`from: {raw.call}#{where}."
+                               f"{name}`), or set it on the step: `{where}: {{{name}: \"{{param}}\"}}`",
+                               "required-binding")
+                    continue
+                missing = sorted(optional & {ref.path[0] for ref in references(bound[name])} - given)
+                if missing:
+                    self.error((*loc, "call"), f"{raw.call} requires {where} field {name!r}, but it is "
+                               f"left out when the optional parameter {missing[0]!r} is omitted",
+                               f"make {missing[0]} required, give it a default, or run the step only "
+                               f"`when: {missing[0]}`", "required-binding")
+        if body_required(self.document, op) and not body:
+            self.error((*loc, "call"), f"{raw.call} requires a request body, and this step sends none",
+                       f"bind its fields (`from: {raw.call}#body.<field>` or `body:` on the step)",
+                       "required-binding")
 
     def bind_path(self, raw: StepDef | RecoverDef, op: SpecOperation, loc: Loc,
                   names: set[str]) -> dict[str, Any]:

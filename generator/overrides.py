@@ -68,6 +68,10 @@ class ShapeField(Strict):
         "schema of a value a hook supplies")
     fields: list[ShapeField] | None = Field(default=None, description="project an object field by field")
     description: str | None = None
+    nullable: bool | None = Field(
+        default=None, description="may the row carry null here? Default: derived from the spec (null "
+        "when a property on the path is nullable or not required); `false` asserts GitHub always "
+        "sends a value (the example-output rule then checks GitHub's examples), `true` widens")
     untrusted: bool = Field(
         default=False, description="user-authored text: markup GitHub's page hides (HTML "
         "comments outside code) and invisible characters are removed and counted in the row's "

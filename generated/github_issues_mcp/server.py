@@ -33,7 +33,7 @@ from ghmcp_runtime.runner import completer, declared, resolving
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+ccd4e4df3059"
+FINGERPRINT = "github-issues-mcp@0.1.0+66e5a524f2a8"
 
 
 def _text(name: str) -> str:
