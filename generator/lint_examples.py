@@ -71,9 +71,10 @@ def check(ctx: Ctx) -> None:
 def _tool(ctx: Ctx, tool: IRTool, decl: Declaration, projector: ShapeProjector) -> None:
     assert ctx.document is not None
     properties = tool.success_schema.get("properties", {})
+    step_ids = {s.id for s in decl.steps}
     for index, out in enumerate(decl.output):
         schema = properties.get(out.name)
-        sources = _sources(out)
+        sources = [s for s in _sources(out) if s in step_ids]  # not a parameter or {response...}
         if schema is None or not sources:
             continue
         validator = Draft202012Validator(schema)
@@ -111,9 +112,6 @@ def _sources(out: Output) -> tuple[str, ...]:
 
 def _value(out: Output, decl: Declaration, source: str, body: Any, projector: ShapeProjector) -> Any:
     if out.shape is None:
-        step_ids = {s.id for s in decl.steps}
-        if source not in step_ids:
-            return MISSING  # a parameter, not a step
         return render(out.value, Scope({}, {source: body}, {}))
     step = decl.step(source)
     detail = out.detail or "full"

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from ghmcp_runtime.context import ToolContext
+    from ghmcp_runtime.declared import OnError
 
 JSONObject = dict[str, Any]
 Detail = Literal["summary", "full"]
@@ -165,3 +166,5 @@ class ServerSpec:
     templates: tuple[TemplateResource, ...] = ()
     summary: str = ""  # the override file's summary (instructions without the fingerprint line)
     toolsets: Mapping[str, str] = field(default_factory=dict)  # name -> description
+    # the override file's top-level on_error: refines every upstream failure of every tool
+    error_rules: tuple[OnError, ...] = ()

@@ -348,6 +348,18 @@ class GitHubUpstream:
         resp: httpx.Response,
         path: Mapping[str, str | int] | None,
     ) -> UpstreamError:
+        err = await self._classify(ctx, op, token, resp, path)
+        err.upstream_message = _github_message(resp)  # what declared on_error rules may match
+        return err
+
+    async def _classify(
+        self,
+        ctx: ToolContext,
+        op: Operation,
+        token: str,
+        resp: httpx.Response,
+        path: Mapping[str, str | int] | None,
+    ) -> UpstreamError:
         status = resp.status_code
         message = _github_message(resp)
         if status == 401:
