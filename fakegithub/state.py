@@ -76,6 +76,7 @@ class Token:
     login: str
     scopes: tuple[str, ...]
     buckets: dict[str, RateBucket] = field(default_factory=dict)
+    installation: bool = False  # a GitHub App installation token: acts as `<app>[bot]`
 
 
 @dataclass

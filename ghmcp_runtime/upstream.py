@@ -18,6 +18,7 @@ import httpx
 from ghmcp_runtime.caller import usable_token
 from ghmcp_runtime.context import ToolContext, UpstreamResponse
 from ghmcp_runtime.errors import OutcomeUnknown, ToolError, UpstreamError
+from ghmcp_runtime.github_clock import GitHubClock
 from ghmcp_runtime.host_guard import is_loopback
 from ghmcp_runtime.http_cache import PARTITION, HttpCache
 from ghmcp_runtime.logs import log_event
@@ -137,6 +138,7 @@ class GitHubUpstream:
         self._sleep = sleep
         self._jitter = jitter
         self._cache = cache  # conditional reads, per caller; applies to the client built here
+        self.github_clock = GitHubClock()  # GitHub's clock against ours, from every answer's Date
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None or (self._owns_client and self._client.is_closed):
@@ -276,6 +278,7 @@ class GitHubUpstream:
             error: str | None = None
             gh_id: str | None = None
             cached: str | None = None
+            sent_at = self._clock()
             try:
                 resp = await self._http().request(
                     method, url, params=params or None, headers=headers,
@@ -284,6 +287,8 @@ class GitHubUpstream:
                 )
                 status, gh_id = resp.status_code, resp.headers.get("x-github-request-id")
                 cached = _cache_outcome(resp)
+                if cached != "not_modified":  # a cached answer's Date is as old as the answer
+                    self.github_clock.observe(resp.headers.get("date"), sent_at, self._clock())
                 self._note_rate_limit(ctx, resp)
             except httpx.RequestError as exc:
                 error = type(exc).__name__
