@@ -69,6 +69,7 @@ NOT_FOUND_BY_PARAM = {
     "comment_id": "comment_not_found",
     "name": "label_not_found",
     "milestone_number": "milestone_not_found",
+    "assignee": "invalid_field",  # issues/check-user-can-be-assigned: 404 = cannot be assigned
 }
 REPO_PARAMS = ("owner", "repo")
 DEFAULT_TOOL_BUDGET = 2000  # bytes of tools/list per tool, on average (issue 12)

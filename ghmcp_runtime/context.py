@@ -22,6 +22,8 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
                         ctx.call refuses requests outside it before sending them
     ctx.confine_query(q) -> str   (a search query confined to ctx.repos; raises ToolError)
     ctx.requests_sent   int, upstream requests this call has started through ctx.call
+    ctx.writes          WriteLog: what the call's multi-step writes applied so far; once a write
+                        was sent, the runtime adds it to whatever error the call ends with
     ctx.slots           anyio.CapacityLimiter: how many of this call's upstream requests may be in
                         flight at once (ctx.call holds one slot per request; never call ctx.call
                         while holding one)
@@ -37,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import anyio
 
 from ghmcp_runtime.concurrent import MAX_CONCURRENT
-from ghmcp_runtime.errors import UpstreamError
+from ghmcp_runtime.errors import UpstreamError, WriteLog
 from ghmcp_runtime.model import Detail, Operation, ToolSpec
 
 if TYPE_CHECKING:
@@ -118,6 +120,7 @@ class ToolContext:
     lockdown: Lockdown | None = None
     repos: RepoAllowlist | None = None
     requests_sent: int = 0
+    writes: WriteLog = field(default_factory=WriteLog)
     slots: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(MAX_CONCURRENT))
 
     @property

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 # Codes the runtime itself can emit for any tool that talks to GitHub.
@@ -92,6 +93,34 @@ class OutcomeUnknown(UpstreamError):
         self.message = "GitHub's answer to a change was lost; a re-read shows it was not applied."
         self.details = {**(self.details or {}), "reason": "the change was not applied; repeat the call"}
         return self
+
+
+@dataclass(slots=True)
+class WriteLog:
+    """What a call's writes have done so far, kept on its context (`ToolContext.writes`) by
+    `writes.run_steps`: once a write was sent, every error the call raises, whoever built it
+    (an error mapper in a hook included), is answered with exactly these fields (`annotate`)."""
+
+    sent: bool = False
+    applied: list[str] = field(default_factory=list)  # fields GitHub shows changed
+    unknown: list[str] = field(default_factory=list)  # fields whose change is unknown
+
+    def annotate(self, err: ToolError) -> ToolError:
+        if not self.sent:
+            return err
+        details = dict(err.details or {})
+        if details.get("applied_fields") != self.applied:
+            details["applied_fields"] = list(self.applied)
+        err.details = details
+        if self.applied and APPLIED not in err.message:
+            err.message += f"{APPLIED}{', '.join(self.applied)}."
+        if self.unknown and UNKNOWN not in err.message:
+            err.message += f" Whether {', '.join(self.unknown)}{UNKNOWN}"
+        return err
+
+
+APPLIED = " Applied before the failure: "
+UNKNOWN = " changed is unknown: read the resource first."
 
 
 def repair(

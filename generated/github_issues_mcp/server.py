@@ -33,7 +33,7 @@ from ghmcp_runtime.runner import completer, declared, resolving
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+ccd4e4df3059"
+FINGERPRINT = "github-issues-mcp@0.1.0+beb8443b4070"
 
 
 def _text(name: str) -> str:
@@ -997,6 +997,9 @@ TOOLS = (
             operations.ISSUES_UNLOCK,
             operations.ISSUES_LIST_LABELS_FOR_REPO,
             operations.ISSUES_GET_LABEL,
+            operations.ISSUES_GET_MILESTONE,
+            operations.ISSUES_LIST_ASSIGNEES,
+            operations.ISSUES_CHECK_USER_CAN_BE_ASSIGNED,
         ),
         annotations=Annotations(
             read_only=False, open_world=True, destructive=True, idempotent=True
