@@ -138,7 +138,7 @@ class Pipeline:
     def base_headers(self, route: Route | None, token: Token | None, resource: str,
                      request_id: str) -> dict[str, str]:
         headers = {
-            "date": format_datetime(self.fake.state.now(), usegmt=True),  # the fake's clock
+            "date": format_datetime(self.fake.state.shown_now(), usegmt=True),  # the fake's clock
             "x-github-request-id": request_id,
             "x-github-media-type": "github.v3; format=json",
             "x-github-api-version-selected": API_VERSION,

@@ -162,6 +162,8 @@ ENVELOPE_SCHEMA: dict[str, Any] = {
                 "count": {"type": "integer"},
                 "choices": {"type": "array", "items": {"type": "string"}},
                 "applied_fields": {"type": "array", "items": {"type": "string"}},
+                "concurrent_fields": {"type": "array", "items": {"type": "string"}},
+                "candidates": {"type": "array", "items": {"type": "object"}},
                 "allowed_repositories": {"type": "array", "items": {"type": "string"}},
             },
         },

@@ -278,7 +278,7 @@ class GitHubUpstream:
             error: str | None = None
             gh_id: str | None = None
             cached: str | None = None
-            sent_at = self._clock()
+            sent_at = time.time()  # the wall clock idempotency records attempts with
             try:
                 resp = await self._http().request(
                     method, url, params=params or None, headers=headers,
@@ -288,7 +288,7 @@ class GitHubUpstream:
                 status, gh_id = resp.status_code, resp.headers.get("x-github-request-id")
                 cached = _cache_outcome(resp)
                 if cached != "not_modified":  # a cached answer's Date is as old as the answer
-                    self.github_clock.observe(resp.headers.get("date"), sent_at, self._clock())
+                    self.github_clock.observe(resp.headers.get("date"), sent_at, time.time())
                 self._note_rate_limit(ctx, resp)
             except httpx.RequestError as exc:
                 error = type(exc).__name__

@@ -33,7 +33,7 @@ from ghmcp_runtime.runner import completer, declared, resolving
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+beb8443b4070"
+FINGERPRINT = "github-issues-mcp@0.1.0+d5eb682b3bcd"
 
 
 def _text(name: str) -> str:

@@ -28,7 +28,7 @@ from ghmcp_runtime.runner import declared
 
 from . import operations
 
-FINGERPRINT = "github-milestones-mcp@0.1.0+46008abb1a56"
+FINGERPRINT = "github-milestones-mcp@0.1.0+0c8a7d93ae29"
 
 
 def _text(name: str) -> str:
@@ -252,7 +252,7 @@ GITHUB_UPDATE_MILESTONE = Declaration(
                     "due_on": "due_on",
                     "state": "state",
                 },
-                normalize={"due_on": "date"},
+                normalize={"due_on": "due_day"},
             ),
             settle=Settle(),
         ),
