@@ -22,6 +22,8 @@ from generator.render import FileMap, runtime_pyproject
 from generator.spec import REPO_ROOT, SpecError, load_pinned_spec
 
 OVERRIDES_DIR = REPO_ROOT / "overrides"
+# what `generate` did to a file, by what `check` would have reported
+WRITTEN = {"MISSING": "created", "CHANGED": "updated", "EXTRA": "deleted"}
 DEFAULT_OUT = REPO_ROOT / "generated"
 SCHEMA_FILE = REPO_ROOT / "docs" / "overrides.schema.json"
 
@@ -38,7 +40,7 @@ def _owned_outside(command: str) -> bool:
         shown = path.relative_to(REPO_ROOT).as_posix() if path.is_relative_to(REPO_ROOT) else str(path)
         if command == "generate":
             path.write_text(want, encoding="utf-8", newline="\n")
-            print(f"{'changed' if have else 'missing':>8} {shown}")
+            print(f"{WRITTEN['CHANGED' if have else 'MISSING']:>8} {shown}")
         else:
             print(f"{'CHANGED' if have else 'MISSING'}: {shown} (run `make generate`)")
             current = False
@@ -140,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         changes = write(files, args.out, scope)
         if not args.quiet:
             for change in changes:
-                print(f"{change.kind.lower():>8} {args.out.name}/{change.path}")
+                print(f"{WRITTEN[change.kind]:>8} {args.out.name}/{change.path}")
             for result in results:
                 _summary(result)
             print(f"total {(time.perf_counter() - started) * 1000:.0f} ms for {len(results)} server(s)")

@@ -541,7 +541,7 @@ class Builder:
             "properties": {p.name: p.schema for p in built_params},
             "required": [p.name for p in built_params if p.required],
         }
-        success = {
+        success = explain_hidden({
             "type": "object",
             "additionalProperties": False,
             "properties": {
@@ -550,7 +550,7 @@ class Builder:
                 "rate_limit_remaining": RATE_LIMIT_REMAINING,
             },
             "required": [*[f.name for f in built_output if f.required], "request_id"],
-        }
+        })
         description = tool.description.strip() + "\nExample: " + json.dumps(
             tool.example, separators=(",", ":"), ensure_ascii=False
         )
@@ -876,6 +876,33 @@ def added_fields(fields: tuple[IRField, ...],
     if lockdown is not None:
         added.append((WITHHELD_FIELD, with_null({"type": "string", "enum": list(WITHHELD_REASONS)})))
     return tuple(added)
+
+
+HIDDEN_NOTE = ("Hidden pieces (HTML comments, invisible characters) cut from this item's text, as "
+               "GitHub's page hides them; GitHub still stores them.")
+
+
+def explain_hidden(schema: JSONObject) -> JSONObject:
+    """`schema` with HIDDEN_NOTE on its first `hidden_removed` row field: one sentence per output
+    schema, however many rows carry the count."""
+    said = False
+
+    def visit(node: Any) -> Any:
+        nonlocal said
+        if said or not isinstance(node, dict):
+            return node
+        props = node.get("properties")
+        if isinstance(props, dict) and HIDDEN_FIELD in props:
+            said = True
+            return {**node, "properties": {**props, HIDDEN_FIELD: {"description": HIDDEN_NOTE,
+                                                                  **props[HIDDEN_FIELD]}}}
+        out = {}
+        for key, value in node.items():
+            out[key] = [visit(v) for v in value] if isinstance(value, list) else visit(value)
+        return out
+
+    result: JSONObject = visit(schema)
+    return result
 
 
 def row_schema(fields: tuple[IRField, ...], density: str | None = None,

@@ -294,6 +294,9 @@ class StepDef(Strict):
     settle: SettleDef | None = Field(
         default=None, description="a write with compare: re-read the resource after a lost answer, "
         "and where a rename left it when the compare read finds nothing")
+    stored: dict[str, str] | None = Field(
+        default=None, description="a write sending text: body field -> dotted path in the answer; "
+        "stored_as_sent and altered_fields say whether GitHub holds the text exactly as sent")
 
 
 class RecoverDef(Strict):

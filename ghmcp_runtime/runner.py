@@ -33,6 +33,7 @@ from ghmcp_runtime.declared import (
     Resolve,
     Settle,
     Step,
+    Stored,
     Verify,
 )
 from ghmcp_runtime.errors import OutcomeUnknown, ToolError, UpstreamError
@@ -44,6 +45,8 @@ from ghmcp_runtime.recovery import Listing, find_created, learn_login
 from ghmcp_runtime.refs import MISSING, Scope, render, text_of, walk
 from ghmcp_runtime.resolve import find_row
 from ghmcp_runtime.settle import Verdict, judge, same_resource, shows, shows_all
+from ghmcp_runtime.stored import altered
+from ghmcp_runtime.stored import outputs as stored_outputs
 from ghmcp_runtime.transforms import TRANSFORMS, Refused, normalizer
 from ghmcp_runtime.versioning import canonical_json
 
@@ -198,6 +201,7 @@ class _Call:
     pages: dict[str, _Page] = field(default_factory=dict)
     changed: dict[str, list[str]] = field(default_factory=dict)
     ignored: dict[str, list[str]] = field(default_factory=dict)
+    asked: dict[str, dict[str, Any]] = field(default_factory=dict)  # a `stored` step's whole body
 
     def scope(self, **extra: Any) -> Scope:
         return Scope(self.args, self.results, extra)
@@ -244,9 +248,13 @@ class _Call:
         if found is None:
             return None
         write = self.decl.step(idem.write)
+        if write.verify is not None or write.stored is not None:
+            await self.run_steps(until=write.id)  # so `sent` is what the write sent
+        sent = render(dict(write.body), self.scope())
         if write.verify is not None:
-            await self.run_steps(until=write.id)
-            self.check_applied(write.verify, render(dict(write.body), self.scope()), found)
+            self.check_applied(write.verify, sent, found)
+        if write.stored is not None:
+            self.asked[write.id] = sent
         self.results[idem.write] = found
         return self.outputs()
 
@@ -280,6 +288,8 @@ class _Call:
             body = render(dict(step.body), scope)
         except Refused as refused:
             raise self.refused(step, guard, refused) from None
+        if step.stored is not None:
+            self.asked[step.id] = body
         if step.compare is not None:
             body = self.only_changed(step.compare, body)
             if not body:
@@ -335,6 +345,14 @@ class _Call:
             shown = walk_path(data, path)
             if _comparable(sent[key], norm) != _comparable(shown, norm):
                 ignored.append(verify.names.get(key, key))
+
+    def altered(self, step: Step, spec: Stored) -> list[str]:
+        """The text parameters of `step` GitHub holds otherwise than sent (see declared.Stored)."""
+        sent = self.asked.get(step.id)
+        shown = self.results.get(step.id)
+        if shown is None and step.compare is not None:
+            shown = self.results.get(step.compare.against)  # nothing differed: nothing was sent
+        return [] if sent is None or shown is None else altered(sent, shown, spec.fields, spec.names)
 
     def only_changed(self, compare: Compare, body: dict[str, Any]) -> dict[str, Any]:
         current = self.results.get(compare.against)
@@ -490,6 +508,9 @@ class _Call:
         for name, fields in self.ignored.items():
             if fields:
                 out[name] = list(fields)
+        stored = [(s, s.stored) for s in self.decl.steps if s.stored is not None]
+        if stored:
+            out.update(stored_outputs([name for s, spec in stored for name in self.altered(s, spec)]))
         for step in self.decl.steps:
             if step.compare is not None:
                 out[step.compare.changed] = list(self.changed.get(step.compare.changed, []))
