@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Any
@@ -152,16 +153,20 @@ async def test_n09_an_item_another_call_answered_with_is_never_the_write() -> No
 async def test_n06_the_window_is_on_githubs_clock_measured_from_its_date_header() -> None:
     # n06 (c): GitHub's clock is 45 s behind this server's. The attempt recorded no offset (it saw
     # no answer); the retry measures it from GET /user's Date and finds the write.
-    behind = START - timedelta(seconds=45)
-    date = {"date": format_datetime(behind, usegmt=True)}
-    rec = Recorder(lambda r: gh(200, {"login": "octocat"}, date) if r.url.path == "/user"
-                   else gh(200, [row(7, "Done.", at=behind)], date))
-    ctx = make_ctx(upstream(rec, now=START.timestamp()))
-    history = History(START.timestamp(), (Attempt(START.timestamp(), START.timestamp() + 1),),
-                      unrecorded=False)
-    found = await find_created(ctx, Listing(LIST, PATH), match={"body": "Done."}, history=history)
+    sent = time.time() - 5  # the lost attempt, on this server's clock
+
+    def behind(now: float) -> dict[str, str]:
+        return {"date": format_datetime(datetime.fromtimestamp(now - 45, UTC), usegmt=True)}
+
+    written = datetime.fromtimestamp(sent - 45, UTC)  # GitHub's clock when it created the row
+    rec = Recorder(lambda r: gh(200, {"login": "octocat"}, behind(time.time())) if r.url.path == "/user"
+                   else gh(200, [row(7, "Done.", at=written)], behind(time.time())))
+    history = History(sent, (Attempt(sent, sent + 1),), unrecorded=False)
+    found = await find_created(make_ctx(upstream(rec)), Listing(LIST, PATH), match={"body": "Done."},
+                               history=history)
     assert found is not None and found["id"] == 7
-    assert rec.requests[1].url.params["since"] == "2026-12-01T11:59:13Z"
+    since = datetime.fromisoformat(rec.requests[1].url.params["since"].replace("Z", "+00:00"))
+    assert -4 <= (since - written).total_seconds() <= -1  # the send, less the error, on GitHub's clock
 
 
 @pytest.mark.parametrize(("rows", "expected"), [([], None), ([row(9, "Done.", login="other")], "unknown")])
