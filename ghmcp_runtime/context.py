@@ -5,7 +5,7 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
     ctx.tool            ToolSpec of the running tool
     ctx.request_id      str, minted per call, also in every result/envelope
     ctx.identity        str, short hash of the caller's credential ("anonymous" when none)
-    ctx.credential      str | None, the caller's GitHub token (read by the upstream layer only)
+    ctx.credential      str | None, the caller's forge token (read by the upstream layer only)
     ctx.arguments       the validated arguments as received (for repairs)
     await ctx.call(op, path=..., query=..., body=...) -> UpstreamResponse   (raises ToolError)
     ctx.mint_cursor(state, bound_to=...) -> str
@@ -23,12 +23,13 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
                         ctx.call refuses requests outside it before sending them
     ctx.confine_query(q) -> str   (a search query confined to ctx.repos; raises ToolError)
     ctx.requests_sent   int, upstream requests this call has started through ctx.call
-    ctx.github_clock    GitHubClock: GitHub's clock offset, as its answers' Date headers show it
+    ctx.forge_clock     ForgeClock: the forge's clock offset, as its answers' Date headers show it
     ctx.writes          WriteLog: what the call's multi-step writes applied so far; once a write
                         was sent, the runtime adds it to whatever error the call ends with
     ctx.slots           anyio.CapacityLimiter: how many of this call's upstream requests may be in
                         flight at once (ctx.call holds one slot per request; never call ctx.call
                         while holding one)
+    ctx.forge           ForgeProfile: the forge's conventions (page parameters, largest page)
 """
 
 from __future__ import annotations
@@ -40,12 +41,15 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import anyio
 
 from ghmcp_runtime.concurrent import MAX_CONCURRENT
+from ghmcp_runtime.declared import OnError
+from ghmcp_runtime.error_rules import refine
 from ghmcp_runtime.errors import UpstreamError, WriteLog
-from ghmcp_runtime.github_clock import GitHubClock
+from ghmcp_runtime.forge_clock import ForgeClock
 from ghmcp_runtime.model import Detail, Operation, ToolSpec
 
 if TYPE_CHECKING:
     from ghmcp_runtime.allowlist import RepoAllowlist
+    from ghmcp_runtime.forge_profile import ForgeProfile
     from ghmcp_runtime.idempotency import History
     from ghmcp_runtime.lockdown import Lockdown
 
@@ -111,6 +115,12 @@ class Projector(Protocol):
     def version(self, shape: str, raw: Mapping[str, Any]) -> str: ...
 
 
+def _github() -> ForgeProfile:
+    from ghmcp_runtime.forges import GITHUB  # forges imports this module
+
+    return GITHUB
+
+
 @dataclass(slots=True)
 class ToolContext:
     tool: ToolSpec
@@ -122,20 +132,22 @@ class ToolContext:
     idempotency: Idempotency
     projector: Projector
     rate_limit: dict[str, int] = field(default_factory=dict)
-    # the caller's GitHub token for this call (never logged, never in results); None = none given
+    # the caller's forge token for this call (never logged, never in results); None = none given
     credential: str | None = field(default=None, repr=False)
     lockdown: Lockdown | None = None
     repos: RepoAllowlist | None = None
     requests_sent: int = 0
     writes: WriteLog = field(default_factory=WriteLog)
-    _own_clock: GitHubClock = field(default_factory=GitHubClock, repr=False)
+    _own_clock: ForgeClock = field(default_factory=ForgeClock, repr=False)
     slots: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(MAX_CONCURRENT))
+    error_rules: tuple[OnError, ...] = ()  # the server's own on_error (ghmcp_runtime.error_rules)
+    forge: ForgeProfile = field(default_factory=_github)  # paging conventions (ghmcp_runtime.forges)
 
     @property
-    def github_clock(self) -> GitHubClock:
-        """The upstream's measure of GitHub's clock (one of the call's own if it keeps none)."""
-        clock = getattr(self.upstream, "github_clock", None)
-        return clock if isinstance(clock, GitHubClock) else self._own_clock
+    def forge_clock(self) -> ForgeClock:
+        """The upstream's measure of the forge's clock (one of the call's own if it keeps none)."""
+        clock = getattr(self.upstream, "forge_clock", None)
+        return clock if isinstance(clock, ForgeClock) else self._own_clock
 
     @property
     def follow_redirects(self) -> bool:
@@ -171,7 +183,12 @@ class ToolContext:
                     body: Any) -> UpstreamResponse:
         async with self.slots:
             self.requests_sent += 1
-            return await self.upstream.call(self, op, path=path, query=query, body=body)
+            try:
+                return await self.upstream.call(self, op, path=path, query=query, body=body)
+            except UpstreamError as err:
+                if not self.error_rules:
+                    raise
+                raise refine(self.error_rules, err, op.method, self.arguments) from None
 
     def mint_cursor(self, state: Mapping[str, Any], *, bound_to: Mapping[str, Any]) -> str:
         return self.cursors.mint(
@@ -214,7 +231,7 @@ class ToolContext:
         result: T = await self.idempotency.run(
             key=key, scope=(self.identity, *scope), fingerprint=fingerprint, run=run, recover=recover,
             shared=scope if claimed is not None else None, claimed=claimed,
-            offset=lambda: self.github_clock.offset, repair=repair,
+            offset=lambda: self.forge_clock.offset, repair=repair,
         )
         return result
 

@@ -7,8 +7,9 @@ again (the `recover` step of `ctx.idempotent`), by what is known of it (`idempot
 * time: created while one of the key's attempts could have written it. Each attempt recorded
   when its write was sent and when it gave up, on this server's clock; GitHub stamps
   `created_at` with its own clock, in whole seconds. The difference is measured from GitHub's
-  `Date` headers (`github_clock`), not assumed; GitHub ends any request after 10 s, so a write
-  lands at most GITHUB_REQUEST_LIMIT_S after it was sent, even when the client gave up sooner;
+  `Date` headers (`forge_clock`), not assumed; the forge ends any request after
+  `ForgeProfile.request_limit_s` (GitHub: 10 s), so a write lands at most that long after it
+  was sent, even when the client gave up sooner;
 * not claimed: no other call (keyed or not) already answered with the item;
 * author: the token's own login (`own_login`: learned from what it created, else GET /user);
 * content: exactly what was sent, compared as GitHub stores text (`same_text`); or, when no row
@@ -19,10 +20,10 @@ API (today's hooks and the declarative `idempotent_create` recipe call exactly t
 
     Listing(op, path, query={...}, newest_first=False, author_param=None, author_field="user",
             since_param="since")
-        How to list candidates: a GitHub list operation whose rows carry `id`,
-        `<author_field>.login`, `created_at`, `updated_at` and the matched fields, and that takes
-        `per_page`, `page` and, unless since_param is None, a filter on rows updated at or after
-        a time. newest_first: rows come newest-created first (issues: sort=created,
+        How to list candidates: a list operation whose rows carry `id`,
+        `<author_field>.login`, `created_at`, `updated_at` and the matched fields, and that pages
+        as the forge does and, unless since_param is None, takes a filter on rows updated at or
+        after a time. newest_first: rows come newest-created first (issues: sort=created,
         direction=desc), so the walk stops at the first row created before the window;
         otherwise (comments: oldest first) every page of rows changed since the window began is
         read. author_param: the query parameter that filters by author on GitHub's side
@@ -50,10 +51,9 @@ from typing import Any
 
 from ghmcp_runtime.context import ToolContext, Upstream
 from ghmcp_runtime.errors import ToolError
-from ghmcp_runtime.github_clock import GitHubClock
+from ghmcp_runtime.forge_clock import ForgeClock
 from ghmcp_runtime.idempotency import UNRESOLVED, History, RecoveryUnresolved, unresolved
 from ghmcp_runtime.model import Operation
-from ghmcp_runtime.paging import MAX_PER_PAGE, has_next_link
 
 __all__ = ["CLOCK_SKEW_S", "FIND_CREATED_CODES", "GET_AUTHENTICATED_USER", "MAX_PAGES", "UNRESOLVED",
            "Listing", "RecoveryUnresolved", "find_created", "learn_login", "own_login", "same_text"]
@@ -61,8 +61,6 @@ __all__ = ["CLOCK_SKEW_S", "FIND_CREATED_CODES", "GET_AUTHENTICATED_USER", "MAX_
 MAX_PAGES = 10
 # GitHub's clock against this server's when no Date header was seen: assumed within this much
 CLOCK_SKEW_S = 30.0
-# GitHub ends a REST request that runs longer than this, so a write commits within it
-GITHUB_REQUEST_LIMIT_S = 10.0
 CREATED_AT_RESOLUTION_S = 1.0  # created_at is whole seconds
 MAX_CANDIDATES = 10
 _MAX_LOGINS = 1024
@@ -151,15 +149,16 @@ class _Window:
         return self.low <= created <= self.high
 
 
-def windows(history: History, clock: GitHubClock, now: float) -> list[_Window]:
-    """The attempts' windows on GitHub's clock. A recorded attempt: from its send to GitHub's
-    request limit (or its end, if later), widened by the offset's error and created_at's
-    truncation; an unrecorded one (it died): from the first start to now, with the assumed skew."""
+def windows(history: History, clock: ForgeClock, now: float, limit_s: float) -> list[_Window]:
+    """The attempts' windows on the forge's clock. A recorded attempt: from its send to the
+    forge's request limit `limit_s` (or its end, if later), widened by the offset's error and
+    created_at's truncation; an unrecorded one (it died): from the first start to now, with the
+    assumed skew."""
     out: list[_Window] = []
     for attempt in history.attempts:
         offset = attempt.offset if attempt.offset is not None else clock.offset
         error = clock.error_s if offset is not None else CLOCK_SKEW_S
-        end = max(attempt.end, attempt.start + GITHUB_REQUEST_LIMIT_S)
+        end = max(attempt.end, attempt.start + limit_s)
         out.append(_Window(attempt.start + (offset or 0.0) - error - CREATED_AT_RESOLUTION_S,
                            end + (offset or 0.0) + error))
     if history.unrecorded:
@@ -194,9 +193,10 @@ async def find_created(
     max_pages: int = MAX_PAGES,
 ) -> dict[str, Any] | None:
     login = await own_login(ctx)
-    spans = windows(history, ctx.github_clock, time.time())
+    spans = windows(history, ctx.forge_clock, time.time(), ctx.forge.request_limit_s)
     since = min(w.low for w in spans)
-    query: dict[str, Any] = {**listing.query, "per_page": MAX_PER_PAGE}
+    size = ctx.forge.max_page_size
+    query: dict[str, Any] = dict(listing.query)
     if listing.since_param is not None:
         query[listing.since_param] = datetime.fromtimestamp(since, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     if listing.author_param is not None and login is not None:
@@ -204,7 +204,7 @@ async def find_created(
     exact: list[dict[str, Any]] = []
     edited: list[dict[str, Any]] = []
     for page in range(1, max_pages + 1):
-        resp = await ctx.call(listing.op, path=listing.path, query={**query, "page": page})
+        resp = await ctx.call(listing.op, path=listing.path, query={**query, **ctx.forge.page_query(page, size)})
         older_reached = False
         for row in resp.data:
             created = _github_time(row.get("created_at"))
@@ -219,11 +219,11 @@ async def find_created(
                 exact.append(row)
             elif _edited(row):
                 edited.append(row)
-        if older_reached or not has_next_link(resp):
+        if older_reached or not ctx.forge.has_more(resp, page, size):
             break
     else:
-        raise unresolved(f"more than {max_pages * MAX_PER_PAGE} items changed since that call "
-                         "began, too many to check", repair)
+        raise unresolved(f"more than {max_pages * size} items changed since that call began, "
+                         "too many to check", repair)
     return _decide(login, exact, edited, repair)
 
 
