@@ -62,6 +62,7 @@ TOOLS_LIST_CACHE = CacheHint(ttl_ms=LIST_TTL_MS, scope="public")
 LOW_RATE_LIMIT_FRACTION = 0.1
 _TOOL_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 _TRUE = ("1", "true", "yes", "on")
+_CALLER_SCOPE_KEY = "ghmcp.caller"  # the request's resolved Caller, in its ASGI scope
 P = TypeVar("P")
 R = TypeVar("R")
 
@@ -230,18 +231,30 @@ class _ToolRuntime:
         self.schemas = {t.name: plain(t.input_schema) for t in spec.tools}
         self.exposure = ExposurePolicy(spec.tools, spec.toolsets, settings.exposure)
         self.views = SurfaceViews(spec)
+        self._local_caller: Caller | None = None  # stdio, in-memory: always the same caller
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
         return self.schemas.get(name)
 
     def caller_of(self, request: Any) -> Caller:
         """The caller of this request (see ghmcp_runtime.caller for the rules); an X-MCP-*
-        header the server cannot apply is JSON-RPC -32602, whatever the method."""
+        header the server cannot apply is JSON-RPC -32602, whatever the method. Resolved once
+        per HTTP request (kept in its ASGI scope) and once for all requests without one."""
+        scope = getattr(request, "scope", None) if request is not None else None
+        if request is None and self._local_caller is not None:
+            return self._local_caller
+        if isinstance(scope, dict) and isinstance(known := scope.get(_CALLER_SCOPE_KEY), Caller):
+            return known
         try:
-            return resolve_caller(request, server_token=self.settings.token,
-                                  key=self.identity_key, exposure=self.exposure)
+            caller = resolve_caller(request, server_token=self.settings.token,
+                                    key=self.identity_key, exposure=self.exposure)
         except ExposureError as err:
             raise MCPError(INVALID_PARAMS, str(err)) from None
+        if request is None:
+            self._local_caller = caller
+        elif isinstance(scope, dict):
+            scope[_CALLER_SCOPE_KEY] = caller
+        return caller
 
     def surface_of(self, caller: Caller) -> Surface:
         return caller.surface if caller.surface is not None else self.exposure.base

@@ -7,9 +7,9 @@ A GET answered with an `ETag` or `Last-Modified` is stored under its URL *and th
 identity*; the next GET of that URL by the same caller is sent with `If-None-Match` /
 `If-Modified-Since`, and a 304 (which spends no rate-limit budget at GitHub) is answered from the
 stored body. Every read is revalidated, whatever `max-age` GitHub allows, so a tool never
-returns what GitHub no longer says. RFC 9111 is hishel's (2.x), not ours; the storages are in
-http_cache_store.py, imported on the first upstream request (hishel pulls in redis and sqlite,
-~170 ms, which start-up does not pay).
+returns what GitHub no longer says. The protocol and the storages (hishel's Redis one, a bounded
+in-memory one) are in http_cache_store.py, imported on the first upstream request (hishel pulls in
+redis and sqlite, ~170 ms, which start-up does not pay).
 """
 
 from __future__ import annotations

@@ -1,18 +1,24 @@
-"""hishel's RFC 9111 cache over the network transport, partitioned by caller, plus a bounded
-in-memory storage (hishel ships SQLite and Redis ones only).
+"""Conditional reads over the network transport, partitioned by caller, on hishel's storages
+(its Redis one, shared by replicas) plus a bounded in-memory storage of ours.
 
-What hishel cannot be told, done here around it:
+The protocol is the small part of RFC 9111 a client that always revalidates needs, done here
+rather than by hishel's state machine (which parses every Cache-Control header: ~175 µs of CPU
+per request, more than the rest of the request):
 
-* per-caller entries: hishel keys by URL; `CallerPartitioned` gives each request the key
-  sha256(caller identity, URL) through hishel's per-request `caching` extension, and passes
-  requests without an identity straight to the network.
-* always revalidate: GitHub allows `max-age=60`; the cache is told `Cache-Control: no-cache` on
-  every GET (RFC 9111 §5.2.1.4: use nothing stored without validating it), and `Upstream` takes
-  that directive off again before the request leaves, so GitHub sees the request as the tool made
-  it plus `If-None-Match` / `If-Modified-Since`.
-* what is stored (`StoredEntries`): only 200s to GETs that carry a validator, one entry per key (a
-  newer one replaces it, so a weak-ETag 304 never has two candidates), and the request without
-  its `Authorization`: a token is never written to memory or Redis as cache data.
+* per-caller entries: the key is sha256(caller identity, URL); a request without an identity
+  goes straight to the network.
+* always revalidate: a GET with a stored entry is sent with `If-None-Match` / `If-Modified-Since`
+  from the entry's validators, whatever `max-age` GitHub allows; a 304 is answered from the
+  stored body, with the stored headers refreshed from the 304's (RFC 9111 §3.2, §4.3.4), so rate
+  limit headers are the current ones. A stored response whose `Vary` names a request header with
+  another value is not used (the partition already covers `Authorization`).
+* what is stored: only 200s to GETs that carry a validator, one entry per key (a newer one
+  replaces it, so a weak-ETag 304 never has two candidates), without hop-by-hop headers, and the
+  request without its `Authorization`: a token is never written to memory or Redis as cache data.
+* an unsafe request answered without an error invalidates the entry of its URL (RFC 9111 §4.4).
+
+Responses carry hishel's `caching` extension ({from_cache, revalidated, stored}) when the cache
+served or stored them.
 """
 
 from __future__ import annotations
@@ -21,27 +27,25 @@ import hashlib
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass, replace
 
 import httpx
-from hishel import (
-    AsyncBaseStorage,
-    AsyncRedisStorage,
-    CacheOptions,
-    Entry,
-    Headers,
-    Request,
-    Response,
-)
-from hishel.httpx import AsyncCacheTransport
+from hishel import AsyncBaseStorage, AsyncRedisStorage, Entry, Headers, Request, Response
 
 from ghmcp_runtime.http_cache import PARTITION
 
 REDIS_PREFIX = "ghmcp:http"
 REDIS_TTL_S = 3600.0
-_REVALIDATE = "no-cache"
 _SECRET_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
+# not stored (RFC 9110 §7.6.1 hop-by-hop); the body is kept decoded-as-received, whole
+_HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "te", "trailer",
+                         "transfer-encoding", "upgrade"})
+# describe the stored body: a 304's values never replace them (RFC 9111 §3.2)
+_BODY_HEADERS = frozenset({"content-encoding", "content-type", "content-range", "content-length"})
+_UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# (conditional request header, the stored response's validator it carries)
+_VALIDATORS = (("if-none-match", "etag"), ("if-modified-since", "last-modified"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,84 +69,118 @@ def caching_transport(
 
         storage = AsyncRedisStorage(aioredis.Redis.from_url(where), key_prefix=REDIS_PREFIX,
                                     default_ttl=REDIS_TTL_S, max_stream_size=(limits or Limits()).max_entry_bytes)
-    return CallerPartitioned(inner, StoredEntries(storage))
-
-
-class Upstream(httpx.AsyncBaseTransport):
-    """The network side of the cache: drops the cache's own directive, and a 304's body length."""
-
-    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
-        self.inner = inner
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if request.headers.get("cache-control") == _REVALIDATE:
-            del request.headers["cache-control"]
-        response = await self.inner.handle_async_request(request)
-        if response.status_code == 304:  # hishel would copy it onto the stored 200
-            response.headers.pop("content-length", None)
-        return response
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
+    return CallerPartitioned(inner, storage)
 
 
 class CallerPartitioned(httpx.AsyncBaseTransport):
     def __init__(self, inner: httpx.AsyncBaseTransport, storage: AsyncBaseStorage) -> None:
         self._network = inner
-        self._cache = AsyncCacheTransport(Upstream(inner), storage=storage,
-                                          rfc=CacheOptions(shared=False))
+        self.storage = storage
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         partition = request.extensions.get(PARTITION)
         if not isinstance(partition, str) or not partition:
             return await self._network.handle_async_request(request)
         key = hashlib.sha256(f"{partition}\n{request.url}".encode()).hexdigest()
-        request.extensions = {**request.extensions, "caching": {"key": key}}
         if request.method == "GET":
-            request.headers["cache-control"] = _REVALIDATE
-        return await self._cache.handle_async_request(request)
+            return await self._read(request, key)
+        response = await self._network.handle_async_request(request)
+        if request.method in _UNSAFE and response.status_code < 400:
+            for entry in await self.storage.get_entries(key):
+                await self.storage.remove_entry(entry.id)
+        return response
+
+    async def _read(self, request: httpx.Request, key: str) -> httpx.Response:
+        entries = [e for e in await self.storage.get_entries(key) if _vary_matches(e, request)]
+        entry = entries[-1] if entries else None
+        added: list[str] = []
+        if entry is not None:
+            for name, stored in _VALIDATORS:
+                value = entry.response.headers.get_list(stored)
+                if value and name not in request.headers:
+                    request.headers[name] = value[0]
+                    added.append(name)
+        try:
+            response = await self._network.handle_async_request(request)
+        finally:  # the caller's request stays as it made it
+            for name in added:
+                del request.headers[name]
+        if response.status_code == 304 and entry is not None:
+            await response.aread()  # no body: the connection is free again
+            headers = _refreshed(entry.response.headers, response.headers)
+            if any(headers.get_list(v) != entry.response.headers.get_list(v) for _, v in _VALIDATORS):
+                await self.storage.update_headers(entry.id, headers)
+            # otherwise the stored entry is left as it is: only its metadata (Date, rate-limit
+            # headers) would change, and every answer from it is refreshed from its own 304
+            body = await _read_all(entry.response.stream)
+            return _answer(request, entry.response.status_code, headers, body,
+                           from_cache=True, revalidated=True, stored=False)
+        if response.status_code != 200 or not ("etag" in response.headers
+                                                or "last-modified" in response.headers):
+            return response
+        try:  # as received (still content-encoded): the client decodes what it is handed
+            body = await _read_all(response.stream)
+        finally:
+            await response.aclose()
+        kept = Headers({k: v for k, v in _header_lists(response.headers).items() if k not in _HOP_BY_HOP})
+        for older in await self.storage.get_entries(key):
+            await self.storage.remove_entry(older.id)
+        created = await self.storage.create_entry(
+            _without_secrets(request), Response(status_code=200, headers=kept, stream=_once(body)), key)
+        await _read_all(created.response.stream)  # the storage keeps what was read through it
+        return _answer(request, 200, kept, body, from_cache=False, revalidated=entry is not None,
+                       stored=True)
 
     async def aclose(self) -> None:
-        await self._cache.aclose()  # closes the network transport and the storage
+        await self._network.aclose()
+        await self.storage.close()
 
 
-def _has_validator(response: Response) -> bool:
-    return "etag" in response.headers or "last-modified" in response.headers
+def _header_lists(headers: httpx.Headers) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for name, value in headers.multi_items():
+        out.setdefault(name.lower(), []).append(value)
+    return out
 
 
-def _without_secrets(request: Request) -> Request:
-    kept = {k: v for k, v in request.headers._headers.items() if k not in _SECRET_HEADERS}
-    return Request(method=request.method, url=request.url, headers=Headers(kept))
+def _refreshed(stored: Headers, revalidation: httpx.Headers) -> Headers:
+    fresh = {k: v for k, v in _header_lists(revalidation).items()
+             if k not in _BODY_HEADERS and k not in _HOP_BY_HOP}
+    return Headers({**{k: stored.get_list(k) or [] for k in stored}, **fresh})
 
 
-class StoredEntries(AsyncBaseStorage):
-    """Policy over another storage: which responses are stored, and how."""
+def _vary_matches(entry: Entry, request: httpx.Request) -> bool:
+    for vary in entry.response.headers.get_list("vary") or ():
+        for name in (part.strip().lower() for part in vary.split(",")):
+            if name == "*":
+                return False
+            if name in _SECRET_HEADERS:  # the partition is the caller's credential
+                continue
+            stored = entry.request.headers.get_list(name)
+            if (stored[0] if stored else None) != request.headers.get(name):
+                return False
+    return True
 
-    def __init__(self, inner: AsyncBaseStorage) -> None:
-        super().__init__()
-        self.inner = inner
 
-    async def create_entry(
-        self, request: Request, response: Response, key: str, *,
-        ttl: float | None = None, tti: float | None = None,
-    ) -> Entry:
-        if request.method != "GET" or response.status_code != 200 or not _has_validator(response):
-            return Entry(id=uuid.uuid4(), request=request, response=response)  # served, not stored
-        for older in await self.inner.get_entries(key):
-            await self.inner.remove_entry(older.id)
-        return await self.inner.create_entry(_without_secrets(request), response, key, ttl=ttl, tti=tti)
+def _answer(request: httpx.Request, status: int, headers: Headers, body: bytes, *,
+            from_cache: bool, revalidated: bool, stored: bool) -> httpx.Response:
+    return httpx.Response(
+        status, headers=[(k, v) for k in headers for v in headers.get_list(k) or []],
+        stream=httpx.ByteStream(body), request=request,
+        extensions={"caching": {"from_cache": from_cache, "revalidated": revalidated, "stored": stored}})
 
-    async def get_entries(self, key: str) -> list[Entry]:
-        return await self.inner.get_entries(key)
 
-    async def update_headers(self, id: uuid.UUID, headers: Headers) -> None:
-        await self.inner.update_headers(id, headers)
+async def _read_all(stream: object) -> bytes:
+    if stream is None:
+        return b""
+    assert isinstance(stream, AsyncIterable)
+    return b"".join([chunk async for chunk in stream])
 
-    async def remove_entry(self, id: uuid.UUID) -> None:
-        await self.inner.remove_entry(id)
 
-    async def close(self) -> None:
-        await self.inner.close()
+def _without_secrets(request: httpx.Request) -> Request:
+    kept: dict[str, list[str]] = {k: v for k, v in _header_lists(request.headers).items()
+                                  if k not in _SECRET_HEADERS}
+    return Request(method=request.method, url=str(request.url), headers=Headers(kept))
 
 
 @dataclass(slots=True)
@@ -156,7 +194,8 @@ class _Stored:
 
     @property
     def size(self) -> int:
-        return len(self.body) + sum(len(k) + len(v) for k, v in self.headers.items())
+        return len(self.body) + sum(len(k) + sum(map(len, self.headers.get_list(k) or ()))
+                                    for k in self.headers)
 
 
 async def _once(body: bytes) -> AsyncIterator[bytes]:

@@ -26,6 +26,9 @@ _CALL_FIELDS: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.Con
 _TOKEN = re.compile(
     r"(?:gh[pousr]_[A-Za-z0-9_]{8,}|github_pat_[A-Za-z0-9_]{8,}|(?i:bearer)\s+[^\s\"',;]+)"
 )
+# every _TOKEN match starts with one of these, and JSON encoding (ensure_ascii=False) keeps them
+# as they are: a line without them has nothing to redact (most lines; checked once per line)
+_TOKEN_START = re.compile(r"gh[pousr]_|github_pat_|(?i:bearer)")
 
 
 def redact(value: Any) -> Any:
@@ -54,6 +57,9 @@ class JsonFormatter(logging.Formatter):
             line.update((k, v) for k, v in fields.items() if v is not None)
         if record.exc_info:
             line["exc"] = self.formatException(record.exc_info)
+        text = json.dumps(line, ensure_ascii=False, default=str, separators=(",", ":"))
+        if _TOKEN_START.search(text) is None:
+            return text
         return json.dumps(redact(line), ensure_ascii=False, default=str, separators=(",", ":"))
 
 

@@ -49,7 +49,7 @@ def cached_upstream(fake: FakeGitHub, limits: Limits | None = None) -> ForgeUpst
 
 
 def storage_of(up: ForgeUpstream) -> MemoryStorage:
-    storage = up._http()._transport._cache.config["storage"].inner  # type: ignore[attr-defined]
+    storage = up._http()._transport.storage  # type: ignore[attr-defined]
     assert isinstance(storage, MemoryStorage)
     return storage
 
@@ -173,7 +173,7 @@ def test_setting() -> None:
 async def test_every_read_is_revalidated_and_github_sees_only_validators() -> None:
     """Even a response GitHub calls fresh for 60 s, without Vary, is revalidated before reuse; the
     cache's own `no-cache` directive never leaves the process."""
-    sent: list[httpx.Headers] = []  # as sent (hishel restores the request's own headers after)
+    sent: list[httpx.Headers] = []  # as sent (the cache restores the request's own headers after)
 
     def github(request: httpx.Request) -> httpx.Response:
         sent.append(httpx.Headers(request.headers))
