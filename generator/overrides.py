@@ -316,6 +316,10 @@ class SettleDef(Strict):
         default=None, description="on a delete (no compare): the earlier read whose not-found, once "
         "the answer was lost, shows the delete took effect; on a create: the earlier `absent` step, "
         "whose one matching row, once the answer was lost, is what the write made")
+    find: str | None = Field(
+        default=None, description="on a delete whose read names the resource by something another "
+        "client can change (a label's name): a list operation; the delete took effect only if no "
+        "row has the resource's id (a rename moved it)")
     path: dict[str, Any] = Field(
         default_factory=dict, description="path parameters of the compare read where the write leaves "
         "the resource (a rename: {name: \"{new_name}\"}); templates read parameters only, and one "
@@ -399,6 +403,7 @@ def tool_operations(tool: ToolDef) -> list[str]:
         recover = [tool.idempotency.recover.call, "users/get-authenticated"]
     lookups = [s.names_exist.lookup for s in tool.steps or [] if s.names_exist and s.names_exist.lookup]
     lookups += [p.resolve.call for p in tool.params if p.resolve is not None]
+    lookups += [s.settle.find for s in tool.steps or [] if s.settle and s.settle.find]
     return list(dict.fromkeys([*(s.call for s in tool.steps or []), *lookups, *recover, *tool.operations]))
 
 

@@ -131,6 +131,9 @@ class Settle:
       call whose answer was lost renamed it), so the write is skipped; otherwise the not-found error.
     * On a delete (no `Compare`), `against` names the read: a lost answer with the re-read finding
       nothing (its not-found code) -> the delete took effect; the same resource -> not applied.
+      When the read addresses the resource by a name someone else can change, `find` lists the
+      resources (`find_path`): the delete took effect only if no row has the resource's `id`
+      (a rename moved it: not applied); more than `pages` pages -> unknown.
     * On a create, `against` names the earlier `Absent` listing that found no row like the one
       asked for: re-read, exactly one such row now is what the write made (applied); none -> not
       applied; several -> unknown.
@@ -138,6 +141,9 @@ class Settle:
 
     path: Mapping[str, Template] = field(default_factory=dict)
     against: str | None = None  # a delete's read; a partial update re-reads its compare read
+    find: Operation | None = None
+    find_path: Mapping[str, Template] = field(default_factory=dict)
+    pages: int = 10
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -45,7 +45,7 @@ from ghmcp_runtime.projection import walk as walk_path
 from ghmcp_runtime.recovery import Listing, find_created, learn_login
 from ghmcp_runtime.refs import MISSING, Scope, render, text_of, walk
 from ghmcp_runtime.resolve import find_row
-from ghmcp_runtime.settle import Verdict, judge, same_resource, shows, shows_all
+from ghmcp_runtime.settle import IDENTITY, Verdict, judge, same_resource, shows, shows_all
 from ghmcp_runtime.stored import altered
 from ghmcp_runtime.stored import outputs as stored_outputs
 from ghmcp_runtime.transforms import TRANSFORMS, Refused, normalizer
@@ -429,11 +429,37 @@ class _Call:
         try:
             after = await self.reread(read, settle)
         except ToolError as err:
-            return None if err.code == read.operation.not_found else MISSING
+            if err.code != read.operation.not_found:
+                return MISSING
+            return await self.gone(settle, self.results.get(read.id), lost)
         except Refused:
             return MISSING
         if same_resource(self.results.get(read.id), after):
             lost.not_applied()
+        return MISSING
+
+    async def gone(self, settle: Settle, before: Any, lost: OutcomeUnknown) -> Any:
+        """None (the delete is done) when no resource carries the read one's id any more; with a
+        row that does, it lives on renamed (not applied); MISSING when the listing cannot tell."""
+        if settle.find is None:
+            return None  # the read's path names the resource for good (a number)
+        ident = walk(before, IDENTITY)
+        if ident is MISSING:
+            return MISSING
+        path = render(dict(settle.find_path), self.scope())
+        size = self.ctx.forge.max_page_size
+        for page in range(1, settle.pages + 1):
+            try:
+                resp = await self.ctx.call(settle.find, path=path,
+                                           query=self.ctx.forge.page_query(page, size))
+            except ToolError:
+                return MISSING
+            if any(isinstance(row, Mapping) and row.get("id") == ident for row in resp.data or []):
+                lost.not_applied("It still exists under another name (renamed meanwhile).",
+                                 "renamed since it was read: nothing was deleted")
+                return MISSING
+            if not self.ctx.forge.has_more(resp, page, size):
+                return None
         return MISSING
 
     async def read_moved(self, read: Step) -> Any:

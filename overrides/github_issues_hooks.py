@@ -19,7 +19,7 @@ from ghmcp_runtime.issue_views import (
     label_names,
     label_views,
 )
-from ghmcp_runtime.issue_writes import IssueOps, update_steps
+from ghmcp_runtime.issue_writes import IssueOps, concurrent_fields, update_steps
 from ghmcp_runtime.paging import cursor_binding, open_state
 from ghmcp_runtime.paging import has_next_link as _has_next
 from ghmcp_runtime.runner import Resolver, resolves_itself
@@ -338,11 +338,30 @@ async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs, resolve: R
                         "through GitHub's API; nothing was changed.",
                         details={"field": "remove_labels", "reason": f"unaddressable: {', '.join(stuck)}"})
     targets = issue_targets({**args, **{f: names[f] for f in names if f in args}}, UPDATE_FIELDS)
+    answers: dict[str, Any] = {}
+    waves = update_steps(ctx, WRITES, args, current, targets, add, remove, answers)
+
+    def unchanged_meanwhile(_: Any) -> None:
+        """With expected_version, the PATCH's answer shows whether someone else changed the
+        issue between the version check and the write (GitHub has no conditional write)."""
+        meanwhile = concurrent_fields(current, answers["patch"], waves) if "patch" in answers else []
+        if meanwhile:
+            raise ToolError(
+                "conflict",
+                "The issue was changed by someone else while this update was being written (after "
+                "the version was checked); the writes were stopped there. Read it and check both "
+                "changes.",
+                details={"field": "expected_version", "reason": "changed between the check and the write",
+                         "concurrent_fields": [ROW_FIELD.get(f, f) for f in meanwhile]},
+                repair=repair("reread", "github_get_issue",
+                              {**_repo(args), "issue_number": args["issue_number"]}))
+
     try:
-        done = await run_steps(update_steps(ctx, WRITES, args, current, targets, add, remove), dict(current),
+        done = await run_steps(waves, dict(current),
                                views={**ISSUE_VIEWS, **label_views(add, remove)}, targets=targets,
                                reread=lambda: _get_raw_issue(ctx, args), names=ROW_FIELD,
-                               log=ctx.writes)
+                               log=ctx.writes,
+                               check=unchanged_meanwhile if "expected_version" in args else None)
     except ToolError as err:
         raise _as_milestone_error(err) from None
     result: GithubUpdateIssueResult = {

@@ -34,7 +34,7 @@ from ghmcp_runtime.runner import completer, declared, resolving
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+dc219d812352"
+FINGERPRINT = "github-issues-mcp@0.1.0+047a945a9a6b"
 
 
 def _text(name: str) -> str:
@@ -515,7 +515,7 @@ GITHUB_CREATE_LABEL = Declaration(
     transforms={"color": "hex_color"},
 )
 
-# github_delete_label: GET /repos/{owner}/{repo}/labels/{name}, GET /search/issues, DELETE /repos/{owner}/{repo}/labels/{name}
+# github_delete_label: GET /repos/{owner}/{repo}/labels/{name}, GET /search/issues, DELETE /repos/{owner}/{repo}/labels/{name}, GET /repos/{owner}/{repo}/labels
 GITHUB_DELETE_LABEL = Declaration(
     steps=(
         Step(
@@ -593,7 +593,11 @@ GITHUB_DELETE_LABEL = Declaration(
                     ),
                 ),
             ),
-            settle=Settle(against="current"),
+            settle=Settle(
+                against="current",
+                find=operations.ISSUES_LIST_LABELS_FOR_REPO,
+                find_path={"owner": "{owner}", "repo": "{repo}"},
+            ),
         ),
     ),
     output=(Output(name="deleted_label", shape="label", sources=("current",)),),
@@ -837,6 +841,7 @@ TOOLS = (
             operations.ISSUES_GET_LABEL,
             operations.SEARCH_ISSUES_AND_PULL_REQUESTS,
             operations.ISSUES_DELETE_LABEL,
+            operations.ISSUES_LIST_LABELS_FOR_REPO,
         ),
         annotations=Annotations(
             read_only=False, open_world=True, destructive=True, idempotent=True
@@ -1109,7 +1114,7 @@ ERROR_CODES = (
     ErrorCode(
         code="conflict",
         temporary=False,
-        description="The issue changed since the version you passed; nothing was written.",
+        description="The issue changed since the version you passed: refused before any write, or, when only GitHub's answer to the write shows it (a change made between the check and the write), the writes stop there and details.applied_fields and details.concurrent_fields say what was applied and what someone else changed.",
         repair="Re-read with github_get_issue and re-apply with the new version.",
     ),
     ErrorCode(

@@ -152,6 +152,21 @@ GITHUB_DELETE_MILESTONE = Declaration(
             id="current",
             operation=operations.ISSUES_GET_MILESTONE,
             path={"owner": "{owner}", "repo": "{repo}", "milestone_number": "{milestone_number}"},
+            on_error=(
+                OnError(
+                    when=Match(code="milestone_not_found"),
+                    error=ErrorSpec(
+                        message="No milestone of the repository has this number (it may have been deleted already, e.g. by an earlier call whose answer was lost); this call changed nothing.",
+                        field="milestone_number",
+                        reason="no milestone of the repository has this number",
+                        repair=Repair(
+                            next_step="list_milestones",
+                            tool="github_list_milestones",
+                            arguments={"owner": "{owner}", "repo": "{repo}", "state": "all"},
+                        ),
+                    ),
+                ),
+            ),
             guard=Guard(
                 count=("open_issues", "closed_issues"),
                 refuse=ErrorSpec(
@@ -178,6 +193,7 @@ GITHUB_DELETE_MILESTONE = Declaration(
             operation=operations.ISSUES_DELETE_MILESTONE,
             path={"owner": "{owner}", "repo": "{repo}", "milestone_number": "{milestone_number}"},
             after=("current",),
+            settle=Settle(against="current"),
         ),
     ),
     output=(Output(name="deleted_milestone", shape="milestone", sources=("current",)),),

@@ -199,11 +199,17 @@ def _mistakes() -> list[Mistake]:
                         update),
         r"template reads 'current': not a parameter or an earlier step")
     add("settle-without-compare",
-        lambda: replace(t, "settle: {against: current}", "settle: {}", delete),
+        lambda: replace(t, "settle: {against: current, find:", "settle: {find:", delete),
         r"settle needs `compare` against an earlier read on the same step, on a delete `against`")
     add("settle-against-no-step",
-        lambda: replace(t, "settle: {against: current}", "settle: {against: currant}", delete),
+        lambda: replace(t, "settle: {against: current,", "settle: {against: currant,", delete),
         r"settle needs `compare` against an earlier read")
+    add("settle-find-unknown",
+        lambda: replace(t, "find: issues/list-labels-for-repo}", "find: issues/list-labels-for-rep}", delete),
+        r"unknown operationId 'issues/list-labels-for-rep'", hint=r"did you mean 'issues/list-labels-for-repo'")
+    add("settle-find-no-listing",
+        lambda: replace(t, "find: issues/list-labels-for-repo}", "find: issues/get}", delete),
+        r"issues/get does not list rows with an `id`|issues/get needs path parameters")
     add("step-query-field-unknown",
         lambda: replace(t, "per_page: 1}", "per_pag: 1}", delete),
         r"search/issues-and-pull-requests has no query field 'per_pag'", hint=r"did you mean 'per_page'")

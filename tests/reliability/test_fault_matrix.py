@@ -18,6 +18,9 @@ and exactly one write may be applied, every successful answer being the same.
 A third matrix faults a multi-step write (github_update_issue: update, add a label, remove two,
 lock) at every step, and asserts that what the answer says was written (`changed_fields`, or
 `details.applied_fields` on failure) is exactly what GitHub then shows.
+
+A fourth part runs the write-truth scenarios of issue 20 (tests/reliability/write_truth.py):
+refusals beside other writes, lost answers meeting other writers, skewed clocks, restarts.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from tests.reliability.reliability_support import (
     server_for,
     small_seed,
 )
+from tests.reliability.write_truth import EXPECTED, SCENARIOS, ScenarioCell, render_scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
 FAULTS_MD = ROOT / "docs" / "FAULTS.md"
@@ -412,11 +416,24 @@ def render(cells: list[Cell], lease_cells: list[LeaseCell]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+@pytest.fixture(scope="module")
+def scenarios() -> list[ScenarioCell]:
+    async def run_all() -> list[ScenarioCell]:
+        return [await scenario.run() for scenario in SCENARIOS]
+
+    return anyio.run(run_all)
+
+
+def test_write_truth_scenarios_answer_what_github_holds(scenarios: list[ScenarioCell]) -> None:
+    for cell in scenarios:
+        assert (cell.answers, cell.holds) == EXPECTED[cell.key], cell
+
+
 def test_committed_fault_table_is_current(observed: list[tuple[Cell, Any, FakeGitHub, Recorder]],
                                          lease_observed: list[tuple[LeaseCell, FakeGitHub]],
-                                         stepped: list[StepCell]) -> None:
+                                         stepped: list[StepCell], scenarios: list[ScenarioCell]) -> None:
     text = render([cell for cell, *_ in observed], [cell for cell, _ in lease_observed]) + "\n" \
-        + render_steps(stepped)
+        + render_steps(stepped) + "\n" + render_scenarios(scenarios)
     if os.environ.get("FAULTS_WRITE") == "1":
         FAULTS_MD.write_text(text, encoding="utf-8")
     committed = FAULTS_MD.read_text(encoding="utf-8") if FAULTS_MD.exists() else ""
@@ -535,7 +552,7 @@ def render_steps(cells: list[StepCell]) -> str:
         "to it); the other writes of its wave still run, a later wave does not;",
         "**reported** is `changed_fields` on success or `details.applied_fields` on failure, **GitHub",
         "shows** the parameters whose value GitHub then shows changed. A lost answer is settled by",
-        "re-reading the issue: when the write shows, the call goes on. Asserted: reported = shown,",
+        "re-reading the issue: when it shows the values sent, the call goes on. Asserted: reported = shown,",
         "except when the re-read fails too (then the message names the fields whose change is unknown),",
         "and no write request is ever sent twice.",
         "",
