@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: generate check diff test lint dist demo update-spec bench fuzz compat conformance bench-oversized clean-venv
+.PHONY: venv generate check diff test lint dist demo update-spec bench fuzz compat conformance bench-oversized clean-venv
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -13,63 +13,72 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev]"
 	touch $(STAMP)
 
-generate: $(STAMP)
-	$(PY) -m generator generate
+# The runtime and every generated server, installed editable from their own pyproject.toml (only
+# what changed since the last run; generator/venv_sync.py). A server that `make generate` adds is
+# installed right after it is written: its console script and `python -m <package>` work at once.
+venv: $(STAMP)
+	@$(PY) -m generator.venv_sync
 
-check: $(STAMP)
+generate: venv
+	$(PY) -m generator generate
+	@$(PY) -m generator.venv_sync
+
+check: venv
 	$(PY) -m generator check
 
-diff: $(STAMP)
+diff: venv
 	$(PY) -m generator diff
 
-test: $(STAMP)
+test: venv
 	$(PY) -m pytest
 
-lint: $(STAMP)
+lint: venv
 	$(VENV)/bin/ruff check generator ghmcp_runtime generated fakegithub tests bench .github/scripts
-	$(VENV)/bin/mypy --strict generator ghmcp_runtime $(wildcard generated/*_mcp) .github/scripts
+	$(VENV)/bin/mypy --strict generator ghmcp_runtime $(patsubst %/pyproject.toml,%,$(wildcard generated/*/pyproject.toml)) .github/scripts
 	$(VENV)/bin/actionlint -shellcheck $(VENV)/bin/shellcheck -pyflakes ""
 	$(VENV)/bin/hadolint Dockerfile
 
 # Wheels of the runtime and of every generated server into dist/ (each directory is its own
 # distribution; see docs/ARCHITECTURE.md); install with `pip install --find-links dist ...`.
-dist: $(STAMP)
+dist: venv
 	$(PY) -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir dist ./ghmcp_runtime \
 		$(patsubst %/pyproject.toml,./%,$(wildcard generated/*/pyproject.toml))
 
-demo: $(STAMP)
+demo: venv
 	$(PY) -m fakegithub.transcript
 
-update-spec: $(STAMP)
-	@test -n "$(VERSION)" || (echo "usage: make update-spec VERSION=x.y.z" >&2; exit 2)
-	$(PY) -m generator.update_spec $(VERSION)
+# FORGE=forgejo re-vendors Forgejo's description (converted with swagger2openapi, installed by npm
+# into the git-ignored .swagger2openapi/ on first use); SOURCE=file skips the download.
+update-spec: venv
+	@test -n "$(VERSION)" || (echo "usage: make update-spec VERSION=x.y.z [FORGE=github|forgejo] [SOURCE=file]" >&2; exit 2)
+	$(PY) -m generator.update_spec $(VERSION) --forge $(or $(FORGE),github) $(if $(SOURCE),--source $(SOURCE))
 
 # MCP Inspector CLI 2.12.0 (installed into the git-ignored .compat/ by npm on first use) against
 # the stdio server and the demo fake, legacy and modern eras; needs node and npm.
-compat: $(STAMP)
+compat: venv
 	$(PY) tests/compat/inspector_compat.py
 
 # The official MCP conformance suite (server mode, 0.2.0-alpha.11; Node 22 comes from npm when
 # the node on PATH is older) against the HTTP server, wires 2025-11-25 and 2026-07-28, with the
 # known failures in tests/compat/conformance-baseline.yml; ~10 s after the first install.
-conformance: $(STAMP)
+conformance: venv
 	$(PY) tests/compat/conformance.py
 
 # Oversized tool arguments over HTTP: longest event-loop stall and RSS growth per case (~1 min).
-bench-oversized: $(STAMP)
+bench-oversized: venv
 	$(PY) bench/oversized.py
 
 # Side-by-side benchmarks (< 5 min): generation, cold start, tool surface, per-call overhead,
 # response size, HTTP throughput and load, each next to a peer measured in the same run; writes
 # docs/BENCHMARKS.md and bench/results.json. FastMCP 4.1.6 goes into bench/.peer-venv on first use.
 # `make bench ONLY=roundtrips,rate_limit` re-measures just those sections (~2 min).
-bench: $(STAMP)
+bench: venv
 	$(PY) bench/run.py $(if $(ONLY),--only $(ONLY))
 
 # Long fuzz: 2 property tests x 9 tools x 560 examples = 10,080 calls (make test runs 40 per tool),
 # plus the label-meaning and pull-request-page properties (4 x 560 examples), and 5,600 hostile
 # Markdown documents against the CommonMark oracle (make test: 300).
-fuzz: $(STAMP)
+fuzz: venv
 	FUZZ_EXAMPLES=560 $(PY) -m pytest -q tests/functional/test_fuzz.py tests/reliability/test_fuzz_hostile.py \
 		tests/reliability/test_fuzz_labels.py tests/runtime/test_markup.py
 

@@ -588,7 +588,7 @@ def search_issues(ctx: Ctx) -> Reply:
     if page * per_page > SEARCH_CAP:
         raise ApiError(422, "Cannot access beyond the first 1000 results, or the first 5000 "
                        "results when using advanced search.", docs=ctx.docs)
-    found = search.run(query, state, visible)
+    found = search.run(query, state, visible, ctx.actor)
     sort = query.sort or ctx.query.get("sort")
     order = query.order or ctx.query.get("order", "desc")
     key: Callable[[tuple[Repo, Issue]], Any] = {

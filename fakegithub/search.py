@@ -1,14 +1,31 @@
-"""A useful subset of GitHub's issue search syntax (`q` of `GET /search/issues`).
+"""GitHub's documented issue search syntax (`q` of `GET /search/issues`), as far as the fake's state
+can answer it; everything else GitHub documents is refused with 422 rather than answered wrongly.
 
-Supported: `repo:o/r` (several = OR), `user:`/`org:`, `is:`/`type:`/`state:` (issue, pr,
-pull-request, open, closed, locked, unlocked, merged, unmerged, draft), `label:x`,
-`label:"multi word"`, `label:a,b` (= a OR b; several label terms = AND), `author:`, `assignee:`,
-`commenter:`, `mentions:`, `involves:`, `no:label|assignee|milestone`, `milestone:"title"`,
-`in:title|body|comments`, `created:`/`updated:`/`closed:` (`>`, `>=`, `<`, `<=`, `a..b`, `*`,
-`YYYY-MM-DD` = whole UTC day, or an ISO datetime), `comments:` (same operators, integers),
-`sort:created-asc` style, `-qualifier:value` and `NOT term` negation, `AND` (ignored: terms are
-ANDed anyway), quoted phrases and bare words (case-insensitive substring match on title and
-body unless `in:` says otherwise). Unknown qualifiers are searched as text like GitHub does.
+Implemented (docs.github.com, "Searching issues and pull requests" and "Understanding the search
+syntax"):
+
+* scope: `repo:o/r` (several = OR), `user:`/`org:`;
+* kind and state: `is:`/`type:` (issue, pr, pull-request), `is:`/`state:` (open, closed), `is:`
+  locked, unlocked, merged, unmerged, draft, public, private; `reason:` (completed, "not planned",
+  duplicate); `draft:true|false`; `archived:true|false` (no fake repository is archived);
+* text: bare words and quoted phrases, case-insensitive substrings of the title, body and comments,
+  or of the parts `in:` names (`in:title,body`: a comma list of title, body, comments);
+* people: `author:`, `assignee:` (`*` = anyone), `mentions:`, `commenter:`, `involves:`, each also
+  `@me` (the token's login);
+* metadata: `label:x`, `label:"multi word"`, `label:a,b` and `label:"a b","c"` (= any of them;
+  several label terms = all of them; a comma inside quotes belongs to the name), `milestone:`,
+  `no:label|assignee|milestone`;
+* numbers and dates: `comments:`, `created:`, `updated:`, `closed:`, `merged:` with `>`, `>=`, `<`,
+  `<=`, `a..b`, `a..*`, `*..b`; a date is a whole UTC day, or an ISO timestamp;
+* negation: `-qualifier:value`, `-word`, `NOT word`; `AND` (terms are ANDed anyway);
+  `sort:created|updated|comments[-asc|-desc]`.
+
+Refused with 422 (GitHub answers these, the fake cannot): the other documented qualifiers
+(`project:`, `team:`, `linked:`, `language:`, `status:`, `head:`, `base:`, `interactions:`,
+`reactions:`, `review:` and the reviewer qualifiers), values of the qualifiers above that GitHub
+does not document or the fake does not model (`is:queued`, `no:project`, `in:name`, `type:Bug`, …),
+`-no:` (GitHub documents that it does not work), `OR` and parentheses. A word before a colon that
+is no qualifier (`foo:bar`) is searched as text, as on GitHub.
 """
 
 from __future__ import annotations
@@ -25,13 +42,37 @@ MAX_QUERY_LENGTH = 256
 QUALIFIERS = frozenset(
     {
         "repo", "user", "org", "is", "type", "state", "label", "author", "assignee", "commenter",
-        "mentions", "involves", "no", "milestone", "in", "created", "updated", "closed", "comments",
-        "sort",
+        "mentions", "involves", "no", "milestone", "in", "created", "updated", "closed", "merged",
+        "comments", "reason", "draft", "archived", "sort",
     }
 )
-_TOKEN = re.compile(
-    r"""(?P<neg>-)?(?:(?P<key>[A-Za-z_]+):(?P<val>"[^"]*"?|\S+)|(?P<phrase>"[^"]*"?)|(?P<word>\S+))"""
+# documented by GitHub for issue and pull request search, not modelled by the fake: refused
+UNMODELLED = frozenset(
+    {
+        "project", "team", "linked", "language", "status", "head", "base", "interactions",
+        "reactions", "review", "reviewed-by", "review-requested", "user-review-requested",
+        "team-review-requested",
+    }
 )
+PEOPLE = frozenset({"author", "assignee", "mentions", "commenter", "involves"})
+DATES = frozenset({"created", "updated", "closed", "merged"})
+IS_VALUES = frozenset({"issue", "pr", "pull-request", "open", "closed", "locked", "unlocked",
+                       "merged", "unmerged", "draft", "public", "private"})
+CHOICES = {
+    "type": frozenset({"issue", "pr", "pull-request"}),
+    "state": frozenset({"open", "closed"}),
+    "no": frozenset({"label", "assignee", "milestone"}),
+    "in": frozenset({"title", "body", "comments"}),
+    "reason": frozenset({"completed", "not planned", "duplicate"}),
+    "draft": frozenset({"true", "false"}),
+    "archived": frozenset({"true", "false"}),
+}
+SORTS = frozenset({"created", "updated", "comments"})
+_VALUE = r'(?:"[^"]*"?|[^\s"]+)+'
+_TOKEN = re.compile(
+    rf"""(?P<neg>-)?(?:(?P<key>[A-Za-z][A-Za-z_-]*):(?P<val>{_VALUE})|(?P<phrase>"[^"]*"?)|(?P<word>\S+))"""
+)
+_LIST_ITEM = re.compile(r'"([^"]*)"?|([^,"]+)')
 
 
 class QueryError(ValueError):
@@ -67,6 +108,33 @@ def _unquote(text: str) -> str:
     return text
 
 
+def alternatives(value: str) -> list[str]:
+    """`a,b` or `"a b","c"`: the comma-separated alternatives, unquoted (a quoted comma stays)."""
+    return [m.group(1) if m.group(1) is not None else m.group(2).strip()
+            for m in _LIST_ITEM.finditer(value) if (m.group(1) or (m.group(2) or "").strip())]
+
+
+def _check(key: str, value: str, negated: bool) -> None:
+    """Refuse what GitHub documents but the fake does not model, or GitHub does not document."""
+    if key == "no" and negated:
+        raise QueryError("The no: qualifier cannot be negated (GitHub documents that -no: does not work).")
+    if key == "is":
+        allowed: frozenset[str] | None = IS_VALUES
+    elif key == "in":
+        for part in value.lower().split(","):
+            if part not in CHOICES["in"]:
+                raise QueryError(f"in: takes title, body and comments, not {part!r}.")
+        return
+    else:
+        allowed = CHOICES.get(key)
+    if allowed is not None and value.lower() not in allowed:
+        raise QueryError(f"{key}: takes {', '.join(sorted(allowed))}; {value!r} is not implemented.")
+    if key in DATES:
+        _date_predicate(value)
+    if key == "comments":
+        _number_predicate(value)
+
+
 def parse(q: str) -> Query:
     if len(q) > MAX_QUERY_LENGTH:
         raise QueryError(f"The search is longer than {MAX_QUERY_LENGTH} characters.")
@@ -76,25 +144,28 @@ def parse(q: str) -> Query:
         negated = bool(m.group("neg")) or negate_next
         negate_next = False
         key = m.group("key")
+        if key is not None and key.lower() in UNMODELLED:
+            raise QueryError(f"The {key.lower()}: qualifier is not implemented by this fake.")
         if key is not None and key.lower() in QUALIFIERS:
             key = key.lower()
-            value = _unquote(m.group("val"))
+            value = _unquote(m.group("val")) if key != "label" else m.group("val")
             if key == "sort":
                 sort, _, order = value.lower().partition("-")
+                if sort not in SORTS or order not in ("", "asc", "desc"):
+                    raise QueryError(f"sort: takes created, updated or comments; {value!r} is not implemented.")
                 query.sort, query.order = sort, order or "desc"
                 continue
-            if key in ("created", "updated", "closed"):
-                _date_predicate(value)  # validate early
-            if key == "comments":
-                _number_predicate(value)
+            _check(key, value, negated)
             query.terms.append(Term(key, value, negated))
             continue
         if m.group("phrase") is not None:
             query.terms.append(Term(None, _unquote(m.group("phrase")), negated))
             continue
         text = m.group(0)[1:] if m.group("neg") else m.group(0)
-        if text in ("AND", "OR"):
+        if text == "AND":
             continue
+        if text == "OR" or text.startswith("(") or text.endswith(")"):
+            raise QueryError("OR and parentheses are not implemented by this fake.")
         if text == "NOT":
             negate_next = True
             continue
@@ -171,7 +242,6 @@ def _number_predicate(value: str) -> Callable[[int], bool]:
 
 
 def _is(value: str, repo: Repo, item: Issue) -> bool:
-    v = value.lower()
     checks: dict[str, Callable[[], bool]] = {
         "issue": lambda: not item.is_pull_request,
         "pr": lambda: item.is_pull_request,
@@ -182,12 +252,11 @@ def _is(value: str, repo: Repo, item: Issue) -> bool:
         "unlocked": lambda: not item.locked,
         "merged": lambda: item.merged_at is not None,
         "unmerged": lambda: item.is_pull_request and item.merged_at is None,
-        "draft": lambda: item.draft,
+        "draft": lambda: item.is_pull_request and item.draft,
         "public": lambda: not repo.private,
         "private": lambda: repo.private,
     }
-    check = checks.get(v)
-    return True if check is None else check()
+    return checks[value.lower()]()
 
 
 def _same(a: str, b: str) -> bool:
@@ -200,40 +269,48 @@ def _mentions(item: Issue, login: str) -> bool:
     return any(pattern.search(t) for t in texts)
 
 
-def _qualifier(term: Term, state: State, repo: Repo, item: Issue) -> bool:
+def _person(key: str, login: str, item: Issue) -> bool:
+    if key == "author":
+        return _same(login, item.author)
+    if key == "assignee":
+        return bool(item.assignees) if login == "*" else any(_same(login, a) for a in item.assignees)
+    if key == "commenter":
+        return any(_same(login, c.author) for c in item.comments)
+    if key == "mentions":
+        return _mentions(item, login)
+    return any(_person(k, login, item) for k in ("author", "assignee", "commenter", "mentions"))
+
+
+def _qualifier(term: Term, repo: Repo, item: Issue, actor: str | None) -> bool:
     key, value = term.key, term.value
+    assert key is not None
     if key == "repo":
         return _same(value, repo.full_name)
     if key in ("user", "org"):
         return _same(value, repo.owner)
     if key in ("is", "type", "state"):
         return _is(value, repo, item)
+    if key in PEOPLE:
+        login = actor if value.lower() == "@me" and actor is not None else value
+        return _person(key, login, item)
     if key == "label":
         names = {label_key(n) for n in repo.label_names(item)}
-        return any(label_key(v.strip()) in names for v in value.split(","))
-    if key == "author":
-        return _same(value, item.author)
-    if key == "assignee":
-        return any(_same(value, a) for a in item.assignees)
-    if key == "commenter":
-        return any(_same(value, c.author) for c in item.comments)
-    if key == "mentions":
-        return _mentions(item, value)
-    if key == "involves":
-        return (_same(value, item.author) or any(_same(value, a) for a in item.assignees)
-                or any(_same(value, c.author) for c in item.comments) or _mentions(item, value))
+        return any(label_key(v.strip()) in names for v in alternatives(value))
     if key == "no":
-        missing = {
-            "label": not item.label_ids,
-            "assignee": not item.assignees,
-            "milestone": item.milestone is None,
-        }
-        return missing.get(value.lower(), True)
+        return {"label": not item.label_ids, "assignee": not item.assignees,
+                "milestone": item.milestone is None}[value.lower()]
     if key == "milestone":
         ms = repo.milestones.get(item.milestone) if item.milestone is not None else None
         return ms is not None and _same(value, ms.title)
-    if key in ("created", "updated", "closed"):
-        when = {"created": item.created_at, "updated": item.updated_at, "closed": item.closed_at}[key]
+    if key == "reason":
+        return item.state == "closed" and (item.state_reason or "completed") == value.lower().replace(" ", "_")
+    if key == "draft":
+        return item.is_pull_request and item.draft == (value.lower() == "true")
+    if key == "archived":
+        return value.lower() == "false"  # no repository of the fake is archived
+    if key in DATES:
+        when = {"created": item.created_at, "updated": item.updated_at, "closed": item.closed_at,
+                "merged": item.merged_at}[key]
         return _date_predicate(value)(when)
     if key == "comments":
         return _number_predicate(value)(len(item.comments))
@@ -241,7 +318,8 @@ def _qualifier(term: Term, state: State, repo: Repo, item: Issue) -> bool:
 
 
 def _text_fields(query: Query, item: Issue) -> list[str]:
-    where = {v.lower() for v in query.values("in")} or {"title", "body"}
+    named = {part for v in query.values("in") for part in v.lower().split(",")}
+    where = named or {"title", "body", "comments"}
     fields: list[str] = []
     if "title" in where:
         fields.append(item.title)
@@ -252,7 +330,7 @@ def _text_fields(query: Query, item: Issue) -> list[str]:
     return [f.casefold() for f in fields]
 
 
-def matches(query: Query, state: State, repo: Repo, item: Issue) -> bool:
+def matches(query: Query, state: State, repo: Repo, item: Issue, actor: str | None = None) -> bool:
     repos = query.values("repo")
     if repos and not any(_same(r, repo.full_name) for r in repos):
         return False
@@ -267,16 +345,16 @@ def matches(query: Query, state: State, repo: Repo, item: Issue) -> bool:
                 texts = _text_fields(query, item)
             found = any(term.value.casefold() in t for t in texts)
         else:
-            found = _qualifier(term, state, repo, item)
+            found = _qualifier(term, repo, item, actor)
         if found == term.negated:
             return False
     return True
 
 
-def run(query: Query, state: State, repos: Iterable[Repo]) -> list[tuple[Repo, Issue]]:
+def run(query: Query, state: State, repos: Iterable[Repo], actor: str | None = None) -> list[tuple[Repo, Issue]]:
     return [
         (repo, item)
         for repo in repos
         for item in repo.live_issues()
-        if matches(query, state, repo, item)
+        if matches(query, state, repo, item, actor)
     ]

@@ -19,9 +19,11 @@ from generator.overrides import SCHEMA_STORE, schema_text
 from generator.packaging import RUNTIME_PYPROJECT, PackagingError, current_packaging
 from generator.pipeline import Result, generate, load_inputs, override_files
 from generator.render import FileMap, runtime_pyproject
-from generator.spec import REPO_ROOT, SpecError, load_pinned_spec
+from generator.spec import REPO_ROOT, SPEC_DIR, SpecCache, SpecError
 
 OVERRIDES_DIR = REPO_ROOT / "overrides"
+# what `generate` did to a file, by what `check` would have reported
+WRITTEN = {"MISSING": "created", "CHANGED": "updated", "EXTRA": "deleted"}
 DEFAULT_OUT = REPO_ROOT / "generated"
 SCHEMA_FILE = REPO_ROOT / "docs" / "overrides.schema.json"
 
@@ -38,7 +40,7 @@ def _owned_outside(command: str) -> bool:
         shown = path.relative_to(REPO_ROOT).as_posix() if path.is_relative_to(REPO_ROOT) else str(path)
         if command == "generate":
             path.write_text(want, encoding="utf-8", newline="\n")
-            print(f"{'changed' if have else 'missing':>8} {shown}")
+            print(f"{WRITTEN['CHANGED' if have else 'MISSING']:>8} {shown}")
         else:
             print(f"{'CHANGED' if have else 'MISSING'}: {shown} (run `make generate`)")
             current = False
@@ -78,11 +80,11 @@ def _summary(result: Result) -> None:
 
 
 def _generate_all(paths: list[Path], args: argparse.Namespace) -> list[Result] | None:
-    spec = load_pinned_spec(args.spec_dir) if args.spec_dir else load_pinned_spec()
+    specs = SpecCache(args.spec_dir or SPEC_DIR)
     baseline = args.out if args.command == "generate" else None
     results = []
     for path in paths:
-        result = generate(load_inputs(path, spec=spec, baseline_dir=baseline))
+        result = generate(load_inputs(path, specs=specs, baseline_dir=baseline))
         _print_diagnostics(result)
         results.append(result)
     if any(r.files is None for r in results):
@@ -140,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         changes = write(files, args.out, scope)
         if not args.quiet:
             for change in changes:
-                print(f"{change.kind.lower():>8} {args.out.name}/{change.path}")
+                print(f"{WRITTEN[change.kind]:>8} {args.out.name}/{change.path}")
             for result in results:
                 _summary(result)
             print(f"total {(time.perf_counter() - started) * 1000:.0f} ms for {len(results)} server(s)")

@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from generator.catalog import BUILTIN_CODES
+from generator.catalog import builtin_codes
 from generator.declare import DeclarationBuilder, split_path
 from generator.diagnostics import Diagnostic, Level, Where, closest
 from generator.hookscan import HookFacts
@@ -54,6 +54,7 @@ from generator.spec import SpecOperation, iter_operations, resolve_ref, success_
 from generator.yamlsrc import Located
 from ghmcp_runtime.declared import Completion, Repair, Resolve
 from ghmcp_runtime.errors import ENVELOPE_OUTPUT_SCHEMA, UNIVERSAL_CODES
+from ghmcp_runtime.forges import FORGES, GITHUB
 from ghmcp_runtime.model import (
     HIDDEN_FIELD,
     WITHHELD_FIELD,
@@ -69,6 +70,14 @@ NOT_FOUND_BY_PARAM = {
     "comment_id": "comment_not_found",
     "name": "label_not_found",
     "milestone_number": "milestone_not_found",
+    "org": "org_not_found",
+}
+# a generic last parameter (Forgejo's `{id}`, `{index}`) is named by the collection before it
+NOT_FOUND_BY_COLLECTION = {
+    "labels": "label_not_found",
+    "issues": "issue_not_found",
+    "comments": "comment_not_found",
+    "milestones": "milestone_not_found",
 }
 REPO_PARAMS = ("owner", "repo")
 DEFAULT_TOOL_BUDGET = 2000  # bytes of tools/list per tool, on average (issue 12)
@@ -96,7 +105,8 @@ class Builder:
         self.hooks_source = hooks_source
         self.ops = {op.operation_id: op for op in iter_operations(document)}
         self.problems: list[Diagnostic] = []
-        self.catalog: dict[str, ErrorCodeDef] = {**BUILTIN_CODES, **overrides.error_codes}
+        forge = FORGES.get(overrides.server.forge, GITHUB)  # an unknown forge is reported by check_forge
+        self.catalog: dict[str, ErrorCodeDef] = {**builtin_codes(forge), **overrides.error_codes}
 
     # -- helpers -----------------------------------------------------------------------------
     def error(self, loc: tuple[str | int, ...], message: str, hint: str = "", rule: str = "") -> None:
@@ -128,6 +138,7 @@ class Builder:
         resources = self.build_resources()
         templates = self.build_templates(built)
         self.check_constants(built, templates)
+        self.check_forge()
         if any(p.level is Level.ERROR for p in self.problems):
             return None
         s = self.o.server
@@ -154,7 +165,20 @@ class Builder:
             overrides_file=self.loc.file,
             resources=resources,
             templates=templates,
+            forge=s.forge,
         )
+
+    def check_forge(self) -> None:
+        s = self.o.server
+        forge = FORGES.get(s.forge)
+        if forge is None:
+            guess = closest(s.forge, list(FORGES))
+            self.error(("server", "forge"), f"unknown forge {s.forge!r}",
+                       f"did you mean {guess!r}?" if guess else f"one of {', '.join(sorted(FORGES))}")
+        elif s.api_version is not None and forge.version_header is None:
+            self.error(("server", "api_version"),
+                       f"{forge.display_name} takes no API version header, so api_version means nothing",
+                       "remove server.api_version")
 
     def build_resources(self) -> tuple[IRResource, ...]:
         out = []
@@ -540,7 +564,7 @@ class Builder:
             "properties": {p.name: p.schema for p in built_params},
             "required": [p.name for p in built_params if p.required],
         }
-        success = {
+        success = explain_hidden({
             "type": "object",
             "additionalProperties": False,
             "properties": {
@@ -549,7 +573,7 @@ class Builder:
                 "rate_limit_remaining": RATE_LIMIT_REMAINING,
             },
             "required": [*[f.name for f in built_output if f.required], "request_id"],
-        }
+        })
         description = tool.description.strip() + "\nExample: " + json.dumps(
             tool.example, separators=(",", ":"), ensure_ascii=False
         )
@@ -606,8 +630,10 @@ class Builder:
     def build_operation(self, op: SpecOperation) -> IROperation:
         params = re.findall(r"\{([^}]+)\}", op.path)
         last = params[-1] if params else ""
-        not_found = NOT_FOUND_BY_PARAM.get(last, "repo_not_found" if last in ("", *REPO_PARAMS)
-                                           else "not_found")
+        collection = re.search(r"/([^/{}]+)/\{[^}]+\}$", op.path)
+        not_found = NOT_FOUND_BY_PARAM.get(last) or (
+            "repo_not_found" if last in ("", *REPO_PARAMS)
+            else NOT_FOUND_BY_COLLECTION.get(collection.group(1) if collection else "", "not_found"))
         statuses = tuple(sorted(int(s) for s in op.node.get("responses", {})
                                 if s.isdigit() and 200 <= int(s) < 300))
         return IROperation(
@@ -818,6 +844,8 @@ class Builder:
             codes.add(op.not_found)
             if "/repos/{owner}/{repo}" in op.path:
                 codes.add("repo_not_found")
+            if "/orgs/{org}" in op.path:
+                codes.add("org_not_found")
             if op.method != "GET":
                 codes.add("conflict")
                 if "{issue_number}" in op.path:
@@ -875,6 +903,33 @@ def added_fields(fields: tuple[IRField, ...],
     if lockdown is not None:
         added.append((WITHHELD_FIELD, with_null({"type": "string", "enum": list(WITHHELD_REASONS)})))
     return tuple(added)
+
+
+HIDDEN_NOTE = ("Hidden pieces (HTML comments, invisible characters) cut from this item's text, as "
+               "GitHub's page hides them; GitHub still stores them.")
+
+
+def explain_hidden(schema: JSONObject) -> JSONObject:
+    """`schema` with HIDDEN_NOTE on its first `hidden_removed` row field: one sentence per output
+    schema, however many rows carry the count."""
+    said = False
+
+    def visit(node: Any) -> Any:
+        nonlocal said
+        if said or not isinstance(node, dict):
+            return node
+        props = node.get("properties")
+        if isinstance(props, dict) and HIDDEN_FIELD in props:
+            said = True
+            return {**node, "properties": {**props, HIDDEN_FIELD: {"description": HIDDEN_NOTE,
+                                                                  **props[HIDDEN_FIELD]}}}
+        out = {}
+        for key, value in node.items():
+            out[key] = [visit(v) for v in value] if isinstance(value, list) else visit(value)
+        return out
+
+    result: JSONObject = visit(schema)
+    return result
 
 
 def row_schema(fields: tuple[IRField, ...], density: str | None = None,

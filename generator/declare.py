@@ -45,11 +45,13 @@ from ghmcp_runtime.declared import (
     Repair,
     Settle,
     Step,
+    Stored,
     Verify,
 )
 from ghmcp_runtime.model import Operation
 from ghmcp_runtime.recovery import FIND_CREATED_CODES
 from ghmcp_runtime.refs import Ref, parse, references
+from ghmcp_runtime.stored import ALTERED, STORED
 from ghmcp_runtime.transforms import TRANSFORMS
 
 Loc = tuple[str | int, ...]
@@ -270,6 +272,7 @@ class DeclarationBuilder:
         compare = self.compare(raw, loc, known, body)
         names_exist = self.names_exist(raw, loc, names)
         verify = self.verify(raw, loc, body)
+        stored = self.stored(raw, loc, body)
         settle = self.settle(raw, loc, names, earlier, body)
         guard = self.guard(raw, loc, names)
         if raw.guard is not None:
@@ -289,7 +292,7 @@ class DeclarationBuilder:
                     when=tuple(conditions), after=tuple(s.id for s in earlier if s.id in after),
                     on_error=tuple(on_error), reject=tuple(reject), paginate=paginate,
                     compare=compare, guard=guard, names_exist=names_exist, verify=verify,
-                    settle=settle)
+                    settle=settle, stored=stored)
 
     def bind_path(self, raw: StepDef | RecoverDef, op: SpecOperation, loc: Loc,
                   names: set[str]) -> dict[str, Any]:
@@ -420,6 +423,21 @@ class DeclarationBuilder:
         return Verify(fields={k: split_path(p) for k, p in v.fields.items()},
                       normalize=dict(v.normalize), names=renamed, ignored=v.ignored)
 
+    def stored(self, raw: StepDef, loc: Loc, body: dict[str, Any]) -> Stored | None:
+        if raw.stored is None:
+            return None
+        if raw.call in self.runtime_ops and self.runtime_ops[raw.call].method in READ_METHODS:
+            self.error((*loc, "stored"), "stored is for a write step", "put it on the step that sends the text")
+        self.body_fields((*loc, "stored"), raw.stored, {}, body)
+        declared = {f.name for f in self.tool.output}
+        for name in (STORED, ALTERED):
+            if name not in declared:
+                self.error((*loc, "stored"), f"stored fills the output {name!r}, which is not declared",
+                           f"declare {{name: {name}}} under output (without `from`)")
+        renamed = {key: ref for key, value in body.items()
+                   if (ref := _whole_ref(value)) is not None and ref != key and key in raw.stored}
+        return Stored(fields={k: split_path(p) for k, p in raw.stored.items()}, names=renamed)
+
     def settle(self, raw: StepDef, loc: Loc, names: set[str], earlier: list[Step],
                body: dict[str, Any]) -> Settle | None:
         s = raw.settle
@@ -492,6 +510,7 @@ class DeclarationBuilder:
         implicit |= {n for s in steps if s.paginate and s.paginate.page_param for n in ("page", "next")}
         implicit |= {s.compare.changed for s in steps if s.compare}
         implicit |= {s.verify.ignored for s in steps if s.verify}
+        implicit |= {STORED, ALTERED} if any(s.stored for s in steps) else set()
         out: list[Output] = []
         ok = True
         for k, f in enumerate(self.tool.output):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,7 +61,10 @@ def write(files: FileMap, root: Path, scope: list[str] | None = None) -> list[Ch
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(files[change.path], encoding="utf-8", newline="\n")
+    # a directory left with nothing but bytecode (a removed server's package) goes too
     for directory in sorted((p for p in root.rglob("*") if p.is_dir()), reverse=True):
-        if directory.name != "__pycache__" and not any(directory.iterdir()):
+        if directory.name != "__pycache__" and all(p.name == "__pycache__" for p in directory.iterdir()):
+            for cache in directory.iterdir():
+                shutil.rmtree(cache)
             directory.rmdir()
     return changes

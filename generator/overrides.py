@@ -36,7 +36,16 @@ class ServerSection(Strict):
     title: str
     version: str
     tool_prefix: str = Field(pattern=r"^[a-z][a-z0-9]*_$")
-    api_version: str
+    forge: str = Field(
+        default="github", description="the forge profile the runtime talks by (ghmcp_runtime.forges): "
+        "github or forgejo; it decides token and URL variables, auth scheme, headers, paging, error bodies")
+    api_version: str | None = Field(
+        default=None, description="the API version header's value (GitHub: X-GitHub-Api-Version); "
+        "default: the forge profile's")
+    spec: str | None = Field(
+        default=None, pattern=r"^[a-z][a-z0-9_-]*$",
+        description="the vendored description the server is built on: spec/<spec>/ (e.g. forgejo); "
+        "default: spec/ itself, GitHub's")
     hooks: str | None = Field(
         default=None, description="hand-written hook module, relative to the override file; only for "
         "tools, templates or completions a declaration cannot express")
@@ -294,6 +303,9 @@ class StepDef(Strict):
     settle: SettleDef | None = Field(
         default=None, description="a write with compare: re-read the resource after a lost answer, "
         "and where a rename left it when the compare read finds nothing")
+    stored: dict[str, str] | None = Field(
+        default=None, description="a write sending text: body field -> dotted path in the answer; "
+        "stored_as_sent and altered_fields say whether GitHub holds the text exactly as sent")
 
 
 class RecoverDef(Strict):

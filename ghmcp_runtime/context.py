@@ -5,7 +5,7 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
     ctx.tool            ToolSpec of the running tool
     ctx.request_id      str, minted per call, also in every result/envelope
     ctx.identity        str, short hash of the caller's credential ("anonymous" when none)
-    ctx.credential      str | None, the caller's GitHub token (read by the upstream layer only)
+    ctx.credential      str | None, the caller's forge token (read by the upstream layer only)
     ctx.arguments       the validated arguments as received (for repairs)
     await ctx.call(op, path=..., query=..., body=...) -> UpstreamResponse   (raises ToolError)
     ctx.mint_cursor(state, bound_to=...) -> str
@@ -25,6 +25,7 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
     ctx.slots           anyio.CapacityLimiter: how many of this call's upstream requests may be in
                         flight at once (ctx.call holds one slot per request; never call ctx.call
                         while holding one)
+    ctx.forge           ForgeProfile: the forge's conventions (page parameters, largest page)
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from ghmcp_runtime.untrusted import Cleaned, clean_ahead
 
 if TYPE_CHECKING:
     from ghmcp_runtime.allowlist import RepoAllowlist
+    from ghmcp_runtime.forge_profile import ForgeProfile
     from ghmcp_runtime.lockdown import Lockdown
 
 T = TypeVar("T")
@@ -103,6 +105,12 @@ class Projector(Protocol):
     def version(self, shape: str, raw: Mapping[str, Any]) -> str: ...
 
 
+def _github() -> ForgeProfile:
+    from ghmcp_runtime.forges import GITHUB  # forges imports this module
+
+    return GITHUB
+
+
 @dataclass(slots=True)
 class ToolContext:
     tool: ToolSpec
@@ -114,12 +122,13 @@ class ToolContext:
     idempotency: Idempotency
     projector: Projector
     rate_limit: dict[str, int] = field(default_factory=dict)
-    # the caller's GitHub token for this call (never logged, never in results); None = none given
+    # the caller's forge token for this call (never logged, never in results); None = none given
     credential: str | None = field(default=None, repr=False)
     lockdown: Lockdown | None = None
     repos: RepoAllowlist | None = None
     requests_sent: int = 0
     slots: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(MAX_CONCURRENT))
+    forge: ForgeProfile = field(default_factory=_github)  # paging conventions (ghmcp_runtime.forges)
     # long untrusted text of this call's upstream answers, cleaned ahead (untrusted.py)
     cleaned: Cleaned = field(default_factory=dict)
 

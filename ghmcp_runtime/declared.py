@@ -160,6 +160,16 @@ class Verify:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Stored:
+    """After a write: whether GitHub holds each text body field exactly as sent
+    (ghmcp_runtime.stored), compared with the write's answer or, when a partial update sent
+    nothing, with its compare read. Fills the outputs `stored_as_sent` and `altered_fields`."""
+
+    fields: Mapping[str, tuple[str, ...]]  # body field -> path in the answer
+    names: Mapping[str, str] = field(default_factory=dict)  # body field -> parameter reported
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Resolve:
     """A parameter that takes a name as well as an id (ghmcp_runtime.resolve): a string value is
     looked up in the rows of `operation` (a listing read 100 rows a page, at most `pages` pages)
@@ -195,6 +205,7 @@ class Step:
     names_exist: NamesExist | None = None
     verify: Verify | None = None
     settle: Settle | None = None  # only on a write with `compare`
+    stored: Stored | None = None  # on a write that sends text
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

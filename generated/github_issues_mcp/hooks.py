@@ -8,7 +8,7 @@ declared in github_issues.yaml. Copied into the package as `hooks.py`, typed aga
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from ghmcp_runtime import ToolContext, ToolError, repair
@@ -25,6 +25,7 @@ from ghmcp_runtime.issue_writes import IssueOps, update_steps
 from ghmcp_runtime.paging import cursor_binding, open_state
 from ghmcp_runtime.paging import has_next_link as _has_next
 from ghmcp_runtime.runner import Resolver, resolves_itself
+from ghmcp_runtime.stored import altered
 from ghmcp_runtime.walk import walk
 from ghmcp_runtime.writes import run_steps
 
@@ -55,15 +56,16 @@ def _repo(args: Mapping[str, Any]) -> dict[str, Any]:
 # `labels` is a comma list; inside search's label:"..." a quote ends the value, a backslash may
 # escape it and a comma separates alternatives.
 UNFILTERABLE = {"list": ",", "search": '",\\'}
+NARROW = ("labels, state, updated_after, assignee_login, creator_login, missing, lacks_labels or "
+          "query qualifiers")
 SCAN_HINT = (
     "Only the first 1,000 items GitHub returns for a query are scanned (pull requests, and items "
-    "failing label filters GitHub cannot apply, count too): narrow it with labels, state, "
-    "updated_after, assignee_login, creator_login or query qualifiers."
+    f"failing filters GitHub cannot apply, count too): narrow it with {NARROW}."
 )
-ROWS_HINT = (
-    "Only the first 300 rows of a query are reachable: narrow it with labels, state, "
-    "updated_after, assignee_login, creator_login or query qualifiers."
-)
+ROWS_HINT = f"Only the first 300 rows of a query are reachable: narrow it with {NARROW}."
+# `missing` -> GitHub's search qualifier and the listing's query (None: filtered here)
+MISSING = {"assignee": ("no:assignee", ("assignee", "none")), "milestone": ("no:milestone", ("milestone", "none")),
+           "labels": ("no:label", None)}
 
 
 # a quoted phrase (skipped), or a repo:/org:/user: qualifier, maybe negated, at a term's start
@@ -93,21 +95,28 @@ def _refuse_foreign_scope(args: GithubSearchIssuesArgs) -> None:
             )
 
 
-def _search_query(args: GithubSearchIssuesArgs, labels: Sequence[str]) -> str:
-    _refuse_foreign_scope(args)
-    terms = [args["query"], "is:issue"]
+def _search_query(args: GithubSearchIssuesArgs, labels: Sequence[str], lacks: Sequence[str]) -> str:
+    terms = [args["query"]] if "query" in args else []
+    if terms:
+        _refuse_foreign_scope(args)
+    terms.append("is:issue")
     if "owner" in args and "repo" in args:
         terms.append(f"repo:{args['owner']}/{args['repo']}")
     state = args.get("state", "open")
     if state != "all":
         terms.append(f"is:{state}")
     terms += [f'label:"{label}"' for label in labels]
-    if "assignee_login" in args:
-        terms.append(f"assignee:{args['assignee_login']}")
-    if "creator_login" in args:
-        terms.append(f"author:{args['creator_login']}")
+    terms += [f'-label:"{label}"' for label in lacks]
+    terms += [MISSING[what][0] for what in dict.fromkeys(args.get("missing", []))]
+    given: Mapping[str, Any] = args
+    for param, qualifier in (("assignee_login", "assignee"), ("creator_login", "author"),
+                             ("mentions_login", "mentions"), ("commenter_login", "commenter")):
+        if param in given:
+            terms.append(f"{qualifier}:{given[param]}")
     if "updated_after" in args:
         terms.append(f"updated:>={args['updated_after']}")
+    if "min_comments" in args or "max_comments" in args:
+        terms.append(f"comments:{args.get('min_comments', '*')}..{args.get('max_comments', '*')}")
     return " ".join(terms)
 
 
@@ -116,18 +125,38 @@ def _list_query(args: GithubSearchIssuesArgs, labels: Sequence[str]) -> dict[str
                              "direction": args.get("order", "desc")}
     if labels:
         query["labels"] = ",".join(labels)
-    if "assignee_login" in args:
-        query["assignee"] = args["assignee_login"]
-    if "creator_login" in args:
-        query["creator"] = args["creator_login"]
-    if "updated_after" in args:
-        query["since"] = args["updated_after"]
+    for what in args.get("missing", []):
+        if (filter_ := MISSING[what][1]) is not None:
+            query[filter_[0]] = filter_[1]
+    given: Mapping[str, Any] = args
+    for param, name in (("assignee_login", "assignee"), ("creator_login", "creator"),
+                        ("mentions_login", "mentioned"), ("updated_after", "since")):
+        if param in given:
+            query[name] = given[param]
     return query
 
 
-def _carries(raw: Mapping[str, Any], names: Sequence[str]) -> bool:
+def _held(raw: Mapping[str, Any], names: Sequence[str]) -> list[bool]:
     held = label_names(raw)
-    return all(any(same_name(name, h) for h in held) for name in names)
+    return [any(same_name(name, h) for h in held) for name in names]
+
+
+def _local_filter(args: GithubSearchIssuesArgs, mode: str, here: Sequence[str],
+                  lacks_here: Sequence[str]) -> Callable[[Mapping[str, Any]], bool] | None:
+    """What the upstream query cannot say, checked on each row (None: nothing to check)."""
+    listing = mode == "list"
+    unlabelled = listing and "labels" in args.get("missing", [])
+    low, high = (args.get("min_comments"), args.get("max_comments")) if listing else (None, None)
+    if not (here or lacks_here or unlabelled or low is not None or high is not None):
+        return None
+
+    def keep(raw: Mapping[str, Any]) -> bool:
+        count = int(raw.get("comments") or 0)
+        return (all(_held(raw, here)) and not any(_held(raw, lacks_here))
+                and not (unlabelled and label_names(raw))
+                and (low is None or count >= low) and (high is None or count <= high))
+
+    return keep
 
 
 async def search_issues(ctx: ToolContext, args: GithubSearchIssuesArgs) -> GithubSearchIssuesResult:
@@ -135,16 +164,21 @@ async def search_issues(ctx: ToolContext, args: GithubSearchIssuesArgs) -> Githu
     state = open_state(ctx, args, "cursor")
     offset = int(state.get("offset", (int(state.get("page", 1)) - 1) * ISSUE_PAGE))  # or a page cursor
     delivered = int(state.get("delivered", offset))
-    mode = "search" if "query" in args else "list"
-    labels = args.get("labels", [])
+    mode = "search" if "query" in args or "commenter_login" in args else "list"
+    labels, lacks = args.get("labels", []), args.get("lacks_labels", [])
     here = [n for n in labels if any(c in n for c in UNFILTERABLE[mode])]
     there = [n for n in labels if n not in here]
+    # the listing cannot exclude labels; search can, for names it matches exactly
+    lacks_here = lacks if mode == "list" else [n for n in lacks if any(c in n for c in UNFILTERABLE[mode])]
+    lacks_there = [n for n in lacks if n not in lacks_here]
+    local = _local_filter(args, mode, here, lacks_here)
     seen: dict[str, Any] = {}
 
     async def fetch(page: int, per_page: int) -> tuple[list[Any], bool]:
         if mode == "search":
             resp = await ctx.call(ops.SEARCH_ISSUES_AND_PULL_REQUESTS, path={}, query={
-                "q": ctx.confine_query(_search_query(args, there)), "sort": args.get("sort", "updated"),
+                "q": ctx.confine_query(_search_query(args, there, lacks_there)),
+                "sort": args.get("sort", "updated"),
                 "order": args.get("order", "desc"), "per_page": per_page, "page": page})
             seen.setdefault("total", int(resp.data["total_count"]))
             seen["incomplete"] = seen.get("incomplete", False) or bool(resp.data.get("incomplete_results"))
@@ -153,7 +187,7 @@ async def search_issues(ctx: ToolContext, args: GithubSearchIssuesArgs) -> Githu
                               query={**_list_query(args, there), "per_page": per_page, "page": page})
         return list(resp.data), _has_next(resp)
 
-    walked = await walk(fetch, lambda raw: "pull_request" not in raw and _carries(raw, here),
+    walked = await walk(fetch, lambda raw: "pull_request" not in raw and (local is None or local(raw)),
                         offset=offset, want=min(ISSUE_PAGE, WALK_CAP - delivered),
                         sizes=(ISSUE_PAGE, WALK_PAGE), max_reads=WALK_READS, scan_limit=SCAN_LIMIT)
     total = delivered + len(walked.rows)
@@ -167,7 +201,7 @@ async def search_issues(ctx: ToolContext, args: GithubSearchIssuesArgs) -> Githu
     if more and not capped:
         result["next_cursor"] = ctx.mint_cursor({"offset": walked.next_offset, "delivered": total},
                                                 bound_to=cursor_binding(args, "cursor"))
-    if "total" in seen and not here:
+    if "total" in seen and local is None:
         result["estimated_total"] = seen["total"]
     if capped:
         result["truncation_hint"] = SCAN_HINT if walked.scan_capped else ROWS_HINT
@@ -220,6 +254,7 @@ def _as_milestone_error(err: ToolError) -> ToolError:
 # changed_fields order; a parameter is judged only when passed
 UPDATE_FIELDS = ("title", "body", "state", "state_reason", "assignee_logins", "milestone",
                  "add_labels", "remove_labels", "locked", "lock_reason")
+TEXT_FIELDS = {"title": ("title",), "body": ("body",)}  # what stored_as_sent compares
 WRITES = IssueOps(update=ops.ISSUES_UPDATE, add_labels=ops.ISSUES_ADD_LABELS,
                   remove_label=ops.ISSUES_REMOVE_LABEL, lock=ops.ISSUES_LOCK, unlock=ops.ISSUES_UNLOCK)
 
@@ -267,7 +302,10 @@ async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs, resolve: R
         "issue": cast(IssueRow, ctx.row("issue", "issue", done.after)),
         "version": ctx.version("issue", done.after),
         "changed_fields": done.changed,
+        "stored_as_sent": not (text := altered(args, done.after, TEXT_FIELDS)),
     }
+    if text:
+        result["altered_fields"] = text
     if done.ignored:
         result["ignored_fields"] = done.ignored
     return result

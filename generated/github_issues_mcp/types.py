@@ -31,9 +31,9 @@ class IssueRow(TypedDict):
     url: str
     preview: str | None
     body: NotRequired[str | None]
+    assignees: list[str]
+    milestone: dict[str, Any] | None
     state_reason: NotRequired[str | None]
-    assignees: NotRequired[list[str]]
-    milestone: NotRequired[dict[str, Any] | None]
     locked: NotRequired[bool]
     lock_reason: NotRequired[str | None]
     created_at: NotRequired[str]
@@ -60,6 +60,8 @@ class GithubAddCommentArgs(TypedDict):
 
 class GithubAddCommentResult(TypedDict):
     comment: CommentRow
+    stored_as_sent: bool
+    altered_fields: NotRequired[list[str]]
 
 
 class GithubCreateIssueArgs(TypedDict):
@@ -76,6 +78,8 @@ class GithubCreateIssueArgs(TypedDict):
 class GithubCreateIssueResult(TypedDict):
     issue: IssueRow
     version: str
+    stored_as_sent: bool
+    altered_fields: NotRequired[list[str]]
     ignored_fields: NotRequired[list[str]]
 
 
@@ -89,6 +93,8 @@ class GithubCreateLabelArgs(TypedDict):
 
 class GithubCreateLabelResult(TypedDict):
     label: LabelRow
+    stored_as_sent: bool
+    altered_fields: NotRequired[list[str]]
 
 
 class GithubDeleteLabelArgs(TypedDict):
@@ -139,6 +145,12 @@ class GithubSearchIssuesArgs(TypedDict):
     labels: NotRequired[list[str]]
     assignee_login: NotRequired[str]
     creator_login: NotRequired[str]
+    missing: NotRequired[list[Literal["assignee", "milestone", "labels"]]]
+    lacks_labels: NotRequired[list[str]]
+    min_comments: NotRequired[int]
+    max_comments: NotRequired[int]
+    mentions_login: NotRequired[str]
+    commenter_login: NotRequired[str]
     updated_after: NotRequired[str]
     sort: NotRequired[Literal["created", "updated", "comments"]]
     order: NotRequired[Literal["desc", "asc"]]
@@ -177,6 +189,8 @@ class GithubUpdateIssueResult(TypedDict):
     issue: IssueRow
     version: str
     changed_fields: list[str]
+    stored_as_sent: bool
+    altered_fields: NotRequired[list[str]]
     ignored_fields: NotRequired[list[str]]
 
 
@@ -192,6 +206,8 @@ class GithubUpdateLabelArgs(TypedDict):
 class GithubUpdateLabelResult(TypedDict):
     label: LabelRow
     changed_fields: list[str]
+    stored_as_sent: bool
+    altered_fields: NotRequired[list[str]]
 
 
 __all__ = ["Any", "Detail"]

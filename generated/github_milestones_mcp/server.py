@@ -21,6 +21,7 @@ from ghmcp_runtime.declared import (
     Repair,
     Settle,
     Step,
+    Stored,
 )
 from ghmcp_runtime.model import StaticResource
 from ghmcp_runtime.rules import Rule, with_rules
@@ -28,7 +29,7 @@ from ghmcp_runtime.runner import declared
 
 from . import operations
 
-FINGERPRINT = "github-milestones-mcp@0.1.0+46008abb1a56"
+FINGERPRINT = "github-milestones-mcp@0.1.0+1b974d7ba3c5"
 
 
 def _text(name: str) -> str:
@@ -120,6 +121,7 @@ GITHUB_CREATE_MILESTONE = Declaration(
                     ),
                 ),
             ),
+            stored=Stored(fields={"title": ("title",), "description": ("description",)}),
         ),
     ),
     output=(Output(name="milestone", shape="milestone", sources=("create_milestone",)),),
@@ -255,6 +257,7 @@ GITHUB_UPDATE_MILESTONE = Declaration(
                 normalize={"due_on": "date"},
             ),
             settle=Settle(),
+            stored=Stored(fields={"title": ("title",), "description": ("description",)}),
         ),
     ),
     output=(Output(name="milestone", shape="milestone", sources=("update", "current")),),

@@ -34,6 +34,8 @@ class GithubCreateMilestoneArgs(TypedDict):
 
 class GithubCreateMilestoneResult(TypedDict):
     milestone: MilestoneRow
+    stored_as_sent: bool
+    altered_fields: NotRequired[list[str]]
 
 
 class GithubDeleteMilestoneArgs(TypedDict):
@@ -85,6 +87,8 @@ class GithubUpdateMilestoneArgs(TypedDict):
 class GithubUpdateMilestoneResult(TypedDict):
     milestone: MilestoneRow
     changed_fields: list[str]
+    stored_as_sent: bool
+    altered_fields: NotRequired[list[str]]
 
 
 __all__ = ["Any", "Detail"]

@@ -17,7 +17,8 @@ REPO_Q = f"repo:{OWNER}/{REPO}"
     ("q", "terms"),
     [
         ("repo:o/r is:issue", [Term("repo", "o/r"), Term("is", "issue")]),
-        ('label:"good first issue" label:bug', [Term("label", "good first issue"), Term("label", "bug")]),
+        ('label:"good first issue" label:bug', [Term("label", '"good first issue"'), Term("label", "bug")]),
+        ('label:"a b","c" -label:d,e', [Term("label", '"a b","c"'), Term("label", "d,e", negated=True)]),
         ("updated:>=2024-01-01 -label:wontfix", [Term("updated", ">=2024-01-01"),
                                                   Term("label", "wontfix", negated=True)]),
         ('crash "empty config" -flaky', [Term(None, "crash"), Term(None, "empty config"),
@@ -71,7 +72,13 @@ def corpus(fake: FakeGitHub, seeded: dict[str, int], clock: FakeClock) -> None:
         (f"{REPO_Q} -label:bug", [2, 6], 0),
         (f"{REPO_Q} no:label", [], 0),
         (f"{REPO_Q} no:assignee is:issue", [2, 3, 5, 6], 0),
-        (f"{REPO_Q} -no:assignee", [1], 0),
+        (f"{REPO_Q} -assignee:*", [2, 3, 4, 5, 6], 0),
+        (f"{REPO_Q} assignee:*", [1], 0),
+        (f"{REPO_Q} assignee:@me", [], 0),
+        (f"{REPO_Q} commenter:@me", [], 0),
+        (f"{REPO_Q} involves:@me", [6], 0),
+        (f'{REPO_Q} label:"good first issue","triage"', [1, 5, 6], 0),
+        (f'{REPO_Q} -label:"good first issue","triage"', [2, 3, 4], 0),
         (f"{REPO_Q} no:milestone is:issue", [2, 3, 5], 0),
         (f'{REPO_Q} milestone:"v1.0"', [1, 6], 0),
         (f"{REPO_Q} author:jane", [1, 6], 0),
@@ -85,6 +92,18 @@ def corpus(fake: FakeGitHub, seeded: dict[str, int], clock: FakeClock) -> None:
         (f'{REPO_Q} "config empty"', [], 0),
         (f"{REPO_Q} config in:title", [1, 6], 0),
         (f"{REPO_Q} config in:body", [6], 0),
+        (f"{REPO_Q} loops in:title,body", [5], 0),
+        (f"{REPO_Q} SSO in:title", [], 0),
+        (f"{REPO_Q} too", [1], 0),  # a comment ("me too"): comments are searched by default
+        (f"{REPO_Q} too in:title,body", [], 0),
+        (f"{REPO_Q} too in:comments", [1], 0),
+        (f"{REPO_Q} is:closed reason:completed", [3], 0),
+        (f'{REPO_Q} reason:"not planned"', [], 0),
+        (f"{REPO_Q} draft:false", [4], 0),
+        (f"{REPO_Q} archived:false is:pr", [4], 0),
+        (f"{REPO_Q} archived:true", [], 0),
+        (f"{REPO_Q} comments:1..*", [1], 0),
+        (f"{REPO_Q} comments:*..0 is:issue", [2, 3, 5, 6], 0),
         (f"{REPO_Q} config -crash", [6], 0),
         (f"{REPO_Q} created:<2024-01-15", [5, 6], 0),
         (f"{REPO_Q} created:2024-01-10", [5], 0),
@@ -148,6 +167,24 @@ async def test_search_cap_visibility_and_bad_queries(fake: FakeGitHub, gh: httpx
     assert "cannot be searched" in hidden.json()["errors"][0]["message"]
     bad = await gh.get("/search/issues", params={"q": f"{REPO_Q} created:>someday"})
     assert bad.status_code == 422 and bad.json()["errors"][0]["field"] == "q"
+    assert fake.violations == []
+
+
+@pytest.mark.parametrize("q", [
+    "is:queued", "is:internal", "type:Bug", "state:merged", "no:project", "-no:label", "in:name",
+    "in:title,readme", "reason:stale", "draft:maybe", "project:octo-org/1", "linked:pr",
+    "language:go", "team:octo-org/core", "reactions:>5", "interactions:>1", "review:none",
+    "reviewed-by:hubot", "status:success", "head:main", "sort:reactions", "crash OR config",
+    "(crash)", "comments:>lots",
+])
+async def test_search_refuses_what_it_does_not_implement(fake: FakeGitHub, gh: httpx.AsyncClient,
+                                                         q: str) -> None:
+    """GitHub documents these; the fake cannot answer them, so it says so (422) instead of
+    answering a valid query with nothing."""
+    response = await gh.get("/search/issues", params={"q": f"{REPO_Q} {q}"})
+    assert response.status_code == 422, (q, response.text)
+    error = response.json()["errors"][0]
+    assert (error["field"], error["code"]) == ("q", "invalid")
     assert fake.violations == []
 
 

@@ -17,7 +17,7 @@ from ghmcp_runtime.app import Settings, build_server
 from ghmcp_runtime.concurrent import MAX_CONCURRENT
 from ghmcp_runtime.exposure import ExposureFlags
 from ghmcp_runtime.model import ServerSpec
-from ghmcp_runtime.upstream import GitHubUpstream, RetryPolicy
+from ghmcp_runtime.upstream import ForgeUpstream, RetryPolicy
 from github_issues_mcp import SERVER
 
 TOKEN = "ghp_functionaltesttoken000000000000000001"
@@ -75,9 +75,9 @@ def in_memory_server(
     exposure: ExposureFlags | None = None,
     max_concurrent: int = MAX_CONCURRENT,
 ) -> Any:
-    upstream = GitHubUpstream(base_url="http://fake.test", api_version=spec.api_version,
+    upstream = ForgeUpstream(base_url="http://fake.test", api_version=spec.api_version,
                               transport=fake.asgi_transport(), timeout=timeout, retry=FAST_RETRY)
-    settings = Settings(github_token=token, lockdown=lockdown, exposure=exposure or ExposureFlags(),
+    settings = Settings(token=token, lockdown=lockdown, exposure=exposure or ExposureFlags(),
                         max_concurrent=max_concurrent)
     return build_server(spec, settings, upstream=upstream, cursors=cursors,
                         idempotency=idempotency)

@@ -76,7 +76,8 @@ async def test_get_issue_removes_and_counts_hidden_content(fake: FakeGitHub, hos
     assert comment["author_association"] == "NONE"
     preview = summary["issue"]["preview"]
     assert "SYSTEM: ignore" not in preview and preview.startswith("Steps to repro: run it. The API")
-    assert summary["issue"]["hidden_removed"] == BODY_HIDDEN + 2 * (1 + len(TAGS))
+    # summary rows carry the milestone's title too (a triage field)
+    assert summary["issue"]["hidden_removed"] == BODY_HIDDEN + 2 * (1 + len(TAGS)) + 1
     assert summary["comments"][-1]["preview"] == "+1 me too"
 
 

@@ -16,6 +16,7 @@ from gen_support import GENERATED, OVERRIDES, cli, snapshot
 from generator.io import compare, existing_files
 from generator.pipeline import generate, load_inputs, override_files
 from generator.render import FileMap
+from tests.support.servers import SERVERS
 
 
 @pytest.fixture(scope="module")
@@ -37,14 +38,14 @@ def test_generated_is_current(files: FileMap) -> None:
         "run `make generate` (never edit generated/ by hand) and commit the result")
 
 
-def test_each_package_manifest_lists_every_other_file_of_its_package(files: FileMap) -> None:
+def test_each_override_file_is_one_package_whose_manifest_lists_its_files(files: FileMap) -> None:
     packages = sorted({path.split("/", 1)[0] for path in files})
-    assert packages == ["github_issues_mcp", "github_milestones_mcp"]
-    for package in packages:
-        manifest = json.loads(files[f"{package}/MANIFEST.json"])
-        own = {p.split("/", 1)[1] for p in files if p.startswith(f"{package}/")}
+    assert packages == sorted(s.package for s in SERVERS)
+    for server in SERVERS:
+        manifest = json.loads(files[f"{server.package}/MANIFEST.json"])
+        own = {p.split("/", 1)[1] for p in files if p.startswith(f"{server.package}/")}
         assert set(manifest["files"]) == own - {"MANIFEST.json"}
-        assert manifest["overrides"]["file"] == f"overrides/{package.removesuffix('_mcp')}.yaml"
+        assert manifest["overrides"]["file"] == f"overrides/{server.overrides.name}"
 
 
 def test_one_override_file_regenerates_only_its_package(tmp_path: Path) -> None:

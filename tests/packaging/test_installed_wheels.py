@@ -1,7 +1,8 @@
 """The wheels `make dist` builds (the runtime's and every generated server's), installed into an
 empty venv with their pinned dependencies and nothing else, serve every server through the
-official MCP client over stdio and HTTP: the published `tools.json` byte for byte, a real tool call
-against the fake GitHub (the lazily imported parts load too), and the container healthcheck."""
+official MCP client over stdio and HTTP: the published `tools.json` byte for byte, every read-only
+tool called with its example against Prism serving GitHub's documented examples (the lazily
+imported parts load too), and the container healthcheck. Servers come from `overrides/*.yaml`."""
 
 from __future__ import annotations
 
@@ -13,15 +14,16 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
 
-from fakegithub import FakeGitHub
-from tests.functional.conftest import OWNER, REPO, TOKEN, seed
+from tests.contract.test_every_server import TOKEN, tools_json
 from tests.http.http_support import _wait_for_port, free_port, mcp_client
+from tests.support.prism import StartPrism
 from tests.support.processes import stop
+from tests.support.servers import SERVERS as DECLARED
+from tests.support.servers import answer_problem, read_operations, read_tools
 from tests.support.wheels import (
     ROOT,
     SERVERS,
@@ -33,8 +35,7 @@ from tests.support.wheels import (
 )
 
 pytestmark = pytest.mark.anyio
-# one read-only tool per server, called against the fake GitHub
-READ_TOOL = {"github_issues_mcp": "github_list_labels", "github_milestones_mcp": "github_list_milestones"}
+BY_PACKAGE = {s.package: s for s in DECLARED}
 # distributions only the generator, the fake GitHub or development need
 GENERATOR_ONLY = {"black", "jinja2", "pyyaml", "openapi-core", "github-issues-mcp-gen"}
 
@@ -74,17 +75,12 @@ def _server_env(api_url: str, **extra: str) -> dict[str, str]:
                       GHMCP_SERVER_SECRET="wheel-tests", GHMCP_ALLOW_INSECURE_API_URL="1", **extra)
 
 
-def _tools_json(listed: Any) -> bytes:
-    """A tools/list result in the form `generated/<package>/tools.json` is written in."""
-    tools = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools]
-    return (json.dumps({"tools": tools}, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
-
-
 async def _serves_the_published_surface(client: Client, server: str) -> None:
     published = (ROOT / "generated" / server / "tools.json").read_bytes()
-    assert _tools_json(await client.list_tools()) == published
-    result = await client.call_tool(READ_TOOL[server], {"owner": OWNER, "repo": REPO})
-    assert not result.is_error, result.structured_content
+    assert tools_json(await client.list_tools()) == published
+    for tool in read_tools(BY_PACKAGE[server]):
+        result = await client.call_tool(tool.name, dict(tool.example))
+        assert answer_problem(tool, result) is None, answer_problem(tool, result)
 
 
 @contextmanager
@@ -120,23 +116,21 @@ def test_the_venv_holds_the_servers_and_no_generator_only_package(installed: Ins
 
 
 @pytest.mark.parametrize("server", SERVERS)
-async def test_the_installed_command_serves_tools_json_over_stdio(installed: Installed, server: str) -> None:
-    fake = FakeGitHub()
-    seed(fake)
-    with fake.serve() as url:
-        params = StdioServerParameters(command=str(installed.script(server)),
-                                       env=_server_env(url, GITHUB_TOKEN=TOKEN), cwd=str(installed.home))
-        async with Client(params, cache=None) as client:
-            await _serves_the_published_surface(client, server)
-    assert fake.violations == []
+async def test_the_installed_command_serves_tools_json_over_stdio(installed: Installed, server: str,
+                                                                   prism: StartPrism) -> None:
+    mock = prism(read_operations(BY_PACKAGE[server]), overrides=BY_PACKAGE[server].overrides)
+    params = StdioServerParameters(command=str(installed.script(server)),
+                                   env=_server_env(mock.base_url, GITHUB_TOKEN=TOKEN), cwd=str(installed.home))
+    async with Client(params, cache=None) as client:
+        await _serves_the_published_surface(client, server)
 
 
 @pytest.mark.parametrize("server", SERVERS)
-async def test_the_installed_command_serves_tools_json_over_http(installed: Installed, server: str) -> None:
-    fake = FakeGitHub()
-    seed(fake)
-    with fake.serve() as url, _http_server([str(installed.script(server))], _server_env(url),
-                                           installed.home) as port:
+async def test_the_installed_command_serves_tools_json_over_http(installed: Installed, server: str,
+                                                                 prism: StartPrism) -> None:
+    mock = prism(read_operations(BY_PACKAGE[server]), overrides=BY_PACKAGE[server].overrides)
+    with _http_server([str(installed.script(server))], _server_env(mock.base_url),
+                      installed.home) as port:
         async with mcp_client(f"http://127.0.0.1:{port}/mcp", TOKEN) as client:
             await _serves_the_published_surface(client, server)
         health = [str(installed.python), "-m", "ghmcp_runtime.healthcheck", "--port", str(port)]
@@ -146,4 +140,3 @@ async def test_the_installed_command_serves_tools_json_over_http(installed: Inst
     down = subprocess.run(health, env=clean_env(), cwd=installed.home, capture_output=True,
                           text=True, timeout=30, check=False)
     assert down.returncode == 1 and "unhealthy" in down.stderr
-    assert fake.violations == []

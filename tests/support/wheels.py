@@ -10,9 +10,11 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from tests.support.servers import discover
+
 ROOT = Path(__file__).resolve().parents[2]
 CONSTRAINTS = ROOT / "constraints.txt"
-SERVERS = sorted(p.parent.name for p in (ROOT / "generated").glob("*/pyproject.toml"))
+SERVERS = [s.package for s in discover()]  # one per overrides/*.yaml
 PROJECTS = [ROOT / "ghmcp_runtime", *(ROOT / "generated" / s for s in SERVERS)]
 
 

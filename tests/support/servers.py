@@ -1,0 +1,76 @@
+"""Every server of the repository, discovered from `overrides/*.yaml` (one file, one server): the
+test matrices take their servers from here, so a new override file is tested without a test edit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+OVERRIDES = ROOT / "overrides"
+
+
+@dataclass(frozen=True, slots=True)
+class Server:
+    overrides: Path
+    name: str  # the distribution and console script
+    package: str  # generated/<package>/
+
+    @property
+    def directory(self) -> Path:
+        return self.overrides.parents[1] / "generated" / self.package
+
+    def __str__(self) -> str:  # pytest ids
+        return self.package
+
+
+def discover(overrides: Path = OVERRIDES) -> list[Server]:
+    found = []
+    for path in sorted(overrides.glob("*.yaml")):
+        data: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
+        found.append(Server(path, data["server"]["name"], data["server"]["package"]))
+    return found
+
+
+SERVERS = discover()
+
+
+@cache
+def built(server: Server) -> Any:
+    """The server's IR (`generator.ir.IRServer`) as `make generate` builds it."""
+    from generator.pipeline import generate, load_inputs
+
+    result = generate(load_inputs(server.overrides))
+    assert result.server is not None and result.ok, "\n".join(d.render() for d in result.diagnostics)
+    return result.server
+
+
+# an error result that is not an answer: Prism refused the request (`invalid_field`), a crash, or
+# the upstream unreachable; a code the tool declares for the data it got is an answer
+NOT_AN_ANSWER = frozenset({"invalid_field", "internal_error", "upstream_unavailable"})
+
+
+def read_tools(server: Server) -> list[Any]:
+    """The server's read-only tools (`IRTool`), each called with its own `example` by the tests."""
+    reads = [t for t in built(server).tools if t.annotations.read_only]
+    assert reads, f"{server.package} has no read-only tool to call"
+    return reads
+
+
+def read_operations(server: Server) -> list[str]:
+    """Every operation the read-only tools call: what a Prism mock must serve for them."""
+    return sorted({op.operation_id for tool in read_tools(server) for op in tool.operations})
+
+
+def answer_problem(tool: Any, result: Any) -> str | None:
+    """Why a tool result is not an answer to its example call, None when it is one."""
+    if not result.is_error:
+        return None
+    code = result.structured_content.get("code")
+    if code in NOT_AN_ANSWER or code not in tool.error_codes:
+        return f"{tool.name}: {result.structured_content}"
+    return None
