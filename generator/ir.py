@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.diagnostics import Where
-from ghmcp_runtime.declared import Completion, Declaration, Repair, Resolve
+from ghmcp_runtime.declared import Completion, Declaration, OnError, Repair, Resolve
 from ghmcp_runtime.model import LockdownRule
 
 JSONObject = dict[str, Any]
@@ -174,4 +174,5 @@ class IRServer:
     resources: tuple[IRResource, ...] = ()
     templates: tuple[IRTemplate, ...] = ()
     toolsets: tuple[tuple[str, str], ...] = ()  # (name, what its tools do), as declared
+    error_rules: tuple[OnError, ...] = ()  # the server-wide on_error
     forge: str = "github"  # the runtime's forge profile (ghmcp_runtime.forges.FORGES)

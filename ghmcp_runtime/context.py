@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import anyio
 
 from ghmcp_runtime.concurrent import MAX_CONCURRENT
+from ghmcp_runtime.declared import OnError
+from ghmcp_runtime.error_rules import refine
 from ghmcp_runtime.errors import UpstreamError
 from ghmcp_runtime.model import Detail, Operation, ToolSpec
 from ghmcp_runtime.untrusted import Cleaned, clean_ahead
@@ -128,6 +130,7 @@ class ToolContext:
     repos: RepoAllowlist | None = None
     requests_sent: int = 0
     slots: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(MAX_CONCURRENT))
+    error_rules: tuple[OnError, ...] = ()  # the server's own on_error (ghmcp_runtime.error_rules)
     forge: ForgeProfile = field(default_factory=_github)  # paging conventions (ghmcp_runtime.forges)
     # long untrusted text of this call's upstream answers, cleaned ahead (untrusted.py)
     cleaned: Cleaned = field(default_factory=dict)
@@ -166,7 +169,12 @@ class ToolContext:
                     body: Any) -> UpstreamResponse:
         async with self.slots:
             self.requests_sent += 1
-            response = await self.upstream.call(self, op, path=path, query=query, body=body)
+            try:
+                response = await self.upstream.call(self, op, path=path, query=query, body=body)
+            except UpstreamError as err:
+                if not self.error_rules:
+                    raise
+                raise refine(self.error_rules, err, op.method, self.arguments) from None
         await clean_ahead(response.data, self.cleaned)
         return response
 

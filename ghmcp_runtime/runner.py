@@ -23,12 +23,10 @@ from ghmcp_runtime.context import ToolContext, UpstreamResponse
 from ghmcp_runtime.declared import (
     Compare,
     Completion,
-    Condition,
     Declaration,
     ErrorSpec,
     Guard,
     NamesExist,
-    OnError,
     Output,
     Paginate,
     Resolve,
@@ -37,8 +35,10 @@ from ghmcp_runtime.declared import (
     Stored,
     Verify,
 )
-from ghmcp_runtime.errors import OutcomeUnknown, ToolError, UpstreamError
+from ghmcp_runtime.error_rules import matches
+from ghmcp_runtime.errors import OutcomeUnknown, ToolError
 from ghmcp_runtime.model import CompletionHandler, Handler
+from ghmcp_runtime.outcomes import RESPONSE, Outcome, answered, holds, response_scope, skipped
 from ghmcp_runtime.paging import next_cursor, open_page, without
 from ghmcp_runtime.projection import walk as walk_path
 from ghmcp_runtime.recovery import Listing, find_created
@@ -51,6 +51,7 @@ from ghmcp_runtime.transforms import TRANSFORMS, Refused, normalizer
 from ghmcp_runtime.versioning import canonical_json
 
 CREDENTIAL_CODES = frozenset({"missing_credential", "invalid_credential", "insufficient_scope"})
+SHARED_DETAILS = frozenset({"field", "fields", "value", "reason"})
 INCOMPLETE = "The search stopped before it had looked at every item; retry shortly."
 
 
@@ -133,23 +134,6 @@ def prepare(decl: Declaration, args: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def holds(condition: Condition, args: Mapping[str, Any]) -> bool:
-    if condition.equals is not None:
-        return bool(args.get(condition.param) == condition.equals)
-    return (condition.param in args) == condition.present
-
-
-def _matches(rule: OnError, err: ToolError) -> bool:
-    when = rule.when
-    status = err.status if isinstance(err, UpstreamError) else None
-    github_code = err.github_code if isinstance(err, UpstreamError) else None
-    field = (err.details or {}).get("field")
-    return ((when.status is None or when.status == status)
-            and (when.github_code is None or when.github_code == github_code)
-            and (when.code is None or when.code == err.code)
-            and (when.field is None or when.field == field))
-
-
 def _repair(spec: ErrorSpec, scope: Scope) -> dict[str, Any] | None:
     if spec.repair is None:
         return None
@@ -163,8 +147,12 @@ def _repair(spec: ErrorSpec, scope: Scope) -> dict[str, Any] | None:
 
 def build_error(spec: ErrorSpec, scope: Scope, base: ToolError | None = None,
                 details: Mapping[str, Any] | None = None) -> ToolError:
-    """A ToolError from a declared envelope, keeping what `base` carried where `spec` is silent."""
+    """A ToolError from a declared envelope, keeping what `base` carried where `spec` is silent
+    (under another code, only the details every code shares: a 403's `required_scopes` is not
+    the push-access code's)."""
     merged: dict[str, Any] = dict(base.details or {}) if base is not None else {}
+    if base is not None and spec.code is not None and spec.code != base.code:
+        merged = {k: v for k, v in merged.items() if k in SHARED_DETAILS}
     if spec.field is not None:
         merged["field"] = spec.field
     if spec.reason is not None:
@@ -201,10 +189,11 @@ class _Call:
     pages: dict[str, _Page] = field(default_factory=dict)
     changed: dict[str, list[str]] = field(default_factory=dict)
     ignored: dict[str, list[str]] = field(default_factory=dict)
+    outcomes: dict[str, Outcome] = field(default_factory=dict)  # how each step ended
     asked: dict[str, dict[str, Any]] = field(default_factory=dict)  # a `stored` step's whole body
 
     def scope(self, **extra: Any) -> Scope:
-        return Scope(self.args, self.results, extra)
+        return Scope(self.args, self.results, {RESPONSE: response_scope(self.outcomes), **extra})
 
     async def run(self) -> dict[str, Any]:
         idem = self.decl.idempotency
@@ -259,7 +248,7 @@ class _Call:
     # -- one step ---------------------------------------------------------------------------
 
     async def step(self, step: Step) -> None:
-        if not all(holds(c, self.args) for c in step.when):
+        if not all(holds(c, self.args, self.outcomes) for c in step.when):
             return
         guard = step.guard if step.guard and (step.guard.when is None
                                               or holds(step.guard.when, self.args)) else None
@@ -287,16 +276,20 @@ class _Call:
                                        body=body or None)
         except ToolError as err:
             settled = await self.settled(step, body, err)
-            if settled is not MISSING:
+            if settled is not MISSING:  # a re-read showed the write's effect: it succeeded
                 self.results[step.id] = settled
+                success = step.operation.success_status
+                self.outcomes[step.id] = answered(success[0] if success else 200, {}, settled)
                 return
             mapped = self.on_error(step, err)
             if mapped is None:
+                self.outcomes[step.id] = skipped(getattr(err, "status", None), err.code)
                 return
             if guard is not None and guard.unknown is not None:
                 raise self.uncounted(guard, mapped) from None
             raise mapped from None
         data = resp.data
+        self.outcomes[step.id] = answered(resp.status, resp.headers, data)
         for reject in step.reject:
             if walk(data, tuple(reject.present.split("."))) not in (MISSING, None):
                 raise build_error(reject.error, self.scope())
@@ -390,7 +383,7 @@ class _Call:
         for write in self.decl.steps:
             settle, compare = write.settle, write.compare
             if (settle is None or compare is None or compare.against != read.id
-                    or not all(holds(c, self.args) for c in write.when)):
+                    or not all(holds(c, self.args, self.outcomes) for c in write.when)):
                 continue
             scope = self.scope()
             try:
@@ -438,7 +431,7 @@ class _Call:
     def on_error(self, step: Step, err: ToolError) -> ToolError | None:
         """The mapped error, or None when a rule says the step just produced nothing."""
         for rule in step.on_error:
-            if _matches(rule, err):
+            if matches(rule.when, err, step.operation.method):
                 return None if rule.skip else build_error(rule.error, self.scope(), err)
         return err
 
@@ -523,6 +516,8 @@ class _Call:
     def output(self, spec: Output, detail: Any) -> Any:
         if spec.when_more is not None and not getattr(self.pages.get(spec.when_more), "has_more", False):
             return MISSING
+        if spec.true_when is not None:
+            return holds(spec.true_when, self.args, self.outcomes)
         if spec.version_of is not None:
             body = next((self.results[s] for s in spec.sources if self.results.get(s) is not None), None)
             return MISSING if body is None else self.ctx.version(spec.version_of, body)
