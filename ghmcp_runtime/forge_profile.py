@@ -97,10 +97,13 @@ class ForgeProfile:
         `rel="next"`, or else the total-count header."""
         if 'rel="next"' in resp.headers.get("link", ""):
             return True
-        total = resp.headers.get(self.total_count_header or "") if self.total_count_header else None
-        if total is not None and total.strip().isdigit():
-            return page * size < int(total)
-        return False
+        total = self.total_count(resp)
+        return total is not None and page * size < total
+
+    def total_count(self, resp: UpstreamResponse) -> int | None:
+        """A listing's total as the forge reports it (None: it does not, or not parseably)."""
+        raw = resp.headers.get(self.total_count_header) if self.total_count_header else None
+        return int(raw) if raw is not None and raw.strip().isdigit() else None
 
     def headers(self, api_version: str | None) -> dict[str, str]:
         out = {"Accept": self.accept}

@@ -21,6 +21,7 @@ from ghmcp_runtime.catalog import require_names
 from ghmcp_runtime.concurrent import gather
 from ghmcp_runtime.context import ToolContext, UpstreamResponse
 from ghmcp_runtime.declared import (
+    Absent,
     Compare,
     Completion,
     Declaration,
@@ -268,6 +269,10 @@ class _Call:
         if step.names_exist is not None:
             await self.require_names(step, step.names_exist, path)
             return
+        if step.absent is not None:
+            if await self.matching_rows(step, step.absent, path, query):
+                raise build_error(step.absent.refuse, self.scope())
+            return
         if step.paginate is not None:
             page, size = self.page_of(step.paginate)
             query = {**query, **self.ctx.forge.page_query(page, size)}
@@ -297,7 +302,7 @@ class _Call:
             self.pages[step.id] = _Page(page, self.more(step, resp, page, size), size)
         self.results[step.id] = data
         if guard is not None:
-            self.check_guard(guard, data)
+            self.check_guard(guard, resp)
         if step.verify is not None:
             self.check_applied(step.verify, body, data)
 
@@ -329,15 +334,33 @@ class _Call:
             shown = self.results.get(step.compare.against)  # nothing differed: nothing was sent
         return [] if sent is None or shown is None else altered(sent, shown, spec.fields, spec.names)
 
+    async def matching_rows(self, step: Step, absent: Absent, path: dict[str, Any],
+                            query: dict[str, Any]) -> list[Any]:
+        """The rows of `step`'s listing (every page, at most `absent.pages`) equal to `match`."""
+        wanted = render(dict(absent.match), self.scope())
+        size = self.ctx.forge.max_page_size
+        found: list[Any] = []
+        for page in range(1, absent.pages + 1):
+            resp = await self.ctx.call(step.operation, path=path,
+                                       query={**query, **self.ctx.forge.page_query(page, size)})
+            rows = resp.data if isinstance(resp.data, list) else []
+            found += [r for r in rows if isinstance(r, Mapping)
+                      and all(r.get(k) == v for k, v in wanted.items())]
+            if not self.ctx.forge.has_more(resp, page, size):
+                break
+        return found
+
     def only_changed(self, compare: Compare, body: dict[str, Any]) -> dict[str, Any]:
         current = self.results.get(compare.against)
         changed = self.changed.setdefault(compare.changed, [])
         out: dict[str, Any] = {}
         for key, value in body.items():
-            if shows(compare, key, value, current):
+            if key in compare.carry or shows(compare, key, value, current):
                 continue
             out[key] = value
             changed.append(compare.names.get(key, key))
+        if out:  # what the forge would reset unless sent again
+            out.update({key: body[key] for key in compare.carry if key in body})
         return out
 
     # -- settle (see declared.Settle) -------------------------------------------------------
@@ -345,9 +368,14 @@ class _Call:
     async def settled(self, step: Step, sent: dict[str, Any], err: ToolError) -> Any:
         """GitHub's body when a re-read settles the failed `step`; MISSING when it does not."""
         if isinstance(err, OutcomeUnknown) and step.settle is not None:
-            if step.compare is None:
-                return await self.settle_delete(step.settle, err)
-            return await self.settle_lost(step.settle, step.compare, sent, err)
+            if step.compare is not None:
+                compared = {k: v for k, v in sent.items() if k not in step.compare.carry}
+                return await self.settle_lost(step.settle, step.compare, compared, err)
+            assert step.settle.against is not None  # the generator requires it without compare
+            listing = self.decl.step(step.settle.against)
+            if listing.absent is not None:
+                return await self.settle_created(listing, listing.absent, err)
+            return await self.settle_delete(step.settle, err)
         if err.code == step.operation.not_found:
             return await self.read_moved(step)
         return MISSING
@@ -363,6 +391,18 @@ class _Call:
         if verdict is Verdict.NOT_APPLIED:
             lost.not_applied()
         return after if verdict is Verdict.APPLIED else MISSING
+
+    async def settle_created(self, listing: Step, absent: Absent, lost: OutcomeUnknown) -> Any:
+        """The row a create made, when the listing that held none like it now holds exactly one."""
+        scope = self.scope()
+        try:
+            rows = await self.matching_rows(listing, absent, render(dict(listing.path), scope),
+                                            render(dict(listing.query), scope))
+        except (ToolError, Refused):
+            return MISSING
+        if not rows:
+            lost.not_applied()
+        return rows[0] if len(rows) == 1 else MISSING
 
     async def settle_delete(self, settle: Settle, lost: OutcomeUnknown) -> Any:
         """None (the delete is done) when the re-read finds nothing; MISSING when it does not settle."""
@@ -388,7 +428,8 @@ class _Call:
             scope = self.scope()
             try:
                 base, moved = render(dict(read.path), scope), render(dict(settle.path), scope)
-                wanted = render(dict(write.body), scope)
+                wanted = {k: v for k, v in render(dict(write.body), scope).items()
+                          if k not in compare.carry}
             except Refused:
                 continue
             if not wanted or all(base.get(k) == v for k, v in moved.items()):
@@ -459,11 +500,23 @@ class _Call:
             return err
         return self.unknown_error(guard.unknown, {"reason": guard.unknown.reason or err.message})
 
-    def check_guard(self, guard: Guard, data: Any) -> None:
+    def check_guard(self, guard: Guard, resp: UpstreamResponse) -> None:
+        data = resp.data
         total = 0
         for path in guard.count:
             value = walk(data, tuple(path.split(".")))
             total += int(value) if isinstance(value, int) else 0
+        if guard.total:
+            listed = self.ctx.forge.total_count(resp)
+            if listed is None:
+                details = {"reason": f"{self.ctx.forge.display_name}'s answer carried no total count"}
+                if guard.unknown_field:
+                    details["field"] = guard.unknown_field
+                if guard.unknown is None:
+                    raise ToolError("upstream_unavailable", details["reason"] + ".", temporary=True,
+                                    details=details)
+                raise self.unknown_error(guard.unknown, details)
+            total += listed
         prefix = render(guard.unknown.message, self.scope()) if guard.unknown else ""
         if total == 0 and guard.incomplete and walk(data, (guard.incomplete,)) is True:
             raise ToolError("upstream_unavailable", f"{prefix} {INCOMPLETE}".strip(), temporary=True,

@@ -37,6 +37,19 @@ def hex_color(value: Any) -> str:
     return match.group(1).lower()
 
 
+def hash_hex_color(value: Any) -> str:
+    """`#` and six lower-case hex digits (Forgejo's stored form); a shorthand is never expanded."""
+    return "#" + hex_color(value)
+
+
+def list_item(value: Any) -> str:
+    """A value that a comma-separated filter (Forgejo's `labels=a,b`) reads as one item."""
+    text = str(value)
+    if "," in text:
+        raise Refused("the value contains a comma, which a comma-separated filter reads as two values")
+    return text
+
+
 def lower(value: Any) -> Any:
     return value.lower() if isinstance(value, str) else value
 
@@ -70,6 +83,8 @@ def empty_as_none(value: Any) -> Any:
 
 TRANSFORMS: dict[str, Transform] = {
     "hex_color": hex_color,
+    "hash_hex_color": hash_hex_color,
+    "list_item": list_item,
     "lower": lower,
     "comma_join": comma_join,
     "search_phrase": search_phrase,
@@ -83,13 +98,27 @@ def _as_is(value: Any) -> Any:
 
 
 def normalizer(name: str | None) -> Transform:
-    """The transform a comparison applies (`normalize` maps); none named: the value as it is."""
-    return TRANSFORMS.get(name or "", _as_is)
+    """The transform a comparison applies (`normalize` maps); none named: the value as it is.
+    A value the transform refuses (a forge's answer need not satisfy what we ask of arguments:
+    a color it stores in another form) is compared as it is, never raised."""
+    transform = TRANSFORMS.get(name or "")
+    if transform is None:
+        return _as_is
+
+    def lenient(value: Any) -> Any:
+        try:
+            return transform(value)
+        except Refused:
+            return value
+
+    return lenient
 
 
 # What each transform does, for docs/overrides.md and the generator's did-you-mean.
 DESCRIPTIONS: dict[str, str] = {
     "hex_color": "rrggbb or #rrggbb in any case -> six lower-case hex digits; anything else is refused",
+    "hash_hex_color": "rrggbb or #rrggbb in any case -> #rrggbb, lower-case; anything else is refused",
+    "list_item": "refuses values a comma-separated filter would split (,)",
     "lower": "lower-cases a string",
     "comma_join": "a list -> one comma-separated string",
     "search_phrase": "refuses values a quoted search qualifier cannot match exactly (\" \\ ,)",
