@@ -279,7 +279,10 @@ async def test_settings_select_the_redis_store_for_build_server(redis_url: str, 
         second = await b.call_tool("github_create_issue", args)
     assert first.structured_content["issue"]["issue_number"] == second.structured_content["issue"]["issue_number"]
     keys = await raw.keys(DEFAULT_PREFIX + "*")
-    assert len(keys) == 1 and json.loads(await raw.get(keys[0]))["s"] == "done"
+    entries = [k for k in keys if ":owner:" not in str(k)]
+    assert len(entries) == 1 and json.loads(await raw.get(entries[0]))["s"] == "done"
+    owners = [k for k in keys if ":owner:" in str(k)]  # the caller's live keys, for its quota
+    assert len(owners) == 1 and await raw.zrange(owners[0], 0, -1) == entries
     assert len(fake.calls("issues/create")) == 1
     assert fake.violations == []
 
