@@ -386,9 +386,9 @@ class RedisBounded(AsyncBaseStorage):
             await self._evict(uuid.UUID(victim.decode() if isinstance(victim, bytes) else victim))
 
     async def _evict(self, id: uuid.UUID) -> None:
-        """Out of the index, and its data deleted now: hishel keeps a removed entry's data
-        three minutes for readers still streaming it, which would let a flood outgrow any
-        bound (a reader that loses the race fails and re-reads from GitHub)."""
+        """Out of the index, and its data deleted now: hishel keeps a removed (or replaced)
+        entry's data three minutes for readers still streaming it, which would let a flood
+        outgrow any bound (a reader that loses the race fails and re-reads from GitHub)."""
         await self.inner.remove_entry(id)
         await self._client.delete(*(f"{REDIS_PREFIX}:{part}:{id.hex}"
                                     for part in ("entry", "stream", "stream_done")))
@@ -401,7 +401,7 @@ class RedisBounded(AsyncBaseStorage):
 
     async def remove_entry(self, id: uuid.UUID) -> None:
         await self._forget(keys=[self._prefix], args=[id.hex])
-        await self.inner.remove_entry(id)
+        await self._evict(id)
 
     async def close(self) -> None:
         await self.inner.close()
