@@ -122,7 +122,7 @@ def strip_invisible(text: str, cap: int | None = None) -> tuple[str, int]:
     if astral:
         removal = _REMOVED if _FLAG_START in text else _REMOVED_ASTRAL
         if removal is _REMOVED:
-            text, cut_flags = cut_past(_FLAG_STARTS, text, FLAGS_CAP)
+            text, cut_flags = _cut_past(_FLAG_STARTS, text, FLAGS_CAP)
             cut = cut or cut_flags
     text, removed, cut_here = split_capped(removal, text, removals)
     return text, removed + (cut or cut_here)
@@ -142,7 +142,7 @@ def _cut_past_contextual(text: str, budget: int) -> str:
     return text[:following.start()]
 
 
-def cut_past(piece: re.Pattern[str], text: str, budget: int) -> tuple[str, bool]:
+def _cut_past(piece: re.Pattern[str], text: str, budget: int) -> tuple[str, bool]:
     """`text` up to its match of `piece` past the first `budget` ones, and whether it was cut."""
     parts = piece.split(text, maxsplit=budget) if budget > 0 else [text]
     rest = piece.search(text, len(text) - len(parts[-1])) if len(parts) > budget else None
