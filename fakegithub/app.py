@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from datetime import timedelta
+from email.utils import format_datetime
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qsl, unquote
 
@@ -213,12 +214,15 @@ class Pipeline(SpecPipeline):
     def base_headers(self, route: Route | None, token: Token | None, resource: str,
                      request_id: str) -> dict[str, str]:
         headers = {
+            "date": format_datetime(self.fake.state.shown_now(), usegmt=True),  # the fake's clock
             "x-github-request-id": request_id,
             "x-github-media-type": "github.v3; format=json",
             "x-github-api-version-selected": API_VERSION,
             "x-oauth-scopes": ", ".join(token.scopes) if token else "",
             "x-accepted-oauth-scopes": self.accepted_scopes(route),
         }
+        if token is not None and token.installation:  # permissions, not OAuth scopes
+            del headers["x-oauth-scopes"], headers["x-accepted-oauth-scopes"]
         return headers
 
     @staticmethod
@@ -274,7 +278,7 @@ class Pipeline(SpecPipeline):
 
         if incoming.method != "GET" and op.path.startswith("/repos/"):
             repo = fake.state.find_repo(route.params.get("owner", ""), route.params.get("repo", ""))
-            allowed = "repo" in token.scopes or (
+            allowed = token.installation or "repo" in token.scopes or (
                 "public_repo" in token.scopes and (repo is None or not repo.private)
             )
             if not allowed and not (repo is not None and repo.private):  # private: 404 below

@@ -100,6 +100,17 @@ class FakeGitHub(FakeForge):
             self.state.tokens[token] = record
             return record
 
+    def add_installation_token(self, token: str, app_slug: str, *,
+                               collaborator_on: Iterable[str] | str = ALL) -> Token:
+        """A GitHub App installation token: it acts as the bot user `<app_slug>[bot]` (the author
+        of what it creates), has no OAuth scopes, and GET /user refuses it with 403."""
+        with self.lock:
+            bot = self.state.user(f"{app_slug}[bot]", kind="Bot")
+            self.state.grant(bot.login, collaborator_on)
+            record = Token(token, bot.login, (), installation=True)
+            self.state.tokens[token] = record
+            return record
+
     def set_rate_limit(self, token: str, limit: int | None = None, remaining: int | None = None, *,
                        resource: Literal["core", "search"] = "core",
                        reset: datetime | str | None = None) -> RateBucket:

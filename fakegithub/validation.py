@@ -44,6 +44,8 @@ OPERATIONS: tuple[str, ...] = (
     "users/get-authenticated",
     "repos/list-for-authenticated-user",
     "repos/get-collaborator-permission-level",
+    "issues/list-assignees",
+    "issues/check-user-can-be-assigned",
 )
 
 

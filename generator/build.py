@@ -78,6 +78,7 @@ NOT_FOUND_BY_PARAM = {
     "comment_id": "comment_not_found",
     "name": "label_not_found",
     "milestone_number": "milestone_not_found",
+    "assignee": "invalid_field",  # issues/check-user-can-be-assigned: 404 = cannot be assigned
     "org": "org_not_found",
 }
 # a generic last parameter (Forgejo's `{id}`, `{index}`) is named by the collection before it

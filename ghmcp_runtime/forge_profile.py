@@ -83,6 +83,9 @@ class ForgeProfile:
     size_param: str
     max_page_size: int  # the largest page the forge serves; lookups read pages this size
     total_count_header: str | None = None  # a listing's total, when the forge sends one
+    # the forge ends a request that runs longer than this, so a write lands within it of being
+    # sent even when the client gave up sooner (recovery's window after a lost answer)
+    request_limit_s: float = 60.0
     parents: tuple[ParentProbe, ...] = ()
     errors: ErrorDialect
     token_rule: str  # what a well-formed token looks like, for the malformed-token refusal

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from functools import partial
 from typing import Any
 from urllib.parse import urlencode
@@ -38,11 +37,12 @@ from ghmcp_runtime.declared import (
 )
 from ghmcp_runtime.error_rules import matches
 from ghmcp_runtime.errors import OutcomeUnknown, ToolError
+from ghmcp_runtime.idempotency import History
 from ghmcp_runtime.model import CompletionHandler, Handler
 from ghmcp_runtime.outcomes import RESPONSE, Outcome, answered, holds, response_scope, skipped
 from ghmcp_runtime.paging import next_cursor, open_page, without
 from ghmcp_runtime.projection import walk as walk_path
-from ghmcp_runtime.recovery import Listing, find_created
+from ghmcp_runtime.recovery import Listing, find_created, learn_login
 from ghmcp_runtime.refs import MISSING, Scope, render, text_of, walk
 from ghmcp_runtime.resolve import find_row
 from ghmcp_runtime.settle import Verdict, judge, same_resource, shows, shows_all
@@ -199,17 +199,32 @@ class _Call:
     async def run(self) -> dict[str, Any]:
         idem = self.decl.idempotency
         key = self.given.get(idem.key) if idem is not None else None
-        if idem is None or key is None:
+        if idem is None:
             return await self.run_steps()
+        recover = idem.recover
         scope = (self.ctx.tool.name, *(str(self.args.get(p, "")).lower() for p in idem.scope))
         fingerprint = hashlib.sha256(canonical_json(without(self.given, idem.key))).hexdigest()
         result: dict[str, Any] = await self.ctx.idempotent(
-            str(key), scope=scope, fingerprint=fingerprint, run=self.run_steps,
-            recover=self.recover if idem.recover is not None else None)
+            None if key is None else str(key), scope=scope, fingerprint=fingerprint,
+            run=self.run_steps, recover=self.recover if recover is not None else None,
+            claimed=self.written if recover is not None else None,
+            repair=_repair(ErrorSpec(repair=recover.repair), self.scope()) if recover else None)
         return result
 
-    async def recover(self, first_start: datetime) -> dict[str, Any] | None:
-        """The outputs of a write whose response was lost, if its row can be found."""
+    def written(self) -> str | None:
+        """The GitHub id of the item the keyed write answered with (claimed for this call), and
+        its author learned as the caller's login (GET /user may refuse to say)."""
+        idem = self.decl.idempotency
+        assert idem is not None and idem.recover is not None
+        row = self.results.get(idem.write)
+        if not isinstance(row, Mapping) or row.get("id") is None:
+            return None
+        learn_login(self.ctx, walk(row, (idem.recover.author_field, "login")))
+        return str(row["id"])
+
+    async def recover(self, history: History) -> dict[str, Any] | None:
+        """The outputs of a write whose response was lost, if its row can be found. The reads
+        before the write run first, so the row is compared with what the write sent."""
         idem = self.decl.idempotency
         assert idem is not None and idem.recover is not None
         r, scope = idem.recover, self.scope()
@@ -218,23 +233,26 @@ class _Call:
                           author_field=r.author_field, since_param=r.since_param)
         match = {k: None if v is MISSING else v for k, v in
                  ((k, render(v, scope)) for k, v in r.match.items())}
-        found = await find_created(self.ctx, listing, match=match, since=first_start,
+        found = await find_created(self.ctx, listing, match=match, history=history,
                                    repair=_repair(ErrorSpec(repair=r.repair), scope))
         if found is None:
             return None
-        self.results[idem.write] = found
         write = self.decl.step(idem.write)
+        if write.verify is not None or write.stored is not None:
+            await self.run_steps(until=write.id)  # so `sent` is what the write sent
         sent = render(dict(write.body), self.scope())
         if write.verify is not None:
             self.check_applied(write.verify, sent, found)
         if write.stored is not None:
             self.asked[write.id] = sent
+        self.results[idem.write] = found
         return self.outputs()
 
-    async def run_steps(self) -> dict[str, Any]:
+    async def run_steps(self, until: str | None = None) -> dict[str, Any]:
+        """The steps in waves; with `until`, only those before that step (none of them a write)."""
         if self.decl.resolve:
             self.args = await resolve_args(self.ctx, self.decl.resolve, self.args)
-        pending = list(self.decl.steps)
+        pending = [s for s in self.decl.steps if until is None or until not in {s.id, *s.after}]
         finished: set[str] = set()
         while pending:
             wave = [s for s in pending if set(s.after) <= finished]

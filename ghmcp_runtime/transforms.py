@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 
@@ -23,6 +24,7 @@ Transform = Callable[[Any], Any]
 
 _HEX_COLOR = re.compile(r"#?([0-9A-Fa-f]{6})")
 _DATE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[T ].*)?")
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 COLOR_RULE = (
     "must be six hex digits, rrggbb or #rrggbb, in any case (e.g. d73a4a or #D73A4A); "
     "three-digit shorthand, color names and other lengths are refused"
@@ -77,6 +79,45 @@ def date(value: Any) -> Any:
     return match.group(1) if match else value
 
 
+def _nth_sunday(year: int, month: int, n: int) -> datetime:
+    """The n-th Sunday of the month at midnight UTC (n = -1: the last one)."""
+    if n > 0:
+        first = datetime(year, month, 1, tzinfo=UTC)
+        return first + timedelta(days=(6 - first.weekday()) % 7 + 7 * (n - 1))
+    nxt = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+    return nxt - timedelta(days=(nxt.weekday() + 1) % 7 or 7)
+
+
+def _pacific(when: datetime) -> datetime:
+    """An instant in US Pacific time (PDT -7 h / PST -8 h; US rules since 1987)."""
+    year = when.year
+    if year >= 2007:
+        start, end = _nth_sunday(year, 3, 2), _nth_sunday(year, 11, 1)
+    else:
+        start, end = _nth_sunday(year, 4, 1), _nth_sunday(year, 10, -1)
+    # 02:00 local: 10:00 UTC in PST when DST starts, 09:00 UTC in PDT when it ends
+    in_dst = start + timedelta(hours=10) <= when < end + timedelta(hours=9)
+    return when + timedelta(hours=-7 if in_dst else -8)
+
+
+def due_day(value: Any) -> Any:
+    """The calendar day GitHub keeps of a milestone due date: the US Pacific day of the instant
+    (2026-12-31T00:00:00Z is Dec 30 there); a bare YYYY-MM-DD is that day. GitHub answers with
+    that day's midnight in Pacific time (…T08:00:00Z), which maps back to the same day."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if _DAY.fullmatch(text):
+        return text
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return value
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return _pacific(when.astimezone(UTC)).date().isoformat()
+
+
 def empty_as_none(value: Any) -> Any:
     return None if value == "" else value
 
@@ -89,6 +130,7 @@ TRANSFORMS: dict[str, Transform] = {
     "comma_join": comma_join,
     "search_phrase": search_phrase,
     "date": date,
+    "due_day": due_day,
     "empty_as_none": empty_as_none,
 }
 
@@ -123,5 +165,6 @@ DESCRIPTIONS: dict[str, str] = {
     "comma_join": "a list -> one comma-separated string",
     "search_phrase": "refuses values a quoted search qualifier cannot match exactly (\" \\ ,)",
     "date": "an ISO 8601 date or timestamp -> its YYYY-MM-DD date (for comparisons)",
+    "due_day": "an ISO 8601 timestamp -> the US Pacific calendar day GitHub keeps of a milestone due date (YYYY-MM-DD)",
     "empty_as_none": "\"\" -> null",
 }
