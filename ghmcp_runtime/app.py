@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import re
@@ -24,12 +23,11 @@ from mcp.types import (
     CallToolResult,
     ListToolsResult,
     PaginatedRequestParams,
-    TextContent,
 )
 from starlette.applications import Starlette
 
 from ghmcp_runtime.caller import Caller, identity_key, resolve_caller, usable_token
-from ghmcp_runtime.concurrent import MAX_CONCURRENT
+from ghmcp_runtime.concurrent import DEFAULT_INFLIGHT_PER_CALLER, MAX_CONCURRENT
 from ghmcp_runtime.context import CursorCodec, Idempotency, ToolContext, Upstream
 from ghmcp_runtime.cursors import HmacCursorCodec
 from ghmcp_runtime.discovery import LIST_TTL_MS, SurfaceDiscovery, cache_scope, fingerprint_line
@@ -44,15 +42,22 @@ from ghmcp_runtime.exposure import (
 )
 from ghmcp_runtime.forge_profile import ForgeProfile
 from ghmcp_runtime.forges import GITHUB
-from ghmcp_runtime.host_guard import LOCAL_ORIGINS, host_patterns, is_loopback
+from ghmcp_runtime.host_guard import (
+    LOCAL_ORIGINS,
+    host_patterns,
+    is_loopback,
+    server_token_refusal,
+)
 from ghmcp_runtime.http_cache import ENV as HTTP_CACHE_ENV
+from ghmcp_runtime.http_cache import HttpCache
 from ghmcp_runtime.http_cache import parse_setting as parse_http_cache
-from ghmcp_runtime.idempotency import IdempotencyRunner
+from ghmcp_runtime.idempotency import DEFAULT_KEYS_PER_CALLER, IdempotencyRunner
 from ghmcp_runtime.lockdown import Lockdown, TrustCache, requested
 from ghmcp_runtime.logs import UVICORN_LOG_CONFIG, call_fields, log_event, route_library_logs
 from ghmcp_runtime.model import ServerSpec, ToolSpec
+from ghmcp_runtime.outbound import rpc_error, tool_error, tool_result
 from ghmcp_runtime.projection import ShapeProjector
-from ghmcp_runtime.redis_store import open_store
+from ghmcp_runtime.redis_store import REDIS_SCHEMES, eviction_warnings, open_store
 from ghmcp_runtime.resources import ResourceRuntime, internal_rpc_error
 from ghmcp_runtime.surface import SurfaceView, SurfaceViews
 from ghmcp_runtime.upstream import ForgeUpstream, check_api_url
@@ -89,6 +94,22 @@ def _concurrency_env(env: Mapping[str, str]) -> int:
     return int(raw)
 
 
+def _bounded(cache: HttpCache | None, settings: Settings) -> HttpCache | None:
+    if cache is None:
+        return None
+    return replace(cache, max_bytes=settings.http_cache_max_bytes,
+                   max_bytes_per_caller=settings.http_cache_max_bytes_per_caller)
+
+
+def _count_env(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"{name} must be a whole number of at least 1")
+    return int(raw)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Settings:
     """The operator's configuration. The token and API URL come from the forge's own variables
@@ -108,6 +129,12 @@ class Settings:
     lockdown: bool = False  # withhold text by authors without push access (HTTP callers can also ask)
     # upstream requests one tool call may have in flight at once (1: strictly one after another)
     max_concurrent: int = MAX_CONCURRENT
+    # per-caller bounds: live idempotency keys (a new one past it is refused, nothing evicted),
+    # bytes of cached reads (None: http_cache_store.Limits), upstream requests in flight
+    keys_per_caller: int = DEFAULT_KEYS_PER_CALLER
+    http_cache_max_bytes: int | None = None
+    http_cache_max_bytes_per_caller: int | None = None
+    inflight_per_caller: int = DEFAULT_INFLIGHT_PER_CALLER
     # the server's surface (HTTP requests narrow it)
     exposure: ExposureFlags = field(default_factory=ExposureFlags)
 
@@ -128,6 +155,12 @@ class Settings:
             http_cache=_http_cache_env(env),
             lockdown=env.get("GHMCP_LOCKDOWN", "").strip().lower() in _TRUE,
             max_concurrent=_concurrency_env(env),
+            keys_per_caller=_count_env(env, "GHMCP_IDEMPOTENCY_KEYS_PER_CALLER", DEFAULT_KEYS_PER_CALLER),
+            http_cache_max_bytes=_count_env(env, "GHMCP_HTTP_CACHE_MAX_BYTES", 0) or None,
+            http_cache_max_bytes_per_caller=_count_env(
+                env, "GHMCP_HTTP_CACHE_MAX_BYTES_PER_CALLER", 0) or None,
+            inflight_per_caller=_count_env(env, "GHMCP_MAX_INFLIGHT_PER_CALLER",
+                                           DEFAULT_INFLIGHT_PER_CALLER),
             exposure=ExposureFlags.from_env(env),
         )
 
@@ -181,7 +214,7 @@ def error_text(err: ToolError) -> str:
 def unknown_tool(name: str) -> MCPError:
     """JSON-RPC -32602, as the MCP spec lists for an unknown tool; the name only when tame."""
     shown = f": {name}" if _TOOL_NAME.fullmatch(name) else ""
-    return MCPError(INVALID_PARAMS, f"Unknown tool{shown}; call tools/list for the available tools.")
+    return rpc_error(INVALID_PARAMS, f"Unknown tool{shown}; call tools/list for the available tools.")
 
 
 def _request_id() -> str:
@@ -241,7 +274,7 @@ class _ToolRuntime:
             return resolve_caller(request, server_token=self.settings.token,
                                   key=self.identity_key, exposure=self.exposure)
         except ExposureError as err:
-            raise MCPError(INVALID_PARAMS, str(err)) from None
+            raise rpc_error(INVALID_PARAMS, str(err)) from None
 
     def surface_of(self, caller: Caller) -> Surface:
         return caller.surface if caller.surface is not None else self.exposure.base
@@ -275,10 +308,7 @@ class _ToolRuntime:
         start = time.perf_counter()
         outcome = "ok"
         try:
-            payload = await self._call(tool, caller, arguments, request_id)
-            text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-            return CallToolResult(content=[TextContent(type="text", text=text)],
-                                  structured_content=payload)
+            return tool_result(await self._call(tool, caller, arguments, request_id))
         except ToolError as err:
             outcome = err.code
             # a handled outcome needs no traceback; kept, it would hold every frame (and the
@@ -339,8 +369,7 @@ class _ToolRuntime:
 
     def _error(self, err: ToolError, request_id: str, caller: Caller) -> CallToolResult:
         envelope = self.view_of(caller).envelope(err, request_id)
-        return CallToolResult(content=[TextContent(type="text", text=error_text(err))],
-                              structured_content=envelope, is_error=True)
+        return tool_error(envelope, error_text(err))
 
 
 def build_server(
@@ -362,14 +391,15 @@ def build_server(
             base_url=settings.api_url_for(spec.forge),
             api_version=spec.api_version,
             timeout=httpx.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
-            cache=parse_http_cache(settings.http_cache),
+            cache=_bounded(parse_http_cache(settings.http_cache), settings),
+            inflight_per_caller=settings.inflight_per_caller,
         )
     runtime = _ToolRuntime(
         spec,
         settings,
         upstream,
         cursors or HmacCursorCodec(settings.server_secret),
-        idempotency or IdempotencyRunner(open_store(settings.idempotency_store)),
+        idempotency or IdempotencyRunner(open_store(settings.idempotency_store, settings.keys_per_caller)),
     )
     resources = (ResourceRuntime(spec, runtime.caller_of, runtime.context_for, runtime.view_of)
                  if spec.resources or spec.templates else None)
@@ -413,14 +443,16 @@ def http_app(
 
     Every request needs its caller's `Authorization: Bearer` token (401 with the RFC 9728
     challenge otherwise). `allow_server_token` lets requests without the header use the
-    operator's token (GITHUB_TOKEN, FORGEJO_TOKEN…); it is refused unless `host` is loopback."""
+    operator's token (GITHUB_TOKEN, FORGEJO_TOKEN…); it is refused unless `host`, every allowed
+    Host and Origin and the public URL are loopback (host_guard.server_token_refusal)."""
     from ghmcp_runtime.http_auth import HttpAuth
     from ghmcp_runtime.http_transport import streamable_http_app
 
     forge = spec.forge
     settings = (settings or Settings.from_env(forge=forge)).with_secret()
-    if allow_server_token and not is_loopback(host):
-        raise ValueError("--allow-server-token is only allowed on a loopback address")
+    refusal = server_token_refusal(host, allowed_hosts, allowed_origins, settings.public_url)
+    if allow_server_token and refusal is not None:
+        raise ValueError(refusal)
     if allow_server_token and not settings.token:
         raise ValueError(f"--allow-server-token needs {forge.token_env}")
     server = server or build_server(spec, settings)
@@ -458,8 +490,9 @@ def _parser(spec: ServerSpec) -> argparse.ArgumentParser:
                         "replicas (env GHMCP_IDEMPOTENCY_STORE; needs GHMCP_SERVER_SECRET)")
     p.add_argument("--allow-server-token", action="store_true",
                    help="HTTP: let requests without an Authorization header act with "
-                        f"{spec.forge.token_env} (loopback binds only; anyone who can reach the "
-                        "port can then act as you)")
+                        f"{spec.forge.token_env} (loopback only: refused with a non-loopback "
+                        "--allowed-host, --allowed-origin or GHMCP_PUBLIC_URL, which mean a proxy "
+                        "in front; anyone who can reach the port can act as you)")
     p.add_argument("--lockdown", action="store_true",
                    help="withhold issue and comment text by authors without push access to public "
                         "repositories (env GHMCP_LOCKDOWN=1; HTTP callers may also send "
@@ -505,7 +538,7 @@ def run(spec: ServerSpec, argv: Sequence[str] | None = None) -> None:
                        lockdown=args.lockdown or settings.lockdown,
                        exposure=exposure_flags(args, settings.exposure))
     try:
-        store = open_store(settings.idempotency_store)
+        store = open_store(settings.idempotency_store, settings.keys_per_caller)
     except ValueError as exc:
         parser.error(f"--idempotency-store: {exc}")
     try:
@@ -513,11 +546,16 @@ def run(spec: ServerSpec, argv: Sequence[str] | None = None) -> None:
     except ValueError as exc:
         parser.error(str(exc))
     if args.allow_server_token and args.transport == "http":
-        if not is_loopback(args.host):
-            parser.error("--allow-server-token is only allowed with a loopback --host")
+        refusal = server_token_refusal(args.host, args.allowed_host, args.allowed_origin,
+                                       settings.public_url)
+        if refusal is not None:
+            parser.error(refusal)
         if not settings.token:
             parser.error(f"--allow-server-token needs {forge.token_env}")
     _startup_warnings(args, settings, forge)
+    if settings.idempotency_store.startswith(REDIS_SCHEMES):
+        for reason in eviction_warnings(settings.idempotency_store, settings.http_cache):
+            log_event("config_warning", level=logging.WARNING, reason=reason)
     settings = settings.with_secret()
     try:
         server = build_server(spec, settings, idempotency=IdempotencyRunner(store))

@@ -34,8 +34,8 @@ _ASTRAL_ALWAYS = ("\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d1
                   "\U000e0100-\U000e01ef")
 _BMP_CONTEXTUAL = "\u200c\u200d\ufe0e\ufe0f"  # kept or removed depending on their neighbours
 _ASTRAL_CONTEXTUAL = "\U000e0000-\U000e007f"  # tags, kept in three flags
-_CANDIDATE_CLASS = _BMP_ALWAYS + _BMP_CONTEXTUAL + _ASTRAL_ALWAYS + _ASTRAL_CONTEXTUAL
-_CANDIDATES = re.compile(f"[{_CANDIDATE_CLASS}]")
+CANDIDATE_CLASS = _BMP_ALWAYS + _BMP_CONTEXTUAL + _ASTRAL_ALWAYS + _ASTRAL_CONTEXTUAL
+_CANDIDATES = re.compile(f"[{CANDIDATE_CLASS}]")
 
 
 def _ranges(char_class: str) -> tuple[tuple[int, int], ...]:
@@ -50,14 +50,14 @@ def _ranges(char_class: str) -> tuple[tuple[int, int], ...]:
     return tuple(sorted(out))
 
 
-CANDIDATE_RANGES = _ranges(_CANDIDATE_CLASS)  # (first, last) code points
+CANDIDATE_RANGES = _ranges(CANDIDATE_CLASS)  # (first, last) code points
 # Cf characters that render visibly (prepended concatenation marks) and are therefore kept
 VISIBLE_FORMAT = frozenset("\u0600\u0601\u0602\u0603\u0604\u0605\u06dd\u070f\u0890\u0891\u08e2"
                            "\U000110bd\U000110cd")
 _FLAGS = ("\U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f",
           "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f",
           "\U0001f3f4\U000e0067\U000e0062\U000e0077\U000e006c\U000e0073\U000e007f")
-_WIDE = f"[^\\x00-\\x7f\\s{_CANDIDATE_CLASS}]"  # a visible non-ASCII character
+_WIDE = f"[^\\x00-\\x7f\\s{CANDIDATE_CLASS}]"  # a visible non-ASCII character
 # characters with a text and an emoji presentation (emoji-variation-sequences.txt, by block)
 _PRESENTABLE = ("[\u00a9\u00ae\u203c\u2049\u2122\u2139\u2194-\u21aa\u231a-\u23ff\u24c2"
                 "\u25aa-\u27bf\u2934\u2935\u2b05-\u2b55\u3030\u303d\u3297\u3299"
@@ -83,8 +83,8 @@ def _removal(candidates: str, kept: tuple[str, ...]) -> re.Pattern[str]:
 # engine checks a character against a BMP class several times faster); texts without a flag
 # leave out the looks that keep a flag's tags
 _REMOVED_BMP = _removal(_BMP_ALWAYS + _BMP_CONTEXTUAL, _KEPT_BMP)
-_REMOVED_ASTRAL = _removal(_CANDIDATE_CLASS, _KEPT_BMP)
-_REMOVED = _removal(_CANDIDATE_CLASS, (*_KEPT_BMP, _KEPT_IN_FLAG))
+_REMOVED_ASTRAL = _removal(CANDIDATE_CLASS, _KEPT_BMP)
+_REMOVED = _removal(CANDIDATE_CLASS, (*_KEPT_BMP, _KEPT_IN_FLAG))
 _FLAG_STARTS = re.compile(re.escape(_FLAG_START))
 _SCREEN_BMP = re.compile(f"[{_BMP_ALWAYS}{_BMP_CONTEXTUAL}]")
 _CONTEXTUAL_BMP = re.compile(f"[{_BMP_CONTEXTUAL}]")
@@ -122,7 +122,7 @@ def strip_invisible(text: str, cap: int | None = None) -> tuple[str, int]:
     if astral:
         removal = _REMOVED if _FLAG_START in text else _REMOVED_ASTRAL
         if removal is _REMOVED:
-            text, cut_flags = cut_past(_FLAG_STARTS, text, FLAGS_CAP)
+            text, cut_flags = _cut_past(_FLAG_STARTS, text, FLAGS_CAP)
             cut = cut or cut_flags
     text, removed, cut_here = split_capped(removal, text, removals)
     return text, removed + (cut or cut_here)
@@ -142,7 +142,7 @@ def _cut_past_contextual(text: str, budget: int) -> str:
     return text[:following.start()]
 
 
-def cut_past(piece: re.Pattern[str], text: str, budget: int) -> tuple[str, bool]:
+def _cut_past(piece: re.Pattern[str], text: str, budget: int) -> tuple[str, bool]:
     """`text` up to its match of `piece` past the first `budget` ones, and whether it was cut."""
     parts = piece.split(text, maxsplit=budget) if budget > 0 else [text]
     rest = piece.search(text, len(text) - len(parts[-1])) if len(parts) > budget else None
@@ -150,14 +150,16 @@ def cut_past(piece: re.Pattern[str], text: str, budget: int) -> tuple[str, bool]
 
 
 def split_capped(piece: re.Pattern[str], text: str, budget: int) -> tuple[str, int, bool]:
-    """`text` without up to `budget` matches of `piece`, how many were removed, and whether the
-    text was cut at a match past the budget: each match is a step of the regex engine, so the
-    budget bounds the work."""
+    """`text` without up to `budget` matches of `piece` (its groups' text kept), how many matched,
+    and whether the text was cut at a match past the budget: each match is a step of the regex
+    engine, so the budget bounds the work."""
     parts = piece.split(text, maxsplit=budget) if budget > 0 else [text]
-    rest = piece.search(text, len(text) - len(parts[-1])) if len(parts) > budget else None
+    matches = (len(parts) - 1) // (piece.groups + 1)
+    rest_at = len(text) - len(parts[-1])
+    rest = piece.search(text, rest_at) if matches == budget else None
     if rest is not None:
-        parts[-1] = parts[-1][:rest.start() - (len(text) - len(parts[-1]))]
-    return "".join(parts), len(parts) - 1, rest is not None
+        parts[-1] = text[rest_at:rest.start()]
+    return "".join(filter(None, parts)), matches, rest is not None
 
 
 def is_invisible(char: str) -> bool:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from ghmcp_runtime.char_refs import INVISIBLE_REFERENCE
 from ghmcp_runtime.invisible import allowance
-from ghmcp_runtime.markup_coarse import strip_coarse
+from ghmcp_runtime.markup_coarse import LINK_DEFINITION, strip_coarse
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _QUOTE = re.compile(r"[ ]{0,3}>[ ]?")
@@ -53,7 +53,7 @@ _HTML_STARTS: tuple[tuple[re.Pattern[str], re.Pattern[str] | None], ...] = (
     (re.compile(rf"(?:{_OPEN_TAG}|{_CLOSE_TAG})\s*$"), None),  # type 7: cannot interrupt a paragraph
 )
 
-CODE, HTML, PROSE, PARANOID = "code", "html", "prose", "paranoid"
+CODE, HTML, PROSE, PARANOID, HIDDEN = "code", "html", "prose", "paranoid", "hidden"
 
 
 @dataclass(slots=True)
@@ -182,17 +182,61 @@ def _opens_fence(rest: str) -> re.Match[str] | None:
     return opening
 
 
+_OPENS_HIDDEN = re.compile(r"<[!?]|</[^A-Za-z>]")
+# a line a definition must not take in: it may start an HTML block or a fence instead
+_STRUCTURAL = re.compile(r"(?:\r?\n|\r)[ \t>]*[<`~]")
+
+
+def _definition(text: str, offset: int, end: int) -> int | None:
+    """Where a link definition starting this line ends: over later lines only if none of them
+    could start a block (removing a block's first line would change how the rest reads)."""
+    definition = LINK_DEFINITION.match(text, offset)
+    if definition is not None and definition.end() > end and _STRUCTURAL.search(
+            text, offset, definition.end()):
+        definition = LINK_DEFINITION.match(text, offset, end)
+    return definition.end() if definition is not None else None
+
+
+def _definition_in_block(text: str, offset: int, end: int, raw: str) -> int | None:
+    """Where a link definition filling this HTML-block line ends, if one does and nothing on the
+    line could open hidden markup (removing the line then loses no comment the block tracks)."""
+    if "]:" not in raw or _OPENS_HIDDEN.search(raw):
+        return None
+    definition = LINK_DEFINITION.match(text, offset, end)
+    return definition.end() if definition is not None else None
+
+
+_DEFINITIONS = re.compile("(?m:^)" + LINK_DEFINITION.pattern)
+
+
+def _paranoid(text: str, offset: int, regions: list[_Region]) -> list[_Region]:
+    """`regions`, then the rest of `text` as PARANOID regions around its link definitions."""
+    for definition in _DEFINITIONS.finditer(text, offset):
+        if definition.start() > offset:
+            regions.append(_Region(PARANOID, offset, definition.start()))
+        regions.append(_Region(HIDDEN, definition.start(), definition.end()))
+        offset = definition.end()
+    if offset < len(text):
+        regions.append(_Region(PARANOID, offset, len(text)))
+    return regions
+
+
 def _segment(text: str) -> list[_Region]:
     """Split `text` into code, HTML-block and prose regions (line granularity). After a fence
     whose end is ambiguous (it depends on list nesting this scanner does not track), the rest of
-    the text is one PARANOID region."""
+    the text is PARANOID (its link definitions HIDDEN)."""
     regions: list[_Region] = []
     fence: _Fence | None = None
     closing: re.Pattern[str] | None = None
     block: _Block | None = None
 
     previous = ""
+    hidden_until = -1  # a link definition's end (it may span lines)
     for offset, raw in _lines(text):
+        if offset < hidden_until:
+            if offset + len(raw) > hidden_until:  # its last line's break stays
+                regions.append(_Region(PROSE, hidden_until, offset + len(raw)))
+            continue
         line, previous_line = raw.expandtabs(4), previous
         previous = raw
         end = offset + len(raw)
@@ -203,15 +247,13 @@ def _segment(text: str) -> list[_Region]:
             if depth < fence.depth or (not _blank(rest) and indent < fence.column and fence.exact):
                 fence = None  # its container ended
             elif not _blank(rest) and indent < fence.column:
-                regions.append(_Region(PARANOID, offset, len(text)))
-                return regions
+                return _paranoid(text, offset, regions)
             elif closes and (indent <= 3 or (fence.exact and indent <= fence.column + 3)):
                 regions[-1].end = end
                 fence = None
                 continue
             elif closes and indent <= fence.column + 3:
-                regions.append(_Region(PARANOID, offset, len(text)))
-                return regions
+                return _paranoid(text, offset, regions)
             else:
                 regions[-1].end = end
                 continue
@@ -221,10 +263,10 @@ def _segment(text: str) -> list[_Region]:
             dedented = not ends and not _blank(rest) and _indent(rest) < block.column
             if (block.per_line or dedented) and not ends and _opens_fence(_unquote(line)[1]):
                 # GitHub may read this line as a fence opening: pairing of fences is unknown
-                regions.append(_Region(PARANOID, offset, len(text)))
-                return regions
+                return _paranoid(text, offset, regions)
             if dedented:
                 ends = block.comment_open  # maybe its container ended: hide the rest (safe side)
+                block.per_line = True  # else GitHub may read the lines after it anew (a fence)
             if not ends and block.blank_ends and _blank(rest):
                 # GitHub's block ends here; ours goes on only while a marker is pending (we may
                 # have read a line as HTML that GitHub did not), never with a comment open
@@ -234,13 +276,22 @@ def _segment(text: str) -> list[_Region]:
             else:
                 separate = block.per_line
                 left_open = block.take(raw, rest)
-                if separate:
+                defined = _definition_in_block(text, offset, end, raw)
+                if defined is not None:  # GitHub's block may have ended before it
+                    regions += [_Region(HIDDEN, offset, defined), _Region(HTML, defined, end)]
+                elif separate:
                     regions.append(_Region(HTML, offset, end))
                 else:
                     regions[-1].end = end
                 if block.done or left_open:
                     block = None
                 continue
+        if "]:" in raw and (defined := _definition(text, offset, end)) is not None:
+            regions.append(_Region(HIDDEN, offset, defined))
+            hidden_until = defined
+            if end > hidden_until:
+                regions.append(_Region(PROSE, hidden_until, end))
+            continue
         if "`" not in raw and "~" not in raw and "<" not in raw:
             opening = None  # neither a fence nor an HTML block can start here: prose
         else:
@@ -367,8 +418,11 @@ class _Scan:
                 i = region.end
             elif region.kind == HTML:
                 i = self.html(i, region.end)
+            elif region.kind == HIDDEN:
+                self.removed += 1
+                i = region.end
             elif region.kind == PARANOID:
-                i = self.html(i, len(text), comments_close=False)
+                i = self.html(i, region.end, comments_close=False)
             else:
                 i = self.prose(i, region, index)
         return "".join(self.out)
@@ -484,7 +538,7 @@ def strip_hidden_markup(text: str) -> tuple[str, int]:
     special characters than `PRECISE_BUDGET` goes through `markup_coarse` instead (one pass per
     opener kind, linear; code is not told apart there). So a short field costs at most about a
     millisecond and a long one a bounded amount per character (docs/BENCHMARKS.md)."""
-    openers = text.count("<") + text.count("&")
+    openers = text.count("<") + text.count("&") + text.count("]:")
     if openers == 0:
         return text, 0
     if len(text) > PRECISE_MAX_CHARS or (openers + text.count("`") + text.count("\\")
@@ -501,8 +555,9 @@ PRECISE_BUDGET = 200
 PRECISE_MAX_CHARS = 8192
 # pieces the coarse pass removes one by one (each a regex-engine step); past it, a cut
 PIECES_CAP = (256, 64)
-# nothing can be hidden without one of these: `<!`, `<?`, `</` + a non-letter, an entity
-_MAYBE_HIDDEN = re.compile(rf"<[!?]|</[^A-Za-z>]|{INVISIBLE_REFERENCE.pattern}")
+# nothing can be hidden without one of these: `<!`, `<?`, `</` + a non-letter, a link
+# definition's `]:`, an entity
+_MAYBE_HIDDEN = re.compile(rf"<[!?]|</[^A-Za-z>]|\]:|{INVISIBLE_REFERENCE.pattern}")
 
 
 def strip_precise(text: str) -> tuple[str, int]:

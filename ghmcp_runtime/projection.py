@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from ghmcp_runtime.model import HIDDEN_FIELD, WITHHELD_FIELD, Detail, FieldRule, Shape
-from ghmcp_runtime.untrusted import Cleaned, sanitize
+from ghmcp_runtime.untrusted import Clean, Cleaned, sanitize
 from ghmcp_runtime.versioning import canonical_json
 
 
@@ -20,9 +20,10 @@ class _Tally(dict[tuple[str, ...], tuple[Any, int]]):
         super().__init__()
         self.cleaned = cleaned
 
-    def sanitize(self, text: str) -> tuple[str, int]:
+    def sanitize(self, text: str) -> tuple[Clean, int]:
         ready = self.cleaned.get(text)
-        return ready if ready is not None else sanitize(text)
+        cleaned, removed = ready if ready is not None else sanitize(text)
+        return Clean(cleaned), removed
 
 PREVIEW_CHARS = 200
 _SPACES = re.compile(r"\s+")
@@ -148,7 +149,8 @@ def _project(
         if rule.untrusted:
             value = _clean(value, (*where, *rule.path), tally)
         if rule.transform is not None:
-            value = TRANSFORMS[rule.transform](value)
+            shown = TRANSFORMS[rule.transform](value)
+            value = Clean(shown) if isinstance(value, Clean) and isinstance(shown, str) else shown
         if rule.nested:  # an included field comes whole
             value = _nest(rule.nested, value, "full" if rule.name in include else detail, tally,
                           (*where, *rule.path))

@@ -20,6 +20,14 @@ import anyio
 from ghmcp_runtime.invisible import strip_invisible
 from ghmcp_runtime.markup import strip_hidden_markup
 
+
+class Clean(str):
+    """Text as a reader sees it: cleaned (and counted) already, or written by this server. The
+    outbound layer (outbound.py) cleans every other string it returns."""
+
+    __slots__ = ()
+
+
 # text -> (cleaned, pieces removed), for one call
 Cleaned = dict[str, tuple[str, int]]
 AHEAD_CHARS = 2048  # strings at least this long are cleaned ahead, each its own slice of time
@@ -27,6 +35,8 @@ AHEAD_CHARS = 2048  # strings at least this long are cleaned ahead, each its own
 
 def sanitize(text: str) -> tuple[str, int]:
     """`text` as a reader of GitHub's page sees it, and how many hidden pieces were removed."""
+    if text.isascii() and text.isprintable() and "<" not in text and "&" not in text:
+        return text, 0  # most names, dates, URLs: nothing could hide there
     visible, markup = strip_hidden_markup(text)
     visible, characters = strip_invisible(visible)
     return visible, markup + characters

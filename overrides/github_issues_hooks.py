@@ -5,11 +5,11 @@ declared in github_issues.yaml. Copied into the package as `hooks.py`, typed aga
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, cast
 
 from ghmcp_runtime import ToolContext, ToolError, repair
+from ghmcp_runtime.allowlist import scope_terms
 from ghmcp_runtime.catalog import require_names, same_name
 from ghmcp_runtime.concurrent import gather
 from ghmcp_runtime.issue_views import (
@@ -66,37 +66,29 @@ MISSING = {"assignee": ("no:assignee", ("assignee", "none")), "milestone": ("no:
            "labels": ("no:label", None)}
 
 
-# a quoted phrase (skipped), or a repo:/org:/user: qualifier, maybe negated, at a term's start
-_SCOPE_TERM = re.compile(r'"[^"]*"|(?:^|(?<=[\s(]))(-?)(repo|org|user):("[^"]*"|[^\s)]*)', re.I)
-
-
-def _refuse_foreign_scope(args: GithubSearchIssuesArgs) -> None:
-    """With owner and repo, the query may not widen the search: scope qualifiers are OR-ed, so
-    `repo:other/x` (or any org:/user:) would search beyond owner/repo. Exclusions (-repo:) narrow."""
+def _refuse_foreign_scope(args: GithubSearchIssuesArgs, q: str) -> None:
+    """With owner and repo, the composed query `q` may not widen the search: scope qualifiers are
+    OR-ed, so `repo:other/x` (or any org:/user:/owner:) would search beyond owner/repo.
+    Exclusions (-repo:, NOT repo:) narrow. Terms are read by the allowlist's tokenizer."""
     if "owner" not in args or "repo" not in args:
         return
     mine = f"{args['owner']}/{args['repo']}".casefold()
-    for match in _SCOPE_TERM.finditer(args["query"]):
-        negated, kind, value = match.group(1), match.group(2), match.group(3)
-        if kind is None or negated:
-            continue
-        if kind.lower() != "repo" or value.strip('"').casefold() != mine:
+    for negated, kind, value in scope_terms(q):
+        if not negated and (kind != "repo" or value.casefold() != mine):
             raise ToolError(
                 "invalid_field",
                 "With owner and repo, query may not name another scope: a repo: qualifier must "
-                "name that repository, and org: or user: would widen the search.",
-                details={"field": "query", "reason": "a repo:, org: or user: qualifier points "
-                                                     "beyond owner/repo"},
+                "name that repository, and org:, user: or owner: would widen the search.",
+                details={"field": "query", "reason": "a repo:, org:, user: or owner: qualifier "
+                                                     "points beyond owner/repo"},
                 repair=repair("narrow_query", "github_search_issues", _repo(args),
-                              "remove the repo:, org: and user: qualifiers from query, or omit "
-                              "owner and repo to search across repositories"),
+                              "remove the repo:, org:, user: and owner: qualifiers from query, or "
+                              "omit owner and repo to search across repositories"),
             )
 
 
 def _search_query(args: GithubSearchIssuesArgs, labels: Sequence[str], lacks: Sequence[str]) -> str:
     terms = [args["query"]] if "query" in args else []
-    if terms:
-        _refuse_foreign_scope(args)
     terms.append("is:issue")
     if "owner" in args and "repo" in args:
         terms.append(f"repo:{args['owner']}/{args['repo']}")
@@ -115,7 +107,9 @@ def _search_query(args: GithubSearchIssuesArgs, labels: Sequence[str], lacks: Se
         terms.append(f"updated:>={args['updated_after']}")
     if "min_comments" in args or "max_comments" in args:
         terms.append(f"comments:{args.get('min_comments', '*')}..{args.get('max_comments', '*')}")
-    return " ".join(terms)
+    composed = " ".join(terms)
+    _refuse_foreign_scope(args, composed)  # on the whole query, not `query` alone (review t12)
+    return composed
 
 
 def _list_query(args: GithubSearchIssuesArgs, labels: Sequence[str]) -> dict[str, Any]:

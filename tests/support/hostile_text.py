@@ -63,6 +63,8 @@ MORE = {
     "ideographic variants": "\u845b\U000e0100",
     "CJK": "\u4e2d",
     "mixed openers": "<!x>\u200b&#8203;<?y>",
+    "link definitions": "[x]: /u 't'\n",
+    "'[]:' without a definition": "[]:",
 }
 
 
