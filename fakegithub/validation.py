@@ -41,6 +41,15 @@ OPERATIONS: tuple[str, ...] = (
     "users/get-authenticated",
     "repos/list-for-authenticated-user",
     "repos/get-collaborator-permission-level",
+    "issues/list-sub-issues",
+    "issues/add-sub-issue",
+    "issues/remove-sub-issue",
+    "issues/reprioritize-sub-issue",
+    "issues/get-parent",
+    "issues/list-dependencies-blocked-by",
+    "issues/list-dependencies-blocking",
+    "issues/add-blocked-by-dependency",
+    "issues/remove-dependency-blocked-by",
 )
 
 
