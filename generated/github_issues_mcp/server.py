@@ -34,7 +34,7 @@ from ghmcp_runtime.runner import completer, declared, resolving
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+2a9e90a7e42d"
+FINGERPRINT = "github-issues-mcp@0.1.0+dc219d812352"
 
 
 def _text(name: str) -> str:
@@ -1017,6 +1017,9 @@ TOOLS = (
             operations.ISSUES_UNLOCK,
             operations.ISSUES_LIST_LABELS_FOR_REPO,
             operations.ISSUES_GET_LABEL,
+            operations.ISSUES_GET_MILESTONE,
+            operations.ISSUES_LIST_ASSIGNEES,
+            operations.ISSUES_CHECK_USER_CAN_BE_ASSIGNED,
         ),
         annotations=Annotations(
             read_only=False, open_world=True, destructive=True, idempotent=True

@@ -29,7 +29,7 @@ from ghmcp_runtime.runner import declared
 
 from . import operations
 
-FINGERPRINT = "github-milestones-mcp@0.1.0+b4e6717fefcb"
+FINGERPRINT = "github-milestones-mcp@0.1.0+cd44aad72ff1"
 
 
 def _text(name: str) -> str:
@@ -254,7 +254,7 @@ GITHUB_UPDATE_MILESTONE = Declaration(
                     "due_on": "due_on",
                     "state": "state",
                 },
-                normalize={"due_on": "date"},
+                normalize={"due_on": "due_day"},
             ),
             settle=Settle(),
             stored=Stored(fields={"title": ("title",), "description": ("description",)}),

@@ -60,6 +60,8 @@ async def test_every_operation_happy_path(fake: FakeGitHub, gh: httpx.AsyncClien
         ("GET", f"{R}/issues/{n}/dependencies/blocked_by", None, 200),
         ("GET", f"{R}/issues/{subs[0]}/dependencies/blocking", None, 200),
         ("DELETE", f"{R}/issues/{n}/dependencies/blocked_by/{ids[0]}", None, 200),
+        ("GET", f"{R}/assignees", None, 200),
+        ("GET", f"{R}/assignees/hubot", None, 204),
     ]
     for method, url, payload, status in calls:
         if method == "GET":

@@ -74,11 +74,13 @@ def in_memory_server(
     lockdown: bool = False,
     exposure: ExposureFlags | None = None,
     max_concurrent: int = MAX_CONCURRENT,
+    server_secret: bytes | None = None,
 ) -> Any:
+    """`server_secret`: the same for two servers makes them one caller's (replicas, a restart)."""
     upstream = ForgeUpstream(base_url="http://fake.test", api_version=spec.api_version,
-                              transport=fake.asgi_transport(), timeout=timeout, retry=FAST_RETRY)
+                             transport=fake.asgi_transport(), timeout=timeout, retry=FAST_RETRY)
     settings = Settings(token=token, lockdown=lockdown, exposure=exposure or ExposureFlags(),
-                        max_concurrent=max_concurrent)
+                        max_concurrent=max_concurrent, server_secret=server_secret)
     return build_server(spec, settings, upstream=upstream, cursors=cursors,
                         idempotency=idempotency)
 
