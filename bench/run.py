@@ -29,7 +29,7 @@ import sys
 import time
 import types
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -662,7 +662,7 @@ def environment(peer: dict[str, str]) -> dict[str, Any]:
 
 
 SECTIONS = ("generation", "cold_start", "surface", "per_call", "response_size", "http", "roundtrips",
-            "rate_limit")
+            "rate_limit", "untrusted_text")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -684,11 +684,13 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     WORK.mkdir(parents=True, exist_ok=True)
     quiet_stderr()
-    peer_py = ensure_peer_venv()
-    spec = trimmed_spec()
-    reps = 5
     results: dict[str, Any] = json.loads(RESULTS.read_text()) if only else {}
-    results.update({"environment": environment(peer_versions()), "fastmcp": FASTMCP_VERSION})
+    local = {"generation", "untrusted_text"}  # sections that need neither the peer nor the fake
+    peer_py = ensure_peer_venv() if wanted - local else Path()
+    spec = trimmed_spec() if wanted - local else Path()
+    reps = 5
+    peer = peer_versions() if wanted - local else results["environment"]["peer"]
+    results.update({"environment": environment(peer), "fastmcp": FASTMCP_VERSION})
     sections: dict[str, float] = results.get("section_s", {}) if only else {}
     mark = time.perf_counter()
 
@@ -705,7 +707,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             results["generation"] = bench_generation(args.quick)
         lap("generation")
-    with fake_process() as fake_url:
+    with fake_process() if wanted - local else nullcontext("") as fake_url:
         if "cold_start" in wanted:
             cold = bench_cold_start(peer_py, spec, fake_url, 7)
             results["surface"] = bench_surface(results.get("surface", {}), cold["_listing"]["fastmcp"]["tools"])
@@ -736,6 +738,11 @@ def main(argv: list[str] | None = None) -> int:
         if "rate_limit" in wanted:
             results["rate_limit"] = bench_rate_limit(fake_url, peer_py, spec, log)
             lap("rate_limit")
+    if "untrusted_text" in wanted:
+        from bench.cleaner_cost import measure
+
+        results["untrusted_text"] = measure()
+        lap("untrusted_text")
     results["section_s"] = sections
     if not only:
         results["runtime_s"] = time.perf_counter() - started

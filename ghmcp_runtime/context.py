@@ -46,6 +46,7 @@ from ghmcp_runtime.error_rules import refine
 from ghmcp_runtime.errors import UpstreamError, WriteLog
 from ghmcp_runtime.forge_clock import ForgeClock
 from ghmcp_runtime.model import Detail, Operation, ToolSpec
+from ghmcp_runtime.untrusted import Cleaned, clean_ahead
 
 if TYPE_CHECKING:
     from ghmcp_runtime.allowlist import RepoAllowlist
@@ -109,7 +110,7 @@ class Idempotency(Protocol):
 class Projector(Protocol):
     def project(
         self, shape: str, raw: Mapping[str, Any], detail: Detail, computed: Mapping[str, Any],
-        include: Collection[str] = (),
+        include: Collection[str] = (), cleaned: Cleaned | None = None,
     ) -> dict[str, Any]: ...
 
     def version(self, shape: str, raw: Mapping[str, Any]) -> str: ...
@@ -142,6 +143,8 @@ class ToolContext:
     slots: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(MAX_CONCURRENT))
     error_rules: tuple[OnError, ...] = ()  # the server's own on_error (ghmcp_runtime.error_rules)
     forge: ForgeProfile = field(default_factory=_github)  # paging conventions (ghmcp_runtime.forges)
+    # long untrusted text of this call's upstream answers, cleaned ahead (untrusted.py)
+    cleaned: Cleaned = field(default_factory=dict)
 
     @property
     def forge_clock(self) -> ForgeClock:
@@ -184,11 +187,13 @@ class ToolContext:
         async with self.slots:
             self.requests_sent += 1
             try:
-                return await self.upstream.call(self, op, path=path, query=query, body=body)
+                response = await self.upstream.call(self, op, path=path, query=query, body=body)
             except UpstreamError as err:
                 if not self.error_rules:
                     raise
                 raise refine(self.error_rules, err, op.method, self.arguments) from None
+        await clean_ahead(response.data, self.cleaned)
+        return response
 
     def mint_cursor(self, state: Mapping[str, Any], *, bound_to: Mapping[str, Any]) -> str:
         return self.cursors.mint(
@@ -246,7 +251,7 @@ class ToolContext:
     ) -> dict[str, Any]:
         """`raw` as a `shape` row of density `detail`, plus the full-density fields in `include`,
         without those in `omit`; lockdown may hold it until the runtime releases it."""
-        row = self.projector.project(shape, raw, detail, computed or {}, include)
+        row = self.projector.project(shape, raw, detail, computed or {}, include, self.cleaned)
         for name in omit:  # before lockdown holds the row: an omitted field is never withheld
             row.pop(name, None)
         return self._held(shape, raw, row)
@@ -255,7 +260,7 @@ class ToolContext:
         """`raw` as the tool's success output `output` publishes it: the fields its outputSchema
         lists (a fixed density, with any declared `include`/`omit`), for hooks."""
         success = self.tool.output_schema.get("oneOf", [self.tool.output_schema])[0]
-        full = self.projector.project(shape, raw, "full", {}, ())
+        full = self.projector.project(shape, raw, "full", {}, (), self.cleaned)
         return self._held(shape, raw, {name: full[name] for name in success["properties"][output]["properties"]})
 
     def _held(self, shape: str, raw: Mapping[str, Any], row: dict[str, Any]) -> dict[str, Any]:

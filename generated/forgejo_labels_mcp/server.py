@@ -292,12 +292,12 @@ FORGEJO_DELETE_ORG_LABEL = Declaration(
                 "limit": 1,
             },
             when=(Condition(param="delete_mode", equals="safe"),),
-            after=("current",),
+            after=("current", "repos"),
             guard=Guard(
                 total=True,
                 refuse=ErrorSpec(
                     code="label_in_use",
-                    message="{count} issue(s) or pull request(s) carry a label with this name in the organisation's repositories this token can read, so delete_mode safe deleted nothing. Repositories the token cannot read are not counted, and a repository label of the same name counts too.",
+                    message="{count} issue(s) or pull request(s) carry a label with this name in the organisation's repositories this token can read, so delete_mode safe deleted nothing. The organisation has {response.repos.headers.x-total-count} repositories; those the token cannot read are not counted, and a repository label of the same name counts too.",
                     field="label_id",
                     reason="the label is still on issues or pull requests",
                     repair=Repair(

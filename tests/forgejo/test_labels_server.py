@@ -183,7 +183,7 @@ async def test_safe_delete_of_an_organisation_label_counts_what_the_token_can_re
                                "insufficient_scope")
         assert "required_scopes" not in forced["details"] and "ownership" in forced["message"]
     assert owner["details"]["count"] == 3 and member["details"]["count"] == 2
-    assert "Repositories the token cannot read are not counted" in member["message"]
+    assert "The organisation has 3 repositories; those the token cannot read are not counted" in member["message"]
     search = fake.calls("issueSearchIssues")[-1]
     assert search.query == {"owner": ORG, "labels": "security", "state": "all", "limit": "1"}
     assert fake.label(ids["security"]) is not None

@@ -130,7 +130,7 @@ async def test_organisation_label_lifecycle(client: Client, forgejo: dict[str, s
                  json={"title": "org label in use", "labels": [made["label_id"]]}).raise_for_status()
     safe = await call(client, "forgejo_delete_org_label", {"org": org, "label_id": made["label_id"]})
     assert safe["code"] == "label_in_use" and safe["details"]["count"] >= 1
-    assert "cannot read are not counted" in safe["message"]
+    assert "The organisation has 1 repositories; those the token cannot read are not counted" in safe["message"]
     gone = await call(client, "forgejo_delete_org_label",
                       {"org": org, "label_id": made["label_id"], "delete_mode": "force"})
     assert gone["deleted_label"]["name"] == name

@@ -13,6 +13,7 @@ from markdown_it import MarkdownIt
 
 from ghmcp_runtime import markup
 from ghmcp_runtime.markup import strip_hidden_markup
+from ghmcp_runtime.markup_coarse import strip_coarse
 
 RENDERER = MarkdownIt("commonmark").enable("table")
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "30")) * 10  # make fuzz: 5,600 documents
@@ -170,3 +171,27 @@ def test_hostile_repetition_searches_a_bounded_number_of_times(
     cleaned, _ = strip_hidden_markup(text)
     assert searches <= 64
     assert "<!--" not in cleaned or unit != "<!--"
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True)
+@given(documents())
+def test_the_coarse_pass_keeps_nothing_a_commonmark_rendering_hides(document: str) -> None:
+    """Long or busy texts skip the structure-aware scan: the regex passes that replace it must
+    hold the same property (they may remove more)."""
+    cleaned, _ = strip_coarse(document, 10**6)
+    leaked = {m for m in hidden_in_rendering(RENDERER.render(document)) if m in cleaned}
+    assert not leaked, (document, cleaned)
+
+
+def test_a_long_or_busy_text_takes_the_coarse_pass() -> None:
+    line = "text <!-- hidden --> `<!-- code -->`\n"
+    busy = line * 100
+    assert strip_hidden_markup(busy) == strip_coarse(busy, 10**6)
+    assert strip_hidden_markup(busy) == ("text  ``\n" * 100, 200)  # code not told apart there
+    assert strip_hidden_markup(line * 3) == ("text  `<!-- code -->`\n" * 3, 3)
+
+
+def test_past_its_allowance_the_coarse_pass_cuts_the_text_at_the_next_piece() -> None:
+    text = "a<!--x-->" * 10 + "tail"
+    assert strip_coarse(text, 4) == ("aaaaa", 5)
+    assert strip_coarse("a<?x>" * 3 + "b&#8203;c", 3) == ("aaab", 4)
