@@ -171,6 +171,7 @@ class Builder:
                 used=tuple(sorted({op.operation_id for t in built for op in t.operations})),
                 excluded=tuple(sorted(self.o.coverage.excluded.items())),
                 categories=tuple(sorted(self.o.coverage.categories)),
+                subcategories=tuple(sorted(self.o.coverage.subcategories)),
             ),
             hooks_file=self.hooks_file,
             hooks_source=self.hooks_source,
@@ -350,9 +351,10 @@ class Builder:
             if self.lookup_op(op_id, loc) is not None and op_id in used:
                 self.error(loc, f"{op_id} is excluded but tool {self.o.tools[used[op_id]].name} uses it",
                            "drop it from coverage.excluded")
-        categories = set(self.o.coverage.categories)
+        categories, subcategories = set(self.o.coverage.categories), set(self.o.coverage.subcategories)
         for op in sorted(self.ops.values(), key=lambda o: o.operation_id):
-            if op.category in categories and op.operation_id not in used \
+            claimed = op.category in categories or op.subcategory in subcategories
+            if claimed and op.operation_id not in used \
                     and op.operation_id not in self.o.coverage.excluded:
                 self.error(
                     ("coverage", "excluded"),
@@ -794,7 +796,8 @@ class Builder:
                 text += " " + p.null_means.strip()
         schema = {"description": text, **schema}
         return IRParam(name=p.name, required=p.required, schema=schema,
-                       python_type=python_type(schema), source=p.source, transform=p.transform)
+                       python_type=python_type(schema), source=p.source, transform=p.transform,
+                       given=p.given)
 
     def build_output(
         self, f: OutputField, shapes: Mapping[str, IRShape], loc: tuple[str | int, ...], variable: bool

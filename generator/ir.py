@@ -56,6 +56,7 @@ class IRParam:
     python_type: str
     source: str | None
     transform: str | None = None
+    given: bool = False  # an identifier from outside the server (rule composability)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -123,6 +124,7 @@ class Coverage:
     used: tuple[str, ...]
     excluded: tuple[tuple[str, str], ...]
     categories: tuple[str, ...]
+    subcategories: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -82,6 +82,7 @@ def lint(server: IRServer, located: Located | None = None,
         _spec_bounds(ctx, tool)
         _description_budget(ctx, tool)
     _total_budget(ctx)
+    _composability(ctx)
     lint_text.check(ctx)
     lint_behaviour.check(ctx)
     lint_examples.check(ctx)
@@ -415,3 +416,21 @@ def _total_budget(ctx: Ctx) -> None:
                   f"{budget:,} ({budget // count:,} per tool)",
                   "shorten descriptions, parameter wording or output fields (`make generate` prints "
                   "the bytes per tool), or raise server.tools_budget_bytes deliberately")
+
+
+# -- composability ---------------------------------------------------------------------------
+
+
+def _composability(ctx: Ctx) -> None:
+    """Every identifier a tool requires is returned by another tool of the server (or resolved by
+    the tool itself): an agent can always find the value it must pass (generator/compose.py)."""
+    from generator.compose import sources
+
+    for tool in ctx.server.tools:
+        for param, producers in sources(ctx.server)[tool.name].items():
+            if not producers:
+                ctx.error(ctx.param_where(tool, param), "composability",
+                          f"{tool.name}: no tool of the server returns {param}, which it requires",
+                          f"return a field named {param} from another tool (a qualified name it ends "
+                          "with counts: issue_number for sub_issue_number), resolve it with `resolve:`, "
+                          "or take what agents have instead")

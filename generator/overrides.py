@@ -58,6 +58,9 @@ class ServerSection(Strict):
 class Coverage(Strict):
     categories: list[str] = Field(
         default_factory=list, description="spec categories whose every operation must be used or excluded")
+    subcategories: list[str] = Field(
+        default_factory=list, description="spec subcategories (GitHub's x-github.subcategory, e.g. "
+        "sub-issues) claimed the same way, for a server that covers part of a category")
     excluded: dict[str, str] = Field(default_factory=dict, description="operationId -> one-line reason")
 
 
@@ -139,6 +142,9 @@ class ParamDef(Strict):
     max_items: int | None = None
     transform: str | None = Field(
         default=None, description="a registered transform applied before any call (e.g. hex_color)")
+    given: bool = Field(
+        default=False, description="an identifier the agent has from outside this server (a URL, "
+        "another server, the user): no tool here must return it (rule composability)")
     resolve: ResolveDef | None = Field(
         default=None, description="a string value is a name, looked up in a listing and replaced by "
         "what it names (e.g. a milestone title by its number) before any step")

@@ -12,6 +12,7 @@ import jinja2
 
 from generator import NAME
 from generator.build import const_name
+from generator.compose import sources
 from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
 from generator.format_cache import Caches, FormatCache, default_directory
 from generator.ir import IRAnnotations, IRServer, IRTool
@@ -282,6 +283,7 @@ def render(
         "shapes": server.shapes,
         "runtime_shapes": shapes,
         "declared_classes": sorted(_classes(declarations)),
+        "identifier_sources": sources(server),
         "completions": completions,
         "runner_imports": [name for name, used in (
             ("completer", bool(completions)),

@@ -592,6 +592,8 @@ class _Call:
             if step.paginate.page_param is not None:
                 out.update(self.page_links(step.paginate, state))
                 continue
+            if state is None and out.get(step.paginate.has_more):
+                continue  # not run (another paged step, chosen by a condition, answered)
             out[step.paginate.has_more] = bool(state and state.has_more)
             if state and state.has_more:
                 assert step.paginate.cursor is not None

@@ -509,6 +509,7 @@ _NOT_FOUND_MESSAGES = {
     "comment_not_found": "The comment was not found in this repository.",
     "label_not_found": "The label was not found in this repository.",
     "milestone_not_found": "The milestone was not found in this repository.",
+    "not_found": "What the call names was not found in this repository.",
 }
 
 
