@@ -7,9 +7,12 @@ from typing import Any
 
 from ghmcp_runtime import Annotations, ErrorCode, FieldRule, ServerSpec, Shape, ToolSpec
 from ghmcp_runtime.declared import (
+    Batch,
+    BatchSource,
     Compare,
     Completion,
     Condition,
+    Confirm,
     Declaration,
     ErrorSpec,
     Guard,
@@ -31,10 +34,11 @@ from ghmcp_runtime.declared import (
 from ghmcp_runtime.model import LockdownRule, StaticResource, TemplateResource
 from ghmcp_runtime.rules import Rule, with_rules
 from ghmcp_runtime.runner import completer, declared, resolving
+from ghmcp_runtime.batch import batch
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+650ed9bd748e"
+FINGERPRINT = "github-issues-mcp@0.1.0+f1be8fc86a69"
 
 
 def _text(name: str) -> str:
@@ -598,6 +602,10 @@ GITHUB_DELETE_LABEL = Declaration(
     ),
     output=(Output(name="deleted_label", shape="label", sources=("current",)),),
     defaults={"delete_mode": "safe"},
+    confirm=Confirm(
+        message="Delete this label from the repository and from every issue and pull request carrying it? There is no undo.",
+        when=(Condition(param="delete_mode", equals="force"),),
+    ),
 )
 
 # github_get_issue: GET /repos/{owner}/{repo}/issues/{issue_number}, GET /repos/{owner}/{repo}/issues/{issue_number}/comments
@@ -737,6 +745,55 @@ GITHUB_UPDATE_LABEL = Declaration(
     transforms={"color": "hex_color"},
 )
 
+# github_update_issues: github_update_issue for each item
+GITHUB_UPDATE_ISSUES = Batch(
+    each="github_update_issue",
+    item="issue_number",
+    arguments={
+        "owner": "{owner}",
+        "repo": "{repo}",
+        "state": "{state}",
+        "state_reason": "{state_reason}",
+        "add_labels": "{add_labels}",
+        "remove_labels": "{remove_labels}",
+        "milestone": "{milestone}",
+    },
+    items="issue_numbers",
+    source=BatchSource(
+        tool="github_search_issues",
+        param="match",
+        rows="issues",
+        item_field="issue_number",
+        fixed={"owner": "{owner}", "repo": "{repo}", "sort": "created", "order": "asc"},
+    ),
+    zip={"expected_versions": "expected_version"},
+    ignored="ignored_fields",
+    dry_run="dry_run",
+    key="idempotency_key",
+    scope=("owner", "repo", "cursor"),
+    confirm=Confirm(
+        message="Close {count} issues ({items})?",
+        when=(Condition(param="state", equals="closed"),),
+        over=5,
+    ),
+    defaults={"dry_run": False},
+    resolve=(
+        Resolve(
+            param="milestone",
+            operation=operations.ISSUES_LIST_MILESTONES,
+            match=("title",),
+            value=("number",),
+            unknown=ErrorSpec(
+                code="milestone_not_found",
+                message="No open milestone has that title; nothing was changed. details.choices lists the open milestones' titles.",
+                reason="no open milestone has this title",
+            ),
+            path={"owner": "{owner}", "repo": "{repo}"},
+            query={"state": "open"},
+        ),
+    ),
+)
+
 TOOLS = (
     _tool(
         name="github_add_comment",
@@ -839,6 +896,7 @@ TOOLS = (
             read_only=False, open_world=True, destructive=True, idempotent=True
         ),
         codes=(
+            "confirmation_declined",
             "conflict",
             "insufficient_scope",
             "internal_error",
@@ -1054,6 +1112,70 @@ TOOLS = (
         toolset="issues",
     ),
     _tool(
+        name="github_update_issues",
+        handler=with_rules(
+            batch(GITHUB_UPDATE_ISSUES),
+            (
+                Rule(
+                    kind="not_together",
+                    fields=("issue_numbers", "match"),
+                    reason="pass issue_numbers or match",
+                ),
+                Rule(
+                    kind="at_least_one",
+                    fields=("issue_numbers", "match"),
+                    reason="pass issue_numbers or match",
+                ),
+                Rule(
+                    kind="requires",
+                    fields=("issue_numbers",),
+                    when="expected_versions",
+                    reason="expected_versions go with issue_numbers",
+                ),
+                Rule(
+                    kind="at_least_one",
+                    fields=("state", "state_reason", "add_labels", "remove_labels", "milestone"),
+                    reason="pass at least one field to change",
+                ),
+            ),
+        ),
+        operations=(
+            operations.ISSUES_LIST_MILESTONES,
+            operations.ISSUES_GET,
+            operations.ISSUES_UPDATE,
+            operations.ISSUES_ADD_LABELS,
+            operations.ISSUES_REMOVE_LABEL,
+            operations.ISSUES_LOCK,
+            operations.ISSUES_UNLOCK,
+            operations.ISSUES_LIST_LABELS_FOR_REPO,
+            operations.ISSUES_GET_LABEL,
+            operations.ISSUES_LIST_FOR_REPO,
+            operations.SEARCH_ISSUES_AND_PULL_REQUESTS,
+        ),
+        annotations=Annotations(
+            read_only=False, open_world=True, destructive=True, idempotent=True
+        ),
+        codes=(
+            "confirmation_declined",
+            "conflict",
+            "cursor_expired",
+            "insufficient_scope",
+            "internal_error",
+            "invalid_credential",
+            "invalid_field",
+            "issue_locked",
+            "issue_not_found",
+            "label_not_found",
+            "milestone_not_found",
+            "missing_credential",
+            "rate_limited",
+            "repo_not_found",
+            "upstream_unavailable",
+        ),
+        echo_safe=("owner", "repo", "state", "state_reason", "dry_run", "cursor"),
+        toolset="issues",
+    ),
+    _tool(
         name="github_update_label",
         handler=with_rules(
             declared(GITHUB_UPDATE_LABEL),
@@ -1097,6 +1219,12 @@ TOOLS = (
 )
 
 ERROR_CODES = (
+    ErrorCode(
+        code="confirmation_declined",
+        temporary=False,
+        description="The user did not confirm this destructive call when asked; nothing was changed.",
+        repair="Ask the user; call again only if they agree.",
+    ),
     ErrorCode(
         code="conflict",
         temporary=False,

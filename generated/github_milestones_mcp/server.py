@@ -7,8 +7,11 @@ from typing import Any
 
 from ghmcp_runtime import Annotations, ErrorCode, FieldRule, ServerSpec, Shape, ToolSpec
 from ghmcp_runtime.declared import (
+    Batch,
+    BatchSource,
     Compare,
     Condition,
+    Confirm,
     Declaration,
     ErrorSpec,
     Guard,
@@ -26,10 +29,11 @@ from ghmcp_runtime.declared import (
 from ghmcp_runtime.model import StaticResource
 from ghmcp_runtime.rules import Rule, with_rules
 from ghmcp_runtime.runner import declared
+from ghmcp_runtime.batch import batch
 
 from . import operations
 
-FINGERPRINT = "github-milestones-mcp@0.1.0+1b974d7ba3c5"
+FINGERPRINT = "github-milestones-mcp@0.1.0+c6207f0d6245"
 
 
 def _text(name: str) -> str:
@@ -182,6 +186,10 @@ GITHUB_DELETE_MILESTONE = Declaration(
     ),
     output=(Output(name="deleted_milestone", shape="milestone", sources=("current",)),),
     defaults={"delete_mode": "safe"},
+    confirm=Confirm(
+        message="Delete this milestone and clear it from every issue and pull request carrying it? There is no undo.",
+        when=(Condition(param="delete_mode", equals="force"),),
+    ),
 )
 
 # github_get_milestone: GET /repos/{owner}/{repo}/milestones/{milestone_number}
@@ -263,6 +271,25 @@ GITHUB_UPDATE_MILESTONE = Declaration(
     output=(Output(name="milestone", shape="milestone", sources=("update", "current")),),
 )
 
+# github_update_milestones: github_update_milestone for each item
+GITHUB_UPDATE_MILESTONES = Batch(
+    each="github_update_milestone",
+    item="milestone_number",
+    arguments={"owner": "{owner}", "repo": "{repo}", "state": "{state}", "due_on": "{due_on}"},
+    items="milestone_numbers",
+    source=BatchSource(
+        tool="github_list_milestones",
+        param="match",
+        rows="milestones",
+        item_field="milestone_number",
+        fixed={"owner": "{owner}", "repo": "{repo}", "sort": "due_on", "direction": "asc"},
+    ),
+    dry_run="dry_run",
+    key="idempotency_key",
+    scope=("owner", "repo", "cursor"),
+    defaults={"dry_run": False},
+)
+
 TOOLS = (
     _tool(
         name="github_create_milestone",
@@ -308,6 +335,7 @@ TOOLS = (
             read_only=False, open_world=True, destructive=True, idempotent=True
         ),
         codes=(
+            "confirmation_declined",
             "conflict",
             "insufficient_scope",
             "internal_error",
@@ -402,9 +430,62 @@ TOOLS = (
         echo_safe=("owner", "repo", "milestone_number", "state"),
         toolset="milestones",
     ),
+    _tool(
+        name="github_update_milestones",
+        handler=with_rules(
+            batch(GITHUB_UPDATE_MILESTONES),
+            (
+                Rule(
+                    kind="not_together",
+                    fields=("milestone_numbers", "match"),
+                    reason="pass milestone_numbers or match",
+                ),
+                Rule(
+                    kind="at_least_one",
+                    fields=("milestone_numbers", "match"),
+                    reason="pass milestone_numbers or match",
+                ),
+                Rule(
+                    kind="at_least_one",
+                    fields=("state", "due_on"),
+                    reason="pass at least one of state, due_on",
+                ),
+            ),
+        ),
+        operations=(
+            operations.ISSUES_GET_MILESTONE,
+            operations.ISSUES_UPDATE_MILESTONE,
+            operations.ISSUES_LIST_MILESTONES,
+        ),
+        annotations=Annotations(
+            read_only=False, open_world=True, destructive=True, idempotent=True
+        ),
+        codes=(
+            "conflict",
+            "cursor_expired",
+            "insufficient_scope",
+            "internal_error",
+            "invalid_credential",
+            "invalid_field",
+            "milestone_exists",
+            "milestone_not_found",
+            "missing_credential",
+            "rate_limited",
+            "repo_not_found",
+            "upstream_unavailable",
+        ),
+        echo_safe=("owner", "repo", "state", "dry_run", "cursor"),
+        toolset="milestones",
+    ),
 )
 
 ERROR_CODES = (
+    ErrorCode(
+        code="confirmation_declined",
+        temporary=False,
+        description="The user did not confirm this destructive call when asked; nothing was changed.",
+        repair="Ask the user; call again only if they agree.",
+    ),
     ErrorCode(
         code="conflict",
         temporary=False,

@@ -74,11 +74,14 @@ def in_memory_server(
     lockdown: bool = False,
     exposure: ExposureFlags | None = None,
     max_concurrent: int = MAX_CONCURRENT,
+    write_interval_s: float = 0.0,  # batches: no 1 s pause between writes in tests
+    batch_max_wait_s: float = 60.0,
 ) -> Any:
     upstream = GitHubUpstream(base_url="http://fake.test", api_version=spec.api_version,
                               transport=fake.asgi_transport(), timeout=timeout, retry=FAST_RETRY)
     settings = Settings(github_token=token, lockdown=lockdown, exposure=exposure or ExposureFlags(),
-                        max_concurrent=max_concurrent)
+                        max_concurrent=max_concurrent, write_interval_s=write_interval_s,
+                        batch_max_wait_s=batch_max_wait_s)
     return build_server(spec, settings, upstream=upstream, cursors=cursors,
                         idempotency=idempotency)
 
