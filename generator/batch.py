@@ -238,7 +238,7 @@ def batch_outputs(raw: BatchDef, item_schema: JSONObject, ignored: bool,
         ("stopped", False, {
             "description": "Only when stopped early (rate_limited: wait retry_after_ms); next_cursor resumes.",
             "type": "object", "additionalProperties": False,
-            "properties": {"reason": {"type": "string", "enum": ["rate_limited", "cancelled"]},
+            "properties": {"reason": {"type": "string", "enum": ["rate_limited", "cancelled", "credential"]},
                            "retry_after_ms": {"type": ["integer", "null"]}},
             "required": ["reason", "retry_after_ms"]}),
     ]

@@ -273,7 +273,7 @@ class _ToolRuntime:
 
     async def _call_logged(
         self, tool: ToolSpec, caller: Caller, arguments: Mapping[str, Any] | None, request_id: str,
-        host: _CallHost,
+        host: _CallHost | None = None,
     ) -> CallToolResult | InputRequiredResult:
         start = time.perf_counter()
         outcome = "ok"
@@ -303,7 +303,7 @@ class _ToolRuntime:
 
     async def _call(
         self, tool: ToolSpec, caller: Caller, arguments: Mapping[str, Any] | None, request_id: str,
-        host: _CallHost,
+        host: _CallHost | None,
     ) -> dict[str, Any]:
         result, tctx = await self.run_tool(tool, caller, arguments, request_id, host=host)
         payload = {**result, "request_id": request_id}
@@ -314,7 +314,7 @@ class _ToolRuntime:
 
     async def run_tool(
         self, tool: ToolSpec, caller: Caller, arguments: Mapping[str, Any] | None, request_id: str,
-        *, host: _CallHost, dry_run: bool = False, paced: Pacer | None = None,
+        *, host: _CallHost | None, dry_run: bool = False, paced: Pacer | None = None,
     ) -> tuple[Mapping[str, Any], ToolContext]:
         """Validate the arguments, run the handler, release lockdown: a tool's result and its
         context (a direct call, or one a batch makes: `paced` items one request at a time)."""

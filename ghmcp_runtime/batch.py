@@ -21,6 +21,9 @@ item retried (a refused request wrote nothing; a partly applied update finishes 
 a longer wait stops the batch: the answer lists what was done, names the stop, and its
 next_cursor starts at the item that was refused.
 
+A credential GitHub refuses (missing, invalid, short of a scope) fails every item alike: on the
+first item it is the batch's error, later it stops the batch (`credential`) where it met it.
+
 Cancellation (`notifications/cancelled`) takes effect between items: the item in flight runs to
 its end, then the batch stops; with an idempotency key its answer so far is stored, so a repeat
 of the call with the key says what was done (the cancelled request itself is never answered).
@@ -41,7 +44,7 @@ from ghmcp_runtime.errors import ToolError
 from ghmcp_runtime.model import Handler
 from ghmcp_runtime.paging import cursor_binding, open_state, without
 from ghmcp_runtime.refs import Scope, render
-from ghmcp_runtime.runner import confirm_or_refuse, prepare, resolve_args
+from ghmcp_runtime.runner import CREDENTIAL_CODES, confirm_or_refuse, prepare, resolve_args
 from ghmcp_runtime.versioning import canonical_json
 
 T = TypeVar("T")
@@ -161,6 +164,11 @@ class _Batch:
             try:
                 result = await self.ctx.run_tool(self.spec.each, args, dry_run=self.dry, paced=True)
             except ToolError as err:
+                if err.code in CREDENTIAL_CODES:  # every item would meet it: stop here
+                    if not self.rows:
+                        raise
+                    self.stop(index, {"reason": "credential", "retry_after_ms": None})
+                    return False
                 wait = _rate_limit_wait(err)
                 if wait is None:
                     self.rows.append(self.row(item, error=err))

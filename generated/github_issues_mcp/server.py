@@ -38,7 +38,7 @@ from ghmcp_runtime.batch import batch
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+f1be8fc86a69"
+FINGERPRINT = "github-issues-mcp@0.1.0+bddafd53d52e"
 
 
 def _text(name: str) -> str:

@@ -33,7 +33,7 @@ from ghmcp_runtime.batch import batch
 
 from . import operations
 
-FINGERPRINT = "github-milestones-mcp@0.1.0+c6207f0d6245"
+FINGERPRINT = "github-milestones-mcp@0.1.0+d291aa8d3820"
 
 
 def _text(name: str) -> str:
