@@ -47,9 +47,11 @@ dist: venv
 demo: venv
 	$(PY) -m fakegithub.transcript
 
+# FORGE=forgejo re-vendors Forgejo's description (converted with swagger2openapi, installed by npm
+# into the git-ignored .swagger2openapi/ on first use); SOURCE=file skips the download.
 update-spec: venv
-	@test -n "$(VERSION)" || (echo "usage: make update-spec VERSION=x.y.z" >&2; exit 2)
-	$(PY) -m generator.update_spec $(VERSION)
+	@test -n "$(VERSION)" || (echo "usage: make update-spec VERSION=x.y.z [FORGE=github|forgejo] [SOURCE=file]" >&2; exit 2)
+	$(PY) -m generator.update_spec $(VERSION) --forge $(or $(FORGE),github) $(if $(SOURCE),--source $(SOURCE))
 
 # MCP Inspector CLI 2.12.0 (installed into the git-ignored .compat/ by npm on first use) against
 # the stdio server and the demo fake, legacy and modern eras; needs node and npm.

@@ -32,7 +32,7 @@ from mcp import Client
 
 from fakegithub.demo import DEMO_TOKEN, OWNER, REPO, demo_fake
 from ghmcp_runtime.app import Settings, build_server
-from ghmcp_runtime.upstream import GitHubUpstream
+from ghmcp_runtime.upstream import ForgeUpstream
 from github_issues_mcp import SERVER
 
 REPO_ARGS = {"owner": OWNER, "repo": REPO}
@@ -137,9 +137,9 @@ def checks(fake: Any, numbers: dict[str, int]) -> dict[str, bool]:
 
 async def trial() -> dict[str, Any]:
     fake = demo_fake()
-    upstream = GitHubUpstream(base_url="http://fake.test", api_version=SERVER.api_version,
+    upstream = ForgeUpstream(base_url="http://fake.test", api_version=SERVER.api_version,
                               transport=fake.asgi_transport())
-    server = build_server(SERVER, Settings(github_token=DEMO_TOKEN), upstream=upstream)
+    server = build_server(SERVER, Settings(token=DEMO_TOKEN), upstream=upstream)
     async with Client(server, cache=None) as client:
         listed = await client.list_tools()
         schemas = {t.name: t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools}

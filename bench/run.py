@@ -279,7 +279,7 @@ async def _ours_in_process(fake_url: str, warmup: int, calls: int) -> dict[str, 
         out["direct_one"] = await _time_calls(direct_one, warmup, calls)
     app._ToolRuntime.call_tool = timed  # type: ignore[method-assign]  # before build_server binds it
     try:
-        server = build_server(SERVER, Settings(github_token=TOKEN, api_url=fake_url,
+        server = build_server(SERVER, Settings(token=TOKEN, api_url=fake_url,
                                                server_secret=b"bench"))
         for mode in ("auto", "legacy"):
             handler.clear()
@@ -379,7 +379,7 @@ async def _cache_cost(issue: Any, n: int) -> dict[str, float]:
     from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
     from ghmcp_runtime.model import Operation
     from ghmcp_runtime.projection import ShapeProjector
-    from ghmcp_runtime.upstream import GitHubUpstream
+    from ghmcp_runtime.upstream import ForgeUpstream
     from github_issues_mcp import SERVER
 
     body = compact(issue)
@@ -394,9 +394,9 @@ async def _cache_cost(issue: Any, n: int) -> dict[str, float]:
     op = Operation(operation_id="issues/get", method="GET", path="/repos/{owner}/{repo}/issues/{issue_number}",
                    not_found="issue_not_found", success_status=(200,))
     samples: dict[str, list[float]] = {"plain": [], "cached": []}
-    ways: dict[str, tuple[GitHubUpstream, ToolContext]] = {}
+    ways: dict[str, tuple[ForgeUpstream, ToolContext]] = {}
     for name, cache in (("plain", None), ("cached", HttpCache("memory"))):
-        up = GitHubUpstream(transport=httpx.MockTransport(github), cache=cache)
+        up = ForgeUpstream(transport=httpx.MockTransport(github), cache=cache)
         ctx = ToolContext(tool=SERVER.tools[0], request_id="req_bench", identity="u_bench", arguments={},
                           upstream=up, cursors=HmacCursorCodec(b"k"),
                           idempotency=IdempotencyRunner(MemoryStore()), projector=ShapeProjector({}),
@@ -429,7 +429,7 @@ async def _breakdown(fake_url: str, n: int) -> dict[str, Any]:
     from github_issues_mcp import SERVER
 
     tool = next(t for t in SERVER.tools if t.name == "github_get_issue")
-    server = build_server(SERVER, Settings(github_token=TOKEN, api_url=fake_url, server_secret=b"bench"))
+    server = build_server(SERVER, Settings(token=TOKEN, api_url=fake_url, server_secret=b"bench"))
     async with Client(server, mode="legacy", cache=None) as client:
         result = await client.call_tool("github_get_issue", GET_ISSUE_ARGS)
         listed = {t.name: t for t in (await client.list_tools()).tools}
@@ -453,7 +453,7 @@ async def _breakdown(fake_url: str, n: int) -> dict[str, Any]:
     def logs() -> None:
         for event in ("upstream", "upstream", "tool_call"):
             log_event(event, op="issues/get", method="GET", status=200, ms=1, attempt=1,
-                      request_id="req_000000000000", github_request_id="0000:0000")
+                      request_id="req_000000000000", upstream_request_id="0000:0000")
 
     def project() -> None:
         projector.project("issue", raw_issue, "full", {"version": "x"})

@@ -19,7 +19,7 @@ from generator.overrides import SCHEMA_STORE, schema_text
 from generator.packaging import RUNTIME_PYPROJECT, PackagingError, current_packaging
 from generator.pipeline import Result, generate, load_inputs, override_files
 from generator.render import FileMap, runtime_pyproject
-from generator.spec import REPO_ROOT, SpecError, load_pinned_spec
+from generator.spec import REPO_ROOT, SPEC_DIR, SpecCache, SpecError
 
 OVERRIDES_DIR = REPO_ROOT / "overrides"
 # what `generate` did to a file, by what `check` would have reported
@@ -80,11 +80,11 @@ def _summary(result: Result) -> None:
 
 
 def _generate_all(paths: list[Path], args: argparse.Namespace) -> list[Result] | None:
-    spec = load_pinned_spec(args.spec_dir) if args.spec_dir else load_pinned_spec()
+    specs = SpecCache(args.spec_dir or SPEC_DIR)
     baseline = args.out if args.command == "generate" else None
     results = []
     for path in paths:
-        result = generate(load_inputs(path, spec=spec, baseline_dir=baseline))
+        result = generate(load_inputs(path, specs=specs, baseline_dir=baseline))
         _print_diagnostics(result)
         results.append(result)
     if any(r.files is None for r in results):

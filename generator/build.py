@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from generator.batch import build_batch, build_confirm
-from generator.catalog import BUILTIN_CODES
+from generator.catalog import builtin_codes
 from generator.declare import DeclarationBuilder, split_path
 from generator.diagnostics import Diagnostic, Level, Where, closest
 from generator.hookscan import HookFacts
@@ -55,6 +55,7 @@ from generator.spec import SpecOperation, iter_operations, resolve_ref, success_
 from generator.yamlsrc import Located
 from ghmcp_runtime.declared import Completion, Repair, Resolve
 from ghmcp_runtime.errors import ENVELOPE_OUTPUT_SCHEMA, UNIVERSAL_CODES
+from ghmcp_runtime.forges import FORGES, GITHUB
 from ghmcp_runtime.model import (
     HIDDEN_FIELD,
     WITHHELD_FIELD,
@@ -70,6 +71,14 @@ NOT_FOUND_BY_PARAM = {
     "comment_id": "comment_not_found",
     "name": "label_not_found",
     "milestone_number": "milestone_not_found",
+    "org": "org_not_found",
+}
+# a generic last parameter (Forgejo's `{id}`, `{index}`) is named by the collection before it
+NOT_FOUND_BY_COLLECTION = {
+    "labels": "label_not_found",
+    "issues": "issue_not_found",
+    "comments": "comment_not_found",
+    "milestones": "milestone_not_found",
 }
 REPO_PARAMS = ("owner", "repo")
 DEFAULT_TOOL_BUDGET = 2000  # bytes of tools/list per tool, on average (issue 12)
@@ -97,7 +106,8 @@ class Builder:
         self.hooks_source = hooks_source
         self.ops = {op.operation_id: op for op in iter_operations(document)}
         self.problems: list[Diagnostic] = []
-        self.catalog: dict[str, ErrorCodeDef] = {**BUILTIN_CODES, **overrides.error_codes}
+        forge = FORGES.get(overrides.server.forge, GITHUB)  # an unknown forge is reported by check_forge
+        self.catalog: dict[str, ErrorCodeDef] = {**builtin_codes(forge), **overrides.error_codes}
 
     # -- helpers -----------------------------------------------------------------------------
     def error(self, loc: tuple[str | int, ...], message: str, hint: str = "", rule: str = "") -> None:
@@ -135,6 +145,7 @@ class Builder:
         resources = self.build_resources()
         templates = self.build_templates(built)
         self.check_constants(built, templates)
+        self.check_forge()
         if any(p.level is Level.ERROR for p in self.problems):
             return None
         s = self.o.server
@@ -161,7 +172,20 @@ class Builder:
             overrides_file=self.loc.file,
             resources=resources,
             templates=templates,
+            forge=s.forge,
         )
+
+    def check_forge(self) -> None:
+        s = self.o.server
+        forge = FORGES.get(s.forge)
+        if forge is None:
+            guess = closest(s.forge, list(FORGES))
+            self.error(("server", "forge"), f"unknown forge {s.forge!r}",
+                       f"did you mean {guess!r}?" if guess else f"one of {', '.join(sorted(FORGES))}")
+        elif s.api_version is not None and forge.version_header is None:
+            self.error(("server", "api_version"),
+                       f"{forge.display_name} takes no API version header, so api_version means nothing",
+                       "remove server.api_version")
 
     def build_resources(self) -> tuple[IRResource, ...]:
         out = []
@@ -637,8 +661,10 @@ class Builder:
     def build_operation(self, op: SpecOperation) -> IROperation:
         params = re.findall(r"\{([^}]+)\}", op.path)
         last = params[-1] if params else ""
-        not_found = NOT_FOUND_BY_PARAM.get(last, "repo_not_found" if last in ("", *REPO_PARAMS)
-                                           else "not_found")
+        collection = re.search(r"/([^/{}]+)/\{[^}]+\}$", op.path)
+        not_found = NOT_FOUND_BY_PARAM.get(last) or (
+            "repo_not_found" if last in ("", *REPO_PARAMS)
+            else NOT_FOUND_BY_COLLECTION.get(collection.group(1) if collection else "", "not_found"))
         statuses = tuple(sorted(int(s) for s in op.node.get("responses", {})
                                 if s.isdigit() and 200 <= int(s) < 300))
         return IROperation(
@@ -849,6 +875,8 @@ class Builder:
             codes.add(op.not_found)
             if "/repos/{owner}/{repo}" in op.path:
                 codes.add("repo_not_found")
+            if "/orgs/{org}" in op.path:
+                codes.add("org_not_found")
             if op.method != "GET":
                 codes.add("conflict")
                 if "{issue_number}" in op.path:

@@ -16,12 +16,14 @@ from generator.overrides import OverrideFile, ShapeField, parse_overrides, tool_
 from generator.patches import apply_patches
 from generator.schemas import object_branches
 from generator.spec import (
+    SPEC_DIR,
     SpecError,
     SpecOperation,
     index_operations,
     load_pinned_spec,
     read_document_bytes,
     resolve_ref,
+    spec_dir,
 )
 from generator.yamlsrc import Located
 
@@ -423,14 +425,14 @@ def load_document(path: Path) -> JSON:
     return json.loads(read_document_bytes(path))
 
 
-def main(overrides: Path, to: Path | None, spec_dir: Path | None) -> int:
+def main(overrides: Path, to: Path | None, root: Path | None) -> int:
     if to is None:
         print("usage: python -m generator drift --to NEW_SPEC.json[.gz]", file=sys.stderr)
         return 2
     try:
-        pinned = load_pinned_spec(spec_dir) if spec_dir else load_pinned_spec()
-        new = load_document(to)
         model, located = parse_overrides(overrides.read_text(encoding="utf-8"), _display(overrides))
+        pinned = load_pinned_spec(spec_dir(model.server.spec, root or SPEC_DIR))
+        new = load_document(to)
     except (OSError, SpecError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

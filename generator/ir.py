@@ -161,7 +161,7 @@ class IRServer:
     package: str
     title: str
     version: str
-    api_version: str
+    api_version: str | None
     summary: str
     tools_budget_bytes: int
     description_budget_bytes: int
@@ -175,3 +175,4 @@ class IRServer:
     resources: tuple[IRResource, ...] = ()
     templates: tuple[IRTemplate, ...] = ()
     toolsets: tuple[tuple[str, str], ...] = ()  # (name, what its tools do), as declared
+    forge: str = "github"  # the runtime's forge profile (ghmcp_runtime.forges.FORGES)

@@ -36,7 +36,16 @@ class ServerSection(Strict):
     title: str
     version: str
     tool_prefix: str = Field(pattern=r"^[a-z][a-z0-9]*_$")
-    api_version: str
+    forge: str = Field(
+        default="github", description="the forge profile the runtime talks by (ghmcp_runtime.forges): "
+        "github or forgejo; it decides token and URL variables, auth scheme, headers, paging, error bodies")
+    api_version: str | None = Field(
+        default=None, description="the API version header's value (GitHub: X-GitHub-Api-Version); "
+        "default: the forge profile's")
+    spec: str | None = Field(
+        default=None, pattern=r"^[a-z][a-z0-9_-]*$",
+        description="the vendored description the server is built on: spec/<spec>/ (e.g. forgejo); "
+        "default: spec/ itself, GitHub's")
     hooks: str | None = Field(
         default=None, description="hand-written hook module, relative to the override file; only for "
         "tools, templates or completions a declaration cannot express")

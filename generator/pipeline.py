@@ -22,7 +22,7 @@ from generator.overrides import parse_overrides
 from generator.packaging import Packaging, current_packaging, distribution_problems
 from generator.patches import apply_patches
 from generator.render import FileMap, format_python, render
-from generator.spec import REPO_ROOT, LoadedSpec, load_pinned_spec
+from generator.spec import REPO_ROOT, SPEC_DIR, LoadedSpec, SpecCache, declared_spec
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,15 +53,19 @@ class Result:
 
 
 def load_inputs(overrides: Path, root: Path = REPO_ROOT, spec_dir: Path | None = None,
-                baseline_dir: Path | None = None, spec: LoadedSpec | None = None) -> Inputs:
+                baseline_dir: Path | None = None, spec: LoadedSpec | None = None,
+                specs: SpecCache | None = None) -> Inputs:
+    """`spec_dir` is the spec root (default spec/); the file's `server.spec` picks a description
+    under it. An explicit `spec` is used as it is."""
     t0 = time.perf_counter()
+    text = overrides.read_text(encoding="utf-8")
     if spec is None:
-        spec = load_pinned_spec(spec_dir) if spec_dir else load_pinned_spec()
+        specs = specs or SpecCache(spec_dir or SPEC_DIR)
+        spec = specs.load(specs.root / (declared_spec(text) or ""))
     display = _display(overrides, root)
     sources = {_display(p, root): p.read_text(encoding="utf-8")
                for p in sorted(overrides.parent.glob("*.py"))}
     baseline = read_baseline(baseline_dir) if baseline_dir else {}
-    text = overrides.read_text(encoding="utf-8")
     return Inputs(spec, display, text, sources, baseline, time.perf_counter() - t0)
 
 

@@ -6,10 +6,13 @@ import copy
 import gzip
 import hashlib
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -46,7 +49,12 @@ class SpecOperation:
 
     @property
     def category(self) -> str:
-        return str(self.node.get("x-github", {}).get("category", ""))
+        """GitHub's `x-github.category`; in other descriptions the operation's first tag."""
+        github = self.node.get("x-github")
+        if isinstance(github, dict):
+            return str(github.get("category", ""))
+        tags = self.node.get("tags")
+        return str(tags[0]) if isinstance(tags, list) and tags else ""
 
     @property
     def pointer(self) -> str:
@@ -74,6 +82,40 @@ def load_pinned_spec(spec_dir: Path = SPEC_DIR) -> LoadedSpec:
             f"{pinned.sha256} in PINNED.json (re-vendor with `make update-spec`)"
         )
     return LoadedSpec(pinned, json.loads(raw))
+
+
+SPEC_NAME = re.compile(r"[a-z][a-z0-9_-]*")  # an override file's `server.spec`
+_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def spec_dir(name: str | None, root: Path = SPEC_DIR) -> Path:
+    """Where a server's description lives: `root/<server.spec>`, or `root` itself (GitHub's)."""
+    return root / name if name else root
+
+
+def declared_spec(override_text: str) -> str | None:
+    """`server.spec` of an override file, read before the real parse (which reports whatever is
+    wrong with the file; one that does not parse here names no spec)."""
+    try:
+        data = yaml.load(override_text, Loader=_FAST_LOADER)
+    except yaml.YAMLError:
+        return None
+    server = data.get("server") if isinstance(data, dict) else None
+    name = server.get("spec") if isinstance(server, dict) else None
+    return name if isinstance(name, str) and SPEC_NAME.fullmatch(name) else None
+
+
+class SpecCache:
+    """The vendored descriptions under one spec root, each loaded (and verified) once per run."""
+
+    def __init__(self, root: Path = SPEC_DIR) -> None:
+        self.root = root
+        self._loaded: dict[Path, LoadedSpec] = {}
+
+    def load(self, directory: Path) -> LoadedSpec:
+        if directory not in self._loaded:
+            self._loaded[directory] = load_pinned_spec(directory)
+        return self._loaded[directory]
 
 
 def escape_pointer(token: str) -> str:

@@ -34,7 +34,7 @@ REPO_NOT_ALLOWED = ErrorCode(
     code="repo_not_allowed",
     temporary=False,
     description="The repository is outside this server's repository allowlist "
-                "(details.allowed_repositories); nothing was sent to GitHub.",
+                "(details.allowed_repositories); nothing was sent.",
     repair="Call again with a repository from details.allowed_repositories (owner/* allows every "
            "repository of that owner).",
 )
@@ -103,13 +103,17 @@ class RepoAllowlist:
         return ToolError(
             REPO_NOT_ALLOWED.code,
             "This server only reaches the repositories in details.allowed_repositories; "
-            "nothing was sent to GitHub.",
+            "nothing was sent.",
             details={"field": field, "reason": reason,
                      "allowed_repositories": list(self.patterns())},
         )
 
     def check_arguments(self, args: Mapping[str, Any], field: str | None = None) -> None:
-        """Refuse arguments (or URI variables) naming a repository outside the allowlist."""
+        """Refuse arguments (or URI variables) naming a repository outside the allowlist; an
+        organisation (`org`, e.g. its labels, which reach all its repositories) needs `org/*`."""
+        org = args.get("org")
+        if isinstance(org, str) and not self.allows_owner(org):
+            raise self.refusal(field or "org", "the organisation is not allowed as a whole (org/*)")
         owner, repo = args.get("owner"), args.get("repo")
         if not isinstance(owner, str):
             return
@@ -129,9 +133,13 @@ class RepoAllowlist:
     def check_request(self, path_template: str, path: Mapping[str, str | int],
                       query: Mapping[str, Any] | None) -> None:
         """Refuse an upstream request that could reach outside the allowlist."""
+        if "{org}" in path_template:
+            self.check_arguments({"org": str(path.get("org", ""))}, field="org")
         if "{owner}" in path_template:
             self.check_arguments({k: str(v) for k, v in path.items() if k in ("owner", "repo")},
                                  field="repo" if "{repo}" in path_template else "owner")
+        elif query and isinstance(query.get("owner"), str):  # Forgejo's issue search by owner
+            self.check_arguments({"owner": query["owner"]}, field="owner")
         elif query and isinstance(query.get("q"), str) and not self._scoped(query["q"]):
             raise self.refusal("query", "the search is not confined to the repository allowlist")
 

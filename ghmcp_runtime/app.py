@@ -51,6 +51,8 @@ from ghmcp_runtime.exposure import (
     add_exposure_arguments,
     exposure_flags,
 )
+from ghmcp_runtime.forge_profile import ForgeProfile
+from ghmcp_runtime.forges import GITHUB
 from ghmcp_runtime.host_guard import LOCAL_ORIGINS, host_patterns, is_loopback
 from ghmcp_runtime.http_cache import ENV as HTTP_CACHE_ENV
 from ghmcp_runtime.http_cache import parse_setting as parse_http_cache
@@ -62,7 +64,7 @@ from ghmcp_runtime.projection import ShapeProjector
 from ghmcp_runtime.redis_store import open_store
 from ghmcp_runtime.resources import ResourceRuntime, internal_rpc_error
 from ghmcp_runtime.surface import SurfaceView, SurfaceViews
-from ghmcp_runtime.upstream import DEFAULT_API_URL, GitHubUpstream, check_api_url
+from ghmcp_runtime.upstream import ForgeUpstream, check_api_url
 from ghmcp_runtime.validation import ArgumentValidator, plain
 
 TOOLS_LIST_CACHE = CacheHint(ttl_ms=LIST_TTL_MS, scope="public")
@@ -98,8 +100,11 @@ def _concurrency_env(env: Mapping[str, str]) -> int:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Settings:
-    github_token: str | None = field(default=None, repr=False)
-    api_url: str = DEFAULT_API_URL
+    """The operator's configuration. The token and API URL come from the forge's own variables
+    (GITHUB_TOKEN / GITHUB_API_URL, FORGEJO_TOKEN / FORGEJO_API_URL: see `ghmcp_runtime.forges`)."""
+
+    token: str | None = field(default=None, repr=False)
+    api_url: str | None = None  # None: the forge's default (GitHub: api.github.com; Forgejo: none)
     # keys cursors and caller identities; replicas behind one endpoint must share it
     server_secret: bytes | None = field(default=None, repr=False)
     timeout_s: float = 20.0
@@ -107,7 +112,7 @@ class Settings:
     idempotency_store: str = "memory"
     allow_insecure_api_url: bool = False
     public_url: str | None = None  # the MCP endpoint as clients reach it, e.g. https://h/mcp
-    authorization_server: str | None = None  # default: GitHub's, derived from api_url
+    authorization_server: str | None = None  # default: the forge's, derived from api_url
     http_cache: str = "memory"  # conditional reads: memory | off | redis://… (shared by replicas)
     lockdown: bool = False  # withhold text by authors without push access (HTTP callers can also ask)
     # upstream requests one tool call may have in flight at once (1: strictly one after another)
@@ -120,12 +125,12 @@ class Settings:
     exposure: ExposureFlags = field(default_factory=ExposureFlags)
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+    def from_env(cls, env: Mapping[str, str] | None = None, forge: ForgeProfile = GITHUB) -> Settings:
         env = os.environ if env is None else env
         secret = env.get("GHMCP_SERVER_SECRET", "") or env.get("GHMCP_CURSOR_SECRET", "")
         return cls(
-            github_token=env.get("GITHUB_TOKEN", "").strip() or None,
-            api_url=env.get("GITHUB_API_URL", "").strip() or DEFAULT_API_URL,
+            token=env.get(forge.token_env, "").strip() or None,
+            api_url=env.get(forge.api_url_env, "").strip() or None,
             server_secret=secret.encode() if secret else None,
             timeout_s=_float_env(env, "GHMCP_TIMEOUT_S", 20.0),
             connect_timeout_s=_float_env(env, "GHMCP_CONNECT_TIMEOUT_S", 5.0),
@@ -141,9 +146,18 @@ class Settings:
             exposure=ExposureFlags.from_env(env),
         )
 
-    def check(self) -> None:
+    def api_url_for(self, forge: ForgeProfile) -> str:
+        url = self.api_url or forge.default_api_url
+        if not url:
+            raise ValueError(
+                f"{forge.api_url_env} is not set: give the API URL of the {forge.display_name} "
+                "instance to use, e.g. https://codeberg.org/api/v1 (no default: a token must "
+                "never reach an instance you did not name)")
+        return url
+
+    def check(self, forge: ForgeProfile = GITHUB) -> None:
         """Refuse settings that would leak tokens or silently break replicas (ValueError)."""
-        check_api_url(self.api_url, allow_insecure=self.allow_insecure_api_url)
+        check_api_url(self.api_url_for(forge), allow_insecure=self.allow_insecure_api_url, forge=forge)
         if self.idempotency_store != "memory" and not self.server_secret:
             # idempotency keys are scoped by caller identity, an HMAC under the server secret:
             # replicas with random secrets of their own would never recognise each other's keys
@@ -239,7 +253,7 @@ class _ToolRuntime:
         """The caller of this request (see ghmcp_runtime.caller for the rules); an X-MCP-*
         header the server cannot apply is JSON-RPC -32602, whatever the method."""
         try:
-            return resolve_caller(request, server_token=self.settings.github_token,
+            return resolve_caller(request, server_token=self.settings.token,
                                   key=self.identity_key, exposure=self.exposure)
         except ExposureError as err:
             raise MCPError(INVALID_PARAMS, str(err)) from None
@@ -350,6 +364,7 @@ class _ToolRuntime:
             tool=tool, request_id=request_id, identity=caller.identity,
             arguments=args, upstream=self.upstream, cursors=self.cursors,
             idempotency=self.idempotency, projector=self.projector, credential=caller.credential,
+            forge=self.spec.forge,
             lockdown=Lockdown(self.spec.shapes, self.trust) if locked else None,
             repos=self.surface_of(caller).repos,
             slots=anyio.CapacityLimiter(self.settings.max_concurrent),
@@ -428,12 +443,13 @@ def build_server(
 ) -> Server[Any]:
     """The low-level MCP server for `spec`. Components default from `settings`; tests inject.
 
-    Without an HTTP request (stdio, in-memory) calls use `settings.github_token`; over HTTP
-    each caller's own bearer token (see ghmcp_runtime.caller)."""
-    settings.check()
+    Without an HTTP request (stdio, in-memory) calls use `settings.token`; over HTTP each
+    caller's own bearer token (see ghmcp_runtime.caller)."""
+    settings.check(spec.forge)
     if upstream is None:
-        upstream = GitHubUpstream(
-            base_url=settings.api_url,
+        upstream = ForgeUpstream(
+            forge=spec.forge,
+            base_url=settings.api_url_for(spec.forge),
             api_version=spec.api_version,
             timeout=httpx.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
             cache=parse_http_cache(settings.http_cache),
@@ -493,21 +509,23 @@ def http_app(
 
     Every request needs its caller's `Authorization: Bearer` token (401 with the RFC 9728
     challenge otherwise). `allow_server_token` lets requests without the header use the
-    operator's GITHUB_TOKEN; it is refused unless `host` is loopback."""
-    from ghmcp_runtime.http_auth import HttpAuth, authorization_server_for
+    operator's token (GITHUB_TOKEN, FORGEJO_TOKEN…); it is refused unless `host` is loopback."""
+    from ghmcp_runtime.http_auth import HttpAuth
     from ghmcp_runtime.http_transport import streamable_http_app
 
-    settings = (settings or Settings.from_env()).with_secret()
+    forge = spec.forge
+    settings = (settings or Settings.from_env(forge=forge)).with_secret()
     if allow_server_token and not is_loopback(host):
         raise ValueError("--allow-server-token is only allowed on a loopback address")
-    if allow_server_token and not settings.github_token:
-        raise ValueError("--allow-server-token needs GITHUB_TOKEN")
+    if allow_server_token and not settings.token:
+        raise ValueError(f"--allow-server-token needs {forge.token_env}")
     server = server or build_server(spec, settings)
     assert settings.server_secret is not None
     auth = HttpAuth(
         resource_url=settings.public_url or _endpoint_url(host, port),
         authorization_servers=(settings.authorization_server
-                               or authorization_server_for(settings.api_url),),
+                               or forge.oauth_server(settings.api_url_for(forge)),),
+        scopes=forge.oauth_scopes,
         resource_name=spec.title,
         allow_server_token=allow_server_token,
     )
@@ -536,29 +554,30 @@ def _parser(spec: ServerSpec) -> argparse.ArgumentParser:
                         "replicas (env GHMCP_IDEMPOTENCY_STORE; needs GHMCP_SERVER_SECRET)")
     p.add_argument("--allow-server-token", action="store_true",
                    help="HTTP: let requests without an Authorization header act with "
-                        "GITHUB_TOKEN (loopback binds only; anyone who can reach the port can "
-                        "then act as you)")
+                        f"{spec.forge.token_env} (loopback binds only; anyone who can reach the "
+                        "port can then act as you)")
     p.add_argument("--lockdown", action="store_true",
                    help="withhold issue and comment text by authors without push access to public "
                         "repositories (env GHMCP_LOCKDOWN=1; HTTP callers may also send "
                         "X-MCP-Lockdown: true)")
-    add_exposure_arguments(p, spec.toolsets)
+    add_exposure_arguments(p, spec.toolsets, spec.forge.display_name)
     return p
 
 
-def _startup_warnings(args: argparse.Namespace, settings: Settings) -> None:
-    if settings.github_token and not usable_token(settings.github_token):
+def _startup_warnings(args: argparse.Namespace, settings: Settings, forge: ForgeProfile) -> None:
+    env = forge.token_env
+    if settings.token and not usable_token(settings.token):
         log_event("config_warning", level=logging.WARNING,
-                  reason="GITHUB_TOKEN is not a well-formed token; calls will be refused")
+                  reason=f"{env} is not a well-formed token; calls will be refused")
     if args.transport != "http":
         return
     if args.allow_server_token:
         log_event("config_warning", level=logging.WARNING, host=args.host,
-                  reason="--allow-server-token: requests without Authorization act with "
-                         "GITHUB_TOKEN; any local process can use it")
-    elif settings.github_token:
+                  reason=f"--allow-server-token: requests without Authorization act with "
+                         f"{env}; any local process can use it")
+    elif settings.token:
         log_event("config_warning", level=logging.WARNING,
-                  reason="GITHUB_TOKEN is ignored over HTTP: each caller sends its own token")
+                  reason=f"{env} is ignored over HTTP: each caller sends its own token")
     if not is_loopback(args.host) and not args.allowed_host:
         log_event("http_bind_warning", level=logging.WARNING, host=args.host,
                   hint="only loopback Host headers are accepted; add --allowed-host")
@@ -573,8 +592,9 @@ def run(spec: ServerSpec, argv: Sequence[str] | None = None) -> None:
     route_library_logs()
     parser = _parser(spec)
     args = parser.parse_args(argv)
+    forge = spec.forge
     try:
-        settings = Settings.from_env()
+        settings = Settings.from_env(forge=forge)
     except ValueError as exc:
         parser.error(str(exc))
     settings = replace(settings, idempotency_store=args.idempotency_store or settings.idempotency_store,
@@ -585,15 +605,15 @@ def run(spec: ServerSpec, argv: Sequence[str] | None = None) -> None:
     except ValueError as exc:
         parser.error(f"--idempotency-store: {exc}")
     try:
-        settings.check()
+        settings.check(forge)
     except ValueError as exc:
         parser.error(str(exc))
     if args.allow_server_token and args.transport == "http":
         if not is_loopback(args.host):
             parser.error("--allow-server-token is only allowed with a loopback --host")
-        if not settings.github_token:
-            parser.error("--allow-server-token needs GITHUB_TOKEN")
-    _startup_warnings(args, settings)
+        if not settings.token:
+            parser.error(f"--allow-server-token needs {forge.token_env}")
+    _startup_warnings(args, settings, forge)
     settings = settings.with_secret()
     try:
         server = build_server(spec, settings, idempotency=IdempotencyRunner(store))

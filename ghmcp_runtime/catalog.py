@@ -12,7 +12,7 @@ runner calls the same functions later:
     # {"add_labels": ["bug", "docs"], "remove_labels": ["wontfix"]}: same order, exact names;
     # or ToolError label_not_found: details.field(s), "no such label: add_labels[1]", the repair.
 
-`catalog` lists the items (`per_page`/`page`, each item has `name`); `lookup` (optional) reads one
+`catalog` lists the items (paged as the forge pages, each item has `name`); `lookup` (optional) reads one
 item by `{name}` in its path. Names are never echoed: errors give parameter indexes only.
 
 Case rule (the only one for label names in the server): a name matches a catalog entry when it is
@@ -34,7 +34,6 @@ from ghmcp_runtime.concurrent import gather
 from ghmcp_runtime.context import ToolContext
 from ghmcp_runtime.errors import ToolError
 from ghmcp_runtime.model import Operation
-from ghmcp_runtime.paging import MAX_PER_PAGE, has_next_link
 
 MAX_PAGES = 100  # without a lookup: at most 10,000 entries are read
 _ASCII_FOLD = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
@@ -66,8 +65,9 @@ class _Index:
 
 async def _page(ctx: ToolContext, catalog: Operation, path: Mapping[str, str | int],
                 page: int) -> tuple[list[str], bool]:
-    resp = await ctx.call(catalog, path=path, query={"per_page": MAX_PER_PAGE, "page": page})
-    return [str(item["name"]) for item in resp.data], has_next_link(resp)
+    size = ctx.forge.max_page_size
+    resp = await ctx.call(catalog, path=path, query=ctx.forge.page_query(page, size))
+    return [str(item["name"]) for item in resp.data], ctx.forge.has_more(resp, page, size)
 
 
 async def list_names(ctx: ToolContext, catalog: Operation, path: Mapping[str, str | int],

@@ -5,7 +5,7 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
     ctx.tool            ToolSpec of the running tool
     ctx.request_id      str, minted per call, also in every result/envelope
     ctx.identity        str, short hash of the caller's credential ("anonymous" when none)
-    ctx.credential      str | None, the caller's GitHub token (read by the upstream layer only)
+    ctx.credential      str | None, the caller's forge token (read by the upstream layer only)
     ctx.arguments       the validated arguments as received (for repairs)
     await ctx.call(op, path=..., query=..., body=...) -> UpstreamResponse   (raises ToolError)
     ctx.mint_cursor(state, bound_to=...) -> str
@@ -31,6 +31,7 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
                         a call of it would run (validation, rules, envelope); raises ToolError
     await ctx.progress(done, total, message)   notifications/progress, when the client asked
     await ctx.confirm(message, digest)   ask the user through the protocol (see confirm.py)
+    ctx.forge           ForgeProfile: the forge's conventions (page parameters, largest page)
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from ghmcp_runtime.model import Detail, Operation, ToolSpec
 
 if TYPE_CHECKING:
     from ghmcp_runtime.allowlist import RepoAllowlist
+    from ghmcp_runtime.forge_profile import ForgeProfile
     from ghmcp_runtime.lockdown import Lockdown
 
 T = TypeVar("T")
@@ -128,6 +130,12 @@ class Projector(Protocol):
     def version(self, shape: str, raw: Mapping[str, Any]) -> str: ...
 
 
+def _github() -> ForgeProfile:
+    from ghmcp_runtime.forges import GITHUB  # forges imports this module
+
+    return GITHUB
+
+
 @dataclass(slots=True)
 class ToolContext:
     tool: ToolSpec
@@ -139,7 +147,7 @@ class ToolContext:
     idempotency: Idempotency
     projector: Projector
     rate_limit: dict[str, int] = field(default_factory=dict)
-    # the caller's GitHub token for this call (never logged, never in results); None = none given
+    # the caller's forge token for this call (never logged, never in results); None = none given
     credential: str | None = field(default=None, repr=False)
     lockdown: Lockdown | None = None
     repos: RepoAllowlist | None = None
@@ -148,6 +156,7 @@ class ToolContext:
     host: Host | None = None
     dry_run: bool = False
     pace: Callable[[], Awaitable[None]] | None = None  # awaited before each write request
+    forge: ForgeProfile = field(default_factory=_github)  # paging conventions (ghmcp_runtime.forges)
 
     @property
     def follow_redirects(self) -> bool:

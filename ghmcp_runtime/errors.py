@@ -87,9 +87,13 @@ class OutcomeUnknown(UpstreamError):
     The idempotency layer keeps the key pending on this error and recovers on the next attempt.
     """
 
+    def __init__(self, code: str, message: str, *, source: str = "The forge", **kwargs: Any) -> None:
+        super().__init__(code, message, **kwargs)
+        self.source = source  # who lost the answer, for messages ("GitHub")
+
     def not_applied(self) -> OutcomeUnknown:
         """Say that a re-read, once the write had ended, shows it was not applied."""
-        self.message = "GitHub's answer to a change was lost; a re-read shows it was not applied."
+        self.message = f"{self.source}'s answer to a change was lost; a re-read shows it was not applied."
         self.details = {**(self.details or {}), "reason": "the change was not applied; repeat the call"}
         return self
 

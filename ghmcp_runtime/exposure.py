@@ -157,11 +157,12 @@ class ExposurePolicy:
         return Surface(chosen, allowlist, per_request=True)
 
 
-def add_exposure_arguments(parser: argparse.ArgumentParser, toolsets: Mapping[str, str]) -> None:
+def add_exposure_arguments(parser: argparse.ArgumentParser, toolsets: Mapping[str, str],
+                           forge: str = "the forge") -> None:
     """The exposure flags of the console script (each also read from the environment)."""
     names = ", ".join(f"{n} ({d})" for n, d in toolsets.items()) or "none declared"
     parser.add_argument("--read-only", action="store_true", default=None,
-                        help="hide every tool that writes to GitHub, whatever selects it "
+                        help=f"hide every tool that writes to {forge}, whatever selects it "
                              "(env GHMCP_READ_ONLY=1)")
     parser.add_argument("--toolsets", metavar="NAME,...",
                         help=f"expose only these toolsets, or 'all' (env GHMCP_TOOLSETS); "

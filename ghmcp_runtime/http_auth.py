@@ -1,8 +1,8 @@
 """MCP authorization for the HTTP transport, built from the mcp SDK's auth pieces.
 
-* `GitHubTokenVerifier` (an SDK `TokenVerifier`) accepts any bearer token that can be a GitHub
-  token. It does not call GitHub: GitHub itself judges the token on the first upstream call
-  (`invalid_credential`), exactly as for stdio. Identity comes from `ghmcp_runtime.caller`.
+* `CallerTokenVerifier` (an SDK `TokenVerifier`) accepts any bearer token that can be a forge
+  token. It does not call the forge: the forge itself judges the token on the first upstream
+  call (`invalid_credential`), exactly as for stdio. Identity comes from `ghmcp_runtime.caller`.
 * `CallerGate` wraps the SDK's `RequireAuthMiddleware`, so a request without a usable bearer
   token gets HTTP 401 with `WWW-Authenticate: Bearer …, resource_metadata="…"`. Only when the
   operator opted in (`allow_server_token`, loopback only) does a request with no Authorization
@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, RequireAuthMiddleware
 from mcp.server.auth.provider import AccessToken
@@ -30,30 +29,14 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ghmcp_runtime.caller import SERVER_TOKEN_SCOPE_KEY, caller_id, usable_token
 from ghmcp_runtime.logs import log_event
 
-GITHUB_AUTHORIZATION_SERVER = "https://github.com/login/oauth"
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
-# GitHub OAuth scopes the issue tools use: `repo` (private repositories) or `public_repo`
-DEFAULT_SCOPES = ("repo", "public_repo")
-
-
-def authorization_server_for(api_url: str) -> str:
-    """GitHub's OAuth server for the API at `api_url`: github.com, or the Enterprise host."""
-    parts = urlsplit(api_url)
-    host = (parts.hostname or "").lower()
-    if host == "api.github.com":
-        return GITHUB_AUTHORIZATION_SERVER
-    if parts.path.rstrip("/").endswith("/api/v3"):  # GitHub Enterprise Server
-        return f"https://{parts.netloc}/login/oauth"
-    if host.startswith("api.") and host.endswith(".ghe.com"):  # GHE.com (data residency)
-        return f"https://{host.removeprefix('api.')}/login/oauth"
-    return GITHUB_AUTHORIZATION_SERVER
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HttpAuth:
     resource_url: str  # the public URL of the MCP endpoint, e.g. https://mcp.example.com/mcp
-    authorization_servers: Sequence[str] = (GITHUB_AUTHORIZATION_SERVER,)
-    scopes: Sequence[str] = DEFAULT_SCOPES
+    authorization_servers: Sequence[str]  # the forge profile's, derived from the API URL
+    scopes: Sequence[str]  # the forge profile's `oauth_scopes`
     resource_name: str | None = None
     allow_server_token: bool = False
 
@@ -62,8 +45,8 @@ class HttpAuth:
         return build_resource_metadata_url(AnyHttpUrl(self.resource_url))
 
 
-class GitHubTokenVerifier:
-    """SDK TokenVerifier: a syntactically possible GitHub token is accepted as the caller's."""
+class CallerTokenVerifier:
+    """SDK TokenVerifier: a syntactically possible token is accepted as the caller's."""
 
     def __init__(self, identity_key: bytes) -> None:
         self._key = identity_key

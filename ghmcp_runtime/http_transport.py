@@ -1,7 +1,7 @@
 """The streamable HTTP ASGI app: stateless JSON responses behind Host/Origin checks and auth.
 
 Request path for POST /mcp:
-    AuthenticationMiddleware (SDK BearerAuthBackend + GitHubTokenVerifier: sets scope["user"])
+    AuthenticationMiddleware (SDK BearerAuthBackend + CallerTokenVerifier: sets scope["user"])
     → HostGuard (exact Host/Origin: 421/403)
     → CallerGate (GET → 405; no usable bearer → 401 + WWW-Authenticate, unless opted in)
     → the SDK's streamable HTTP session manager (body limit, JSON-RPC) → the low-level Server.
@@ -24,7 +24,7 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.routing import Route
 
 from ghmcp_runtime.host_guard import HostGuard
-from ghmcp_runtime.http_auth import CallerGate, GitHubTokenVerifier, HttpAuth, metadata_routes
+from ghmcp_runtime.http_auth import CallerGate, CallerTokenVerifier, HttpAuth, metadata_routes
 
 MCP_PATH = "/mcp"
 # The largest legitimate call is an issue body of 65,536 characters, at most ~800 KB of JSON even
@@ -54,7 +54,7 @@ def streamable_http_app(
         routes=[Route(MCP_PATH, endpoint=endpoint), *metadata_routes(auth)],
         middleware=[
             Middleware(AuthenticationMiddleware,
-                       backend=BearerAuthBackend(GitHubTokenVerifier(identity_key))),
+                       backend=BearerAuthBackend(CallerTokenVerifier(identity_key))),
             Middleware(AuthContextMiddleware),
         ],
         lifespan=lambda app: manager.run(),

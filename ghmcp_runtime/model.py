@@ -9,8 +9,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from ghmcp_runtime.forges import GITHUB
+
 if TYPE_CHECKING:
     from ghmcp_runtime.context import ToolContext
+    from ghmcp_runtime.forge_profile import ForgeProfile
 
 JSONObject = dict[str, Any]
 Detail = Literal["summary", "full"]
@@ -157,7 +160,6 @@ class ServerSpec:
     version: str
     fingerprint: str
     instructions: str
-    api_version: str  # X-GitHub-Api-Version
     tools: tuple[ToolSpec, ...]
     error_codes: tuple[ErrorCode, ...]
     shapes: Mapping[str, Shape]
@@ -165,3 +167,5 @@ class ServerSpec:
     templates: tuple[TemplateResource, ...] = ()
     summary: str = ""  # the override file's summary (instructions without the fingerprint line)
     toolsets: Mapping[str, str] = field(default_factory=dict)  # name -> description
+    forge: ForgeProfile = GITHUB  # the forge's wire conventions (ghmcp_runtime.forges)
+    api_version: str | None = None  # sent in the forge's version header (GitHub: X-GitHub-Api-Version)

@@ -10,7 +10,6 @@ from ghmcp_runtime.errors import ToolError
 
 # Arguments that change how rows are rendered, not which rows come back: a cursor ignores them.
 DENSITY_PARAMS = ("detail",)
-MAX_PER_PAGE = 100  # GitHub's largest `per_page`: lookups that walk a listing read pages this size
 
 
 def without(args: Mapping[str, Any], *names: str) -> dict[str, Any]:
@@ -50,4 +49,5 @@ def next_cursor(ctx: ToolContext, args: Mapping[str, Any], cursor_param: str, pa
 
 
 def has_next_link(resp: UpstreamResponse) -> bool:
+    """A `Link` header with `rel="next"` (the forge profile's `has_more` also reads totals)."""
     return 'rel="next"' in resp.headers.get("link", "")

@@ -14,7 +14,7 @@ API (today's hooks and the declarative `idempotent_create` recipe call exactly t
     Listing(op, path, query={...}, newest_first=False, author_param=None, author_field="user",
             since_param="since")
         How to list candidates: a GitHub list operation whose rows carry `<author_field>.login`,
-        `created_at` and the matched fields, and that takes `per_page`, `page` and, unless
+        `created_at` and the matched fields, and that pages as the forge does and, unless
         since_param is None, a filter on rows updated at or after a time. newest_first: rows come newest-created first (issues:
         sort=created, direction=desc), so the walk stops at the first row created before the
         window; otherwise (comments: oldest first, no order parameter) every page of rows
@@ -46,7 +46,6 @@ from typing import Any
 from ghmcp_runtime.context import ToolContext, Upstream
 from ghmcp_runtime.errors import OutcomeUnknown
 from ghmcp_runtime.model import Operation
-from ghmcp_runtime.paging import MAX_PER_PAGE, has_next_link
 
 MAX_PAGES = 10
 # GitHub stamps created_at with its own clock (whole seconds); the first attempt's start comes
@@ -133,14 +132,15 @@ async def find_created(
 ) -> dict[str, Any] | None:
     login = await own_login(ctx)
     window = since - timedelta(seconds=CLOCK_SKEW_S)
-    query: dict[str, Any] = {**listing.query, "per_page": MAX_PER_PAGE}
+    size = ctx.forge.max_page_size
+    query: dict[str, Any] = dict(listing.query)
     if listing.since_param is not None:
         query[listing.since_param] = window.strftime("%Y-%m-%dT%H:%M:%SZ")
     if listing.author_param is not None:
         query[listing.author_param] = login
     found: list[dict[str, Any]] = []
     for page in range(1, max_pages + 1):
-        resp = await ctx.call(listing.op, path=listing.path, query={**query, "page": page})
+        resp = await ctx.call(listing.op, path=listing.path, query={**query, **ctx.forge.page_query(page, size)})
         older_reached = False
         for row in resp.data:
             created = _github_time(row.get("created_at"))
@@ -151,10 +151,10 @@ async def find_created(
                 continue
             if all(same_text(row.get(name), sent) for name, sent in match.items()):
                 found.append(row)
-        if older_reached or not has_next_link(resp):
+        if older_reached or not ctx.forge.has_more(resp, page, size):
             break
     else:
-        raise _unresolved(f"more than {max_pages * MAX_PER_PAGE} items changed since that call began, "
+        raise _unresolved(f"more than {max_pages * size} items changed since that call began, "
                           "too many to check", repair)
     if len(found) > 1:
         raise _unresolved(f"{len(found)} items by this account with exactly this content were "

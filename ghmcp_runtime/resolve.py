@@ -20,7 +20,6 @@ from typing import Any
 from ghmcp_runtime.catalog import fold
 from ghmcp_runtime.context import ToolContext
 from ghmcp_runtime.declared import Resolve
-from ghmcp_runtime.paging import MAX_PER_PAGE, has_next_link
 from ghmcp_runtime.projection import walk
 from ghmcp_runtime.refs import MISSING
 
@@ -37,8 +36,9 @@ async def find_row(ctx: ToolContext, spec: Resolve, *, path: Mapping[str, Any],
     found = Found()
     folded: list[Any] = []
     key = fold(wanted)
+    size = ctx.forge.max_page_size
     for page in range(1, spec.pages + 1):
-        resp = await ctx.call(spec.operation, path=path, query={**query, "per_page": MAX_PER_PAGE, "page": page})
+        resp = await ctx.call(spec.operation, path=path, query={**query, **ctx.forge.page_query(page, size)})
         for row in resp.data if isinstance(resp.data, list) else []:
             name = walk(row, spec.match)
             if not isinstance(name, str):
@@ -50,7 +50,7 @@ async def find_row(ctx: ToolContext, spec: Resolve, *, path: Mapping[str, Any],
                 folded.append(walk(row, spec.value))
             if len(found.choices) < spec.choices:
                 found.choices.append(name)
-        if not has_next_link(resp):
+        if not ctx.forge.has_more(resp, page, size):
             break
     else:
         found.complete = False

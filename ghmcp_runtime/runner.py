@@ -41,7 +41,7 @@ from ghmcp_runtime.declared import (
 )
 from ghmcp_runtime.errors import OutcomeUnknown, ToolError, UpstreamError
 from ghmcp_runtime.model import CompletionHandler, Handler
-from ghmcp_runtime.paging import MAX_PER_PAGE, has_next_link, next_cursor, open_page, without
+from ghmcp_runtime.paging import next_cursor, open_page, without
 from ghmcp_runtime.projection import walk as walk_path
 from ghmcp_runtime.recovery import Listing, find_created
 from ghmcp_runtime.refs import MISSING, Scope, render, text_of, walk
@@ -53,7 +53,7 @@ from ghmcp_runtime.transforms import TRANSFORMS, Refused, normalizer
 from ghmcp_runtime.versioning import canonical_json
 
 CREDENTIAL_CODES = frozenset({"missing_credential", "invalid_credential", "insufficient_scope"})
-INCOMPLETE = "GitHub search stopped before it had looked at every item; retry shortly."
+INCOMPLETE = "The search stopped before it had looked at every item; retry shortly."
 
 
 def declared(decl: Declaration) -> Handler:
@@ -116,7 +116,7 @@ async def resolve_args(ctx: ToolContext, specs: tuple[Resolve, ...],
             error = spec.unknown if spec.unknown.field else replace(spec.unknown, field=spec.param)
             err = build_error(error, scope, None, details)
             if not found.complete:
-                err.message += f" Only the first {spec.pages * MAX_PER_PAGE} were compared."
+                err.message += f" Only the first {spec.pages * ctx.forge.max_page_size} were compared."
             raise err
         out[spec.param] = found.value
     return out
@@ -310,7 +310,7 @@ class _Call:
             return
         if step.paginate is not None:
             page, size = self.page_of(step.paginate)
-            query = {**query, "per_page": size, "page": page}
+            query = {**query, **self.ctx.forge.page_query(page, size)}
         try:
             resp = await self.ctx.call(step.operation, path=path, query=query or None,
                                        body=body or None)
@@ -330,7 +330,7 @@ class _Call:
             if walk(data, tuple(reject.present.split("."))) not in (MISSING, None):
                 raise build_error(reject.error, self.scope())
         if step.paginate is not None:
-            self.pages[step.id] = _Page(page, self.more(step, resp, page), size)
+            self.pages[step.id] = _Page(page, self.more(step, resp, page, size), size)
         self.results[step.id] = data
         if guard is not None:
             self.check_guard(guard, data)
@@ -457,12 +457,12 @@ class _Call:
             return page, paginate.page_size
         return page, _whole(self.given, paginate.size_param, paginate.page_size, paginate.page_size)
 
-    def more(self, step: Step, resp: UpstreamResponse, page: int) -> bool:
+    def more(self, step: Step, resp: UpstreamResponse, page: int, size: int) -> bool:
         assert step.paginate is not None
         if step.paginate.style == "total_count":
             total = resp.data.get("total_count", 0) if isinstance(resp.data, Mapping) else 0
             return page * step.paginate.page_size < int(total)
-        return has_next_link(resp)
+        return self.ctx.forge.has_more(resp, page, size)
 
     def on_error(self, step: Step, err: ToolError) -> ToolError | None:
         """The mapped error, or None when a rule says the step just produced nothing."""
@@ -605,14 +605,15 @@ def completer(spec: Completion) -> CompletionHandler:
         query = render(dict(spec.query), scope)
         wanted = {var: str(chosen[var]).casefold() for var in spec.match if chosen.get(var)}
         found: set[str] = set()
+        size = ctx.forge.max_page_size
         for page in range(1, spec.pages + 1):
-            resp = await ctx.call(spec.operation, path=path, query={**query, "per_page": MAX_PER_PAGE, "page": page})
+            resp = await ctx.call(spec.operation, path=path, query={**query, **ctx.forge.page_query(page, size)})
             for row in resp.data if isinstance(resp.data, list) else []:
                 if all(str(walk_path(row, spec.match[v])).casefold() == want for v, want in wanted.items()):
                     value = walk_path(row, spec.value)
                     if value is not None:
                         found.add(str(value))
-            if not has_next_link(resp):
+            if not ctx.forge.has_more(resp, page, size):
                 break
         return sorted(found)
 

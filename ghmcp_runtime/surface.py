@@ -74,7 +74,7 @@ def exposure_text(spec: ServerSpec, surface: Surface) -> str:
             f"when called).")
     writes = {t.name for t in spec.tools if not t.annotations.read_only}
     if writes and not writes & surface.tools:
-        text += " Read-only: no tool here writes to GitHub."
+        text += f" Read-only: no tool here writes to {spec.forge.display_name}."
     if surface.repos is not None:
         allowed = ", ".join(surface.repos.patterns()) or "none"
         text += (f" Repositories: only {allowed} (owner/* is every repository of that owner); "

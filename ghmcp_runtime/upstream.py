@@ -1,4 +1,7 @@
-"""GitHub REST calls: URL building, headers, retries for reads, and status → ToolError mapping."""
+"""Forge REST calls: URL building, headers, retries for reads, and status → ToolError mapping.
+
+What differs per forge (headers, auth scheme, error bodies, rate-limit headers, parent probes)
+comes from the server's forge profile (`ghmcp_runtime.forges`)."""
 
 from __future__ import annotations
 
@@ -18,26 +21,21 @@ import httpx
 from ghmcp_runtime.caller import usable_token
 from ghmcp_runtime.context import ToolContext, UpstreamResponse
 from ghmcp_runtime.errors import OutcomeUnknown, ToolError, UpstreamError
+from ghmcp_runtime.forge_profile import ForgeProfile
+from ghmcp_runtime.forges import GITHUB
 from ghmcp_runtime.host_guard import is_loopback
 from ghmcp_runtime.http_cache import PARTITION, HttpCache
 from ghmcp_runtime.logs import log_event
 from ghmcp_runtime.model import Operation
 
-DEFAULT_API_URL = "https://api.github.com"
-DEFAULT_API_VERSION = "2022-11-28"
 USER_AGENT = "github-issues-mcp"
 READ_METHODS = frozenset({"GET", "HEAD"})
 MAX_REDIRECTS = 3
 _PARAM = re.compile(r"\{([A-Za-z0-9_]+)\}")
-# GitHub's refusal on a locked conversation ("Unable to create comment because issue is locked.");
-# "Repository access blocked" or a locked repository are something else
-_ISSUE_LOCKED = re.compile(r"\b(issue|conversation)\b[^.]{0,40}?\blocked\b", re.IGNORECASE)
-_BLOCKED = re.compile(r"\bblocked\b", re.IGNORECASE)
 DEFAULT_TIMEOUT = httpx.Timeout(20.0, connect=5.0)
-# failures where the request never reached GitHub, so a write was certainly not applied
+# failures where the request never reached the forge, so a write was certainly not applied
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
 
-UNAVAILABLE = "GitHub is unavailable or did not answer in time; retry shortly."
 # tool-neutral: the idempotency runner replaces it with same-key advice when the call had a key
 MAYBE_APPLIED = "the request may have been applied; read the resource before repeating the call"
 
@@ -52,7 +50,7 @@ class RetryPolicy:
     base_delay_s: float = 0.25
     max_delay_s: float = 2.0
     max_total_wait_s: float = 5.0
-    default_retry_after_ms: int = 1000  # suggested to the agent when GitHub gives no hint
+    default_retry_after_ms: int = 1000  # suggested to the agent when the forge gives no hint
 
     def delay(self, attempt: int, hint_s: float | None, jitter: float) -> float:
         backoff = min(self.max_delay_s, self.base_delay_s * 2.0**attempt) * (0.5 + jitter / 2)
@@ -72,16 +70,17 @@ def credential_from_context(ctx: ToolContext) -> str | None:
     return ctx.credential
 
 
-def check_api_url(url: str, *, allow_insecure: bool = False) -> None:
+def check_api_url(url: str, *, allow_insecure: bool = False, forge: ForgeProfile = GITHUB) -> None:
     """Refuse an API URL that would send tokens in clear text across a network."""
+    name = forge.api_url_env
     parts = urlsplit(url)
     if parts.scheme == "https" and parts.hostname:
         return
     if parts.scheme != "http" or not parts.hostname:
-        raise ValueError("GITHUB_API_URL must be an https:// URL")
+        raise ValueError(f"{name} must be an https:// URL")
     if not (allow_insecure or is_loopback(parts.hostname)):
         raise ValueError(
-            "GITHUB_API_URL is plain http:// to a host that is not loopback, so every token would "
+            f"{name} is plain http:// to a host that is not loopback, so every token would "
             "cross the network in clear text; use https://, or set GHMCP_ALLOW_INSECURE_API_URL=1"
         )
 
@@ -101,12 +100,13 @@ def _query_value(value: Any) -> str:
     return str(value)
 
 
-class GitHubUpstream:
+class ForgeUpstream:
     def __init__(
         self,
         *,
-        base_url: str = DEFAULT_API_URL,
-        api_version: str = DEFAULT_API_VERSION,
+        forge: ForgeProfile = GITHUB,
+        base_url: str | None = None,
+        api_version: str | None = None,
         token: TokenResolver = credential_from_context,
         client: httpx.AsyncClient | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -117,16 +117,14 @@ class GitHubUpstream:
         jitter: Callable[[], float] = random.random,
         cache: HttpCache | None = None,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
+        url = base_url or forge.default_api_url
+        if not url:
+            raise ValueError(f"{forge.api_url_env} is not set: say which {forge.display_name} "
+                             "instance's API to call")
+        self.forge = forge
+        self.base_url = url.rstrip("/")
         self._origin = urlsplit(self.base_url)[:2]
-        self._headers = {
-            # GitHub's media type first; plain JSON as well, which GitHub serves identically and
-            # which mocks built from the OpenAPI description (whose responses say
-            # application/json) can negotiate instead of answering 406
-            "Accept": "application/vnd.github+json, application/json;q=0.9",
-            "User-Agent": USER_AGENT,
-            "X-GitHub-Api-Version": api_version,
-        }
+        self._headers = {**forge.headers(api_version), "User-Agent": USER_AGENT}
         self._token = token
         self._client = client
         self._owns_client = client is None
@@ -174,19 +172,20 @@ class GitHubUpstream:
         query: Mapping[str, Any] | None,
         body: Any,
     ) -> UpstreamResponse:
+        forge = self.forge
         token = self._token(ctx)
         if not token:
             raise ToolError(
                 "missing_credential",
-                "No GitHub token is configured: set GITHUB_TOKEN, or send an "
+                f"No {forge.display_name} token is configured: set {forge.token_env}, or send an "
                 "Authorization: Bearer header over HTTP.",
             )
         if not usable_token(token):
             # would crash header encoding (non-ASCII) or smuggle a header (CR/LF): never sent
             raise ToolError(
                 "invalid_credential",
-                "The token is malformed (GitHub tokens are ASCII letters, digits and -._~+/= "
-                "only); supply a valid token. Nothing was sent to GitHub.",
+                f"The token is malformed ({forge.token_rule}); supply a valid token. Nothing was "
+                f"sent to {forge.display_name}.",
             )
         url = self.url(op.path, path)
         params = {k: _query_value(v) for k, v in (query or {}).items() if v is not None}
@@ -269,12 +268,12 @@ class GitHubUpstream:
         body: Any,
         attempt: int,
     ) -> httpx.Response:
-        headers = {**self._headers, "Authorization": f"Bearer {token}"}
+        headers = {**self._headers, "Authorization": self.forge.authorization(token)}
         for _ in range(MAX_REDIRECTS + 1):
             start = time.perf_counter()
             status: int | None = None
             error: str | None = None
-            gh_id: str | None = None
+            forge_id: str | None = None
             cached: str | None = None
             try:
                 resp = await self._http().request(
@@ -282,7 +281,9 @@ class GitHubUpstream:
                     json=body if body is not None else None,
                     extensions={PARTITION: ctx.identity},
                 )
-                status, gh_id = resp.status_code, resp.headers.get("x-github-request-id")
+                status = resp.status_code
+                if self.forge.request_id_header:
+                    forge_id = resp.headers.get(self.forge.request_id_header)
                 cached = _cache_outcome(resp)
                 self._note_rate_limit(ctx, resp)
             except httpx.RequestError as exc:
@@ -292,13 +293,13 @@ class GitHubUpstream:
                 log_event(
                     "upstream", op=op.operation_id, method=method, status=status,
                     ms=round((time.perf_counter() - start) * 1000), attempt=attempt + 1,
-                    request_id=ctx.request_id, github_request_id=gh_id, error=error, cache=cached,
+                    request_id=ctx.request_id, upstream_request_id=forge_id, error=error, cache=cached,
                 )
             location = resp.headers.get("location")
             if resp.status_code not in (301, 302, 307, 308) or not location \
                     or not ctx.follow_redirects:
                 return resp
-            # GitHub redirects renamed/transferred repositories; the request is repeated
+            # forges redirect renamed/transferred repositories; the request is repeated
             # verbatim, and only to the same origin, so the token never leaves it.
             target = resp.url.join(location)
             if (target.scheme, target.netloc.decode()) != self._origin:
@@ -307,8 +308,11 @@ class GitHubUpstream:
         return resp
 
     def _note_rate_limit(self, ctx: ToolContext, resp: httpx.Response) -> None:
-        remaining = _int(resp.headers.get("x-ratelimit-remaining"))
-        limit = _int(resp.headers.get("x-ratelimit-limit"))
+        names = self.forge.rate_limit
+        if names is None:
+            return
+        remaining = _int(resp.headers.get(names.remaining))
+        limit = _int(resp.headers.get(names.limit))
         if remaining is not None and limit is not None:
             ctx.note_rate_limit(remaining, limit)
 
@@ -317,23 +321,25 @@ class GitHubUpstream:
     ) -> UpstreamError:
         hint = _retry_after_s(resp) if resp is not None else None
         retry_ms = int(hint * 1000) if hint is not None else self._retry.default_retry_after_ms
+        name = self.forge.display_name
         if exc is not None:
-            reason = "GitHub did not answer in time" if isinstance(
-                exc, httpx.TimeoutException) else "the connection to GitHub failed"
+            reason = f"{name} did not answer in time" if isinstance(
+                exc, httpx.TimeoutException) else f"the connection to {name} failed"
         elif status is not None and status >= 500:
-            reason = f"GitHub answered with server error {status}"
+            reason = f"{name} answered with server error {status}"
         else:
-            reason = "GitHub's answer could not be read"
+            reason = f"{name}'s answer could not be read"
         return UpstreamError(
-            "upstream_unavailable", UNAVAILABLE, temporary=True, retry_after_ms=retry_ms,
-            details={"reason": reason}, status=status,
+            "upstream_unavailable", f"{name} is unavailable or did not answer in time; retry shortly.",
+            temporary=True, retry_after_ms=retry_ms, details={"reason": reason}, status=status,
         )
 
     def _unknown(self, resp: httpx.Response | None) -> OutcomeUnknown:
         hint = _retry_after_s(resp) if resp is not None else None
         return OutcomeUnknown(
             "upstream_unavailable",
-            "GitHub's answer to this change was lost; it may have been applied.",
+            f"{self.forge.display_name}'s answer to this change was lost; it may have been applied.",
+            source=self.forge.display_name,
             temporary=True,
             retry_after_ms=int(hint * 1000) if hint else self._retry.default_retry_after_ms,
             details={"reason": MAYBE_APPLIED},
@@ -349,84 +355,102 @@ class GitHubUpstream:
         path: Mapping[str, str | int] | None,
     ) -> UpstreamError:
         status = resp.status_code
-        message = _github_message(resp)
+        name = self.forge.display_name
+        message = self.forge.errors.message(resp)
         if status == 401:
             return UpstreamError(
                 "invalid_credential",
-                "GitHub rejected the token; supply a valid, unexpired token.",
+                f"{name} rejected the token; supply a valid, unexpired token.",
                 status=status,
             )
         if status in (403, 429):
             limited = self._rate_limited(resp, message)
             if limited is not None:
                 return limited
-            if status == 403 and _ISSUE_LOCKED.search(message):
-                return UpstreamError(
-                    "issue_locked",
-                    "The issue is locked; only collaborators with write access can comment.",
-                    details={"reason": "the conversation on this issue is locked"},
-                    status=status,
-                )
-            return _insufficient_scope(resp, status, message)
+            refusal = self.forge.errors.refusal(resp, message)
+            return UpstreamError(refusal.code, refusal.message, details=refusal.details, status=status)
         if status == 404:
             code = op.not_found
-            if code != "repo_not_found" and await self._repo_missing(ctx, token, path, op):
-                code = "repo_not_found"
+            missing = await self._missing_parent(ctx, token, path, op)
+            if missing is not None:
+                code = missing
             return _not_found(code, status)
         if status == 410:
             return _not_found(op.not_found, status, "it was deleted or transferred")
         if status == 409:
             return UpstreamError(
                 "conflict",
-                "GitHub reported a conflict with the current state of the resource.",
+                f"{name} reported a conflict with the current state of the resource.",
                 details={"reason": "the resource changed or is in a state that forbids this"},
                 status=status,
             )
         if status == 422:
-            return _unprocessable(ctx, resp)
+            return self._unprocessable(ctx, resp)
         return UpstreamError(
             "upstream_unavailable",
-            f"GitHub answered with unexpected status {status}.",
+            f"{name} answered with unexpected status {status}.",
             details={"reason": "the request was not applied"},
             status=status,
         )
 
     def _rate_limited(self, resp: httpx.Response, message: str) -> UpstreamError | None:
-        headers = resp.headers
-        remaining = _int(headers.get("x-ratelimit-remaining"))
+        headers, names = resp.headers, self.forge.rate_limit
+        remaining = _int(headers.get(names.remaining)) if names else None
         retry_after = _retry_after_s(resp)
-        secondary = "secondary rate limit" in message.lower() or "abuse" in message.lower()
-        if remaining == 0 and retry_after is None:
-            reset = _int(headers.get("x-ratelimit-reset"))
+        name = self.forge.display_name
+        if names is not None and remaining == 0 and retry_after is None:
+            reset = _int(headers.get(names.reset))
             wait_ms = 60_000 if reset is None else max(0, math.ceil((reset - self._clock()) * 1000))
             reason = "the token's hourly request quota is used up"
-        elif retry_after is not None or secondary or resp.status_code == 429:
-            wait_ms = int((retry_after if retry_after is not None else 60) * 1000)
-            reason = "GitHub's secondary rate limit was hit; slow down"
+        elif retry_after is not None or self.forge.errors.secondary_limit(message) or resp.status_code == 429:
+            wait_ms = int((retry_after if retry_after is not None else self.forge.secondary_limit_wait_s) * 1000)
+            reason = f"{name}'s secondary rate limit was hit; slow down" if names else \
+                f"{name} asked to slow down"
         else:
             return None
+        extra = {"rate_limit_remaining": max(0, remaining or 0)} if names else None
         return UpstreamError(
             "rate_limited",
-            "GitHub's rate limit for this token was reached.",
+            f"{name}'s rate limit for this token was reached.",
             temporary=True, retry_after_ms=wait_ms, details={"reason": reason},
-            extra={"rate_limit_remaining": max(0, remaining or 0)}, status=resp.status_code,
+            extra=extra, status=resp.status_code,
         )
 
-    async def _repo_missing(
+    async def _missing_parent(
         self, ctx: ToolContext, token: str, path: Mapping[str, str | int] | None, op: Operation
-    ) -> bool:
-        if path is None or "owner" not in path or "repo" not in path:
-            return False
-        probe = Operation(
-            operation_id="repos/get", method="GET", path="/repos/{owner}/{repo}",
-            not_found="repo_not_found", success_status=(200,),
+    ) -> str | None:
+        """The code of a parent resource (repository, organisation) a 404 is really about."""
+        if path is None:
+            return None
+        for parent in self.forge.parents:
+            if op.not_found == parent.code or not all(p in path for p in parent.params):
+                continue
+            probe = Operation(operation_id=parent.operation_id, method="GET", path=parent.path,
+                              not_found=parent.code, success_status=(200,))
+            url = self.url(probe.path, {p: path[p] for p in parent.params})
+            try:
+                resp = await self._send(ctx, probe, token, "GET", url, {}, None, 0)
+            except httpx.RequestError:
+                return None
+            if resp.status_code == 404:
+                return parent.code
+        return None
+
+    def _unprocessable(self, ctx: ToolContext, resp: httpx.Response) -> UpstreamError:
+        raw_field, forge_code, reason = self.forge.errors.unprocessable(resp)
+        details: dict[str, Any] = {"reason": reason}
+        if raw_field:
+            details["field"] = ctx.tool.field_map.get(raw_field, raw_field)
+        where = f"`{details['field']}`" if "field" in details else "the request"
+        return UpstreamError(
+            "invalid_field",
+            f"{self.forge.display_name} rejected {where}: {reason}.",
+            details=details, status=422, github_code=forge_code,
         )
-        url = self.url(probe.path, {"owner": path["owner"], "repo": path["repo"]})
-        try:
-            resp = await self._send(ctx, probe, token, "GET", url, {}, None, 0)
-        except httpx.RequestError:
-            return False
-        return resp.status_code == 404
+
+
+# the upstream's former name, kept while branches that construct it land
+GitHubUpstream = ForgeUpstream
 
 
 def _cache_outcome(resp: httpx.Response) -> str | None:
@@ -453,44 +477,9 @@ def _retry_after_s(resp: httpx.Response | None) -> float | None:
     return float(max(0, seconds)) if seconds is not None else None
 
 
-def _github_message(resp: httpx.Response) -> str:
-    try:
-        data = resp.json()
-    except ValueError:
-        return ""
-    message = data.get("message") if isinstance(data, dict) else None
-    return message if isinstance(message, str) else ""
-
-
-def _scopes(value: str | None) -> list[str]:
-    return [s.strip() for s in (value or "").split(",") if s.strip()]
-
-
-def _insufficient_scope(resp: httpx.Response, status: int, message: str) -> UpstreamError:
-    accepted = _scopes(resp.headers.get("x-accepted-oauth-scopes"))
-    granted = set(_scopes(resp.headers.get("x-oauth-scopes")))
-    missing = [s for s in accepted if s not in granted] or ["repo"]
-    if _BLOCKED.search(message) and not any(s not in granted for s in accepted):
-        return UpstreamError(
-            "insufficient_scope",
-            "GitHub refused: access is blocked (for the repository or the account), not for a "
-            "missing scope; another token scope will not help.",
-            details={"reason": "GitHub blocked access to this resource"}, status=status,
-        )
-    if "x-oauth-scopes" in resp.headers:
-        reason = "the token lacks a scope this call needs"
-    else:
-        reason = "the token is not permitted to do this (fine-grained tokens: grant Issues access)"
-    return UpstreamError(
-        "insufficient_scope",
-        "The token is not allowed to do this; use a token with the required scopes.",
-        details={"required_scopes": missing, "reason": reason},
-        status=status,
-    )
-
-
 _NOT_FOUND_MESSAGES = {
     "repo_not_found": "The repository was not found, or the token cannot see it.",
+    "org_not_found": "The organisation was not found, or the token cannot see it.",
     "issue_not_found": "The issue was not found in this repository.",
     "comment_not_found": "The comment was not found in this repository.",
     "label_not_found": "The label was not found in this repository.",
@@ -498,43 +487,13 @@ _NOT_FOUND_MESSAGES = {
 }
 
 
+PARENT_CODES = ("repo_not_found", "org_not_found")
+
+
 def _not_found(code: str, status: int, reason: str | None = None) -> UpstreamError:
     thing = code.removesuffix("_not_found").replace("_", " ")
     message = _NOT_FOUND_MESSAGES.get(code, f"The {thing} was not found.")
     if reason is None:
-        reason = ("it does not exist, or the token cannot see it" if code == "repo_not_found"
+        reason = ("it does not exist, or the token cannot see it" if code in PARENT_CODES
                   else "it does not exist in this repository")
     return UpstreamError(code, message, details={"reason": reason}, status=status)
-
-
-_422_REASONS = {
-    "missing": "refers to something that does not exist",
-    "missing_field": "is required",
-    "invalid": "has an invalid value or format",
-    "already_exists": "another resource already has this value",
-    "unprocessable": "GitHub could not process this value",
-    "custom": "GitHub rejected this value",
-}
-
-
-def _unprocessable(ctx: ToolContext, resp: httpx.Response) -> UpstreamError:
-    try:
-        data = resp.json()
-    except ValueError:
-        data = None
-    errors = data.get("errors") if isinstance(data, dict) else None
-    first = errors[0] if isinstance(errors, list) and errors else None
-    details: dict[str, Any] = {"reason": "GitHub rejected the request as unprocessable"}
-    gh_code: str | None = None
-    if isinstance(first, dict):
-        gh_code = first.get("code") if isinstance(first.get("code"), str) else None
-        raw_field = first.get("field")
-        if isinstance(raw_field, str) and raw_field:
-            details["field"] = ctx.tool.field_map.get(raw_field, raw_field)
-        details["reason"] = _422_REASONS.get(gh_code or "", "GitHub rejected this value")
-    where = f"`{details['field']}`" if "field" in details else "the request"
-    return UpstreamError(
-        "invalid_field",
-        f"GitHub rejected {where}: {details['reason']}.",
-        details=details, status=422, github_code=gh_code,
-    )

@@ -17,7 +17,7 @@ from ghmcp_runtime.app import Settings, build_server
 from ghmcp_runtime.concurrent import MAX_CONCURRENT
 from ghmcp_runtime.exposure import ExposureFlags
 from ghmcp_runtime.model import ServerSpec
-from ghmcp_runtime.upstream import GitHubUpstream, RetryPolicy
+from ghmcp_runtime.upstream import ForgeUpstream, RetryPolicy
 from github_issues_mcp import SERVER
 
 TOKEN = "ghp_functionaltesttoken000000000000000001"
@@ -77,9 +77,9 @@ def in_memory_server(
     write_interval_s: float = 0.0,  # batches: no 1 s pause between writes in tests
     batch_max_wait_s: float = 60.0,
 ) -> Any:
-    upstream = GitHubUpstream(base_url="http://fake.test", api_version=spec.api_version,
+    upstream = ForgeUpstream(base_url="http://fake.test", api_version=spec.api_version,
                               transport=fake.asgi_transport(), timeout=timeout, retry=FAST_RETRY)
-    settings = Settings(github_token=token, lockdown=lockdown, exposure=exposure or ExposureFlags(),
+    settings = Settings(token=token, lockdown=lockdown, exposure=exposure or ExposureFlags(),
                         max_concurrent=max_concurrent, write_interval_s=write_interval_s,
                         batch_max_wait_s=batch_max_wait_s)
     return build_server(spec, settings, upstream=upstream, cursors=cursors,

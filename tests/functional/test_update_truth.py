@@ -16,7 +16,7 @@ from mcp import Client
 from fakegithub import FakeGitHub
 from fakegithub.faults import Match
 from ghmcp_runtime.app import Settings, build_server
-from ghmcp_runtime.upstream import GitHubUpstream
+from ghmcp_runtime.upstream import ForgeUpstream
 from github_issues_mcp import SERVER
 from tests.functional.conftest import FAST_RETRY, OWNER, REPO, TOKEN, in_memory_server
 from tests.functional.test_issue_tools import call
@@ -47,9 +47,9 @@ class Hook(httpx.AsyncBaseTransport):
 
 
 def server_over(transport: httpx.AsyncBaseTransport) -> Any:
-    upstream = GitHubUpstream(base_url="http://fake.test", api_version=SERVER.api_version,
+    upstream = ForgeUpstream(base_url="http://fake.test", api_version=SERVER.api_version,
                               transport=transport, timeout=5, retry=FAST_RETRY)
-    return build_server(SERVER, Settings(github_token=TOKEN), upstream=upstream)
+    return build_server(SERVER, Settings(token=TOKEN), upstream=upstream)
 
 
 def shown(fake: FakeGitHub, number: int) -> dict[str, Any]:

@@ -180,7 +180,7 @@ def test_allow_server_token_is_refused_off_loopback(fake_url: str) -> None:
                 "--allow-server-token", env=env)
     assert done.returncode == 2 and "loopback" in done.stderr
     with pytest.raises(ValueError, match="loopback"):
-        http_app(SERVER, Settings(github_token=OPERATOR), host="0.0.0.0", allow_server_token=True)
+        http_app(SERVER, Settings(token=OPERATOR), host="0.0.0.0", allow_server_token=True)
 
 
 async def test_allow_server_token_on_loopback_lets_requests_without_authorization_act_as_operator(

@@ -13,7 +13,7 @@ from ghmcp_runtime.http_cache import HttpCache
 from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
 from ghmcp_runtime.model import Operation
 from ghmcp_runtime.projection import ShapeProjector
-from ghmcp_runtime.upstream import GitHubUpstream
+from ghmcp_runtime.upstream import ForgeUpstream
 from tests.functional.conftest import OWNER, REPO, TOKEN
 from tests.http.conftest import TOKEN_Y
 
@@ -28,12 +28,12 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def replica(fake: FakeGitHub, redis_url: str) -> GitHubUpstream:
-    return GitHubUpstream(base_url="http://fake.test", transport=fake.asgi_transport(),
+def replica(fake: FakeGitHub, redis_url: str) -> ForgeUpstream:
+    return ForgeUpstream(base_url="http://fake.test", transport=fake.asgi_transport(),
                           cache=HttpCache(redis_url))
 
 
-async def read(up: GitHubUpstream, token: str, identity: str, number: int) -> Any:
+async def read(up: ForgeUpstream, token: str, identity: str, number: int) -> Any:
     from github_issues_mcp import SERVER
 
     ctx = ToolContext(tool=SERVER.tools[0], request_id="req_1", identity=identity, arguments={},

@@ -259,7 +259,7 @@ async def test_settings_select_the_redis_store_for_build_server(redis_url: str, 
 
     from fakegithub import FakeGitHub
     from ghmcp_runtime.app import Settings, build_server
-    from ghmcp_runtime.upstream import GitHubUpstream
+    from ghmcp_runtime.upstream import ForgeUpstream
     from github_issues_mcp import SERVER
     from tests.functional.conftest import OWNER, REPO, TOKEN, seed
 
@@ -267,9 +267,9 @@ async def test_settings_select_the_redis_store_for_build_server(redis_url: str, 
     seed(fake)
 
     def replica() -> Any:
-        upstream = GitHubUpstream(base_url="http://fake.test", api_version=SERVER.api_version,
+        upstream = ForgeUpstream(base_url="http://fake.test", api_version=SERVER.api_version,
                                   transport=fake.asgi_transport())
-        settings = Settings(github_token=TOKEN, idempotency_store=redis_url,
+        settings = Settings(token=TOKEN, idempotency_store=redis_url,
                             server_secret=b"replicas-share-this")
         return build_server(SERVER, settings, upstream=upstream)
 
@@ -291,7 +291,7 @@ def test_a_shared_store_without_a_shared_server_secret_is_refused(redis_url: str
     from github_issues_mcp import SERVER
 
     with pytest.raises(ValueError, match="GHMCP_SERVER_SECRET"):
-        build_server(SERVER, Settings(github_token="ghp_x", idempotency_store=redis_url))
+        build_server(SERVER, Settings(token="ghp_x", idempotency_store=redis_url))
 
 
 async def test_an_attempt_longer_than_the_lease_keeps_it_across_replicas(

@@ -16,7 +16,7 @@ from fakegithub import FakeGitHub
 from ghmcp_runtime.app import Settings, build_server
 from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
 from ghmcp_runtime.model import Operation, ToolSpec
-from ghmcp_runtime.upstream import GitHubUpstream, RetryPolicy
+from ghmcp_runtime.upstream import ForgeUpstream, RetryPolicy
 from github_issues_mcp import SERVER
 
 TOKEN = "ghp_reliabilitytoken0000000000000000000001"
@@ -84,11 +84,11 @@ def closed_port() -> int:
 def server_for(transport: httpx.AsyncBaseTransport, *, base_url: str = "http://fake.test",
                timeout: float = 0.5, token: str | None = TOKEN,
                idempotency: IdempotencyRunner | None = None) -> Any:
-    upstream = GitHubUpstream(base_url=base_url, api_version=SERVER.api_version, transport=transport,
+    upstream = ForgeUpstream(base_url=base_url, api_version=SERVER.api_version, transport=transport,
                               timeout=timeout, retry=RETRY, clock=lambda: FIXED_NOW,
                               jitter=lambda: 0.5)
     # a batch stops at once on a rate limit here (the matrix sends no write twice)
-    return build_server(SERVER, Settings(github_token=token, write_interval_s=0.0, batch_max_wait_s=0.1),
+    return build_server(SERVER, Settings(token=token, write_interval_s=0.0, batch_max_wait_s=0.1),
                         upstream=upstream,
                         idempotency=idempotency or IdempotencyRunner(MemoryStore()))
 

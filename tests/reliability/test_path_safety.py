@@ -1,6 +1,6 @@
 """Path parameters are single segments on the wire, whatever their value.
 
-`GitHubUpstream.url` percent-encodes every path parameter (`quote(..., safe="")`), so `/`, `?`,
+`ForgeUpstream.url` percent-encodes every path parameter (`quote(..., safe="")`), so `/`, `?`,
 `#` and `%` cannot escape their segment. Dot segments were the exception: `quote` leaves `.` and
 `..` alone and httpx normalizes them away, so `github_update_issue` `remove_labels: ["."]` on a
 repository that has such a label sent `DELETE /repos/{o}/{r}/issues/{n}/labels` (on GitHub:
@@ -89,9 +89,9 @@ def test_remove_labels_with_a_dot_name_stays_on_the_label_endpoint(name: str) ->
 
 def test_the_runtime_never_builds_a_url_with_a_dot_or_empty_segment() -> None:
     from ghmcp_runtime.errors import ToolError
-    from ghmcp_runtime.upstream import GitHubUpstream
+    from ghmcp_runtime.upstream import ForgeUpstream
 
-    upstream = GitHubUpstream(base_url="https://api.github.com")
+    upstream = ForgeUpstream(base_url="https://api.github.com")
     for value in (".", "..", ""):
         with pytest.raises(ToolError) as refused:
             upstream.url("/repos/{owner}/{repo}/labels/{name}", {"owner": "o", "repo": "r", "name": value})

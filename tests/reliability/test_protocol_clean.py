@@ -22,7 +22,7 @@ from ghmcp_runtime.app import Settings, build_server
 from ghmcp_runtime.caller import caller_id, identity_key
 from ghmcp_runtime.errors import INTERNAL_MESSAGE
 from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
-from ghmcp_runtime.upstream import GitHubUpstream
+from ghmcp_runtime.upstream import ForgeUpstream
 from github_issues_mcp import SERVER
 from tests.reliability.reliability_support import (
     OWNER,
@@ -112,9 +112,9 @@ def crashing_spec() -> Any:
 async def test_unexpected_exception_outside_tools_is_a_generic_32603(
     fake: FakeGitHub, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    upstream = GitHubUpstream(base_url="http://fake.test", api_version=SERVER.api_version,
+    upstream = ForgeUpstream(base_url="http://fake.test", api_version=SERVER.api_version,
                               transport=fake.asgi_transport(), retry=RETRY)
-    server = build_server(crashing_spec(), Settings(github_token=TOKEN), upstream=upstream)
+    server = build_server(crashing_spec(), Settings(token=TOKEN), upstream=upstream)
     async with Client(server, mode="legacy", cache=None) as client:
         with pytest.raises(MCPError) as read:
             await client.read_resource(ISSUE_URI)
@@ -148,9 +148,9 @@ async def test_every_log_line_of_a_call_names_the_caller(
     fake: FakeGitHub, capsys: pytest.CaptureFixture[str]
 ) -> None:
     secret = b"log-test-secret"
-    upstream = GitHubUpstream(base_url="http://fake.test", api_version=SERVER.api_version,
+    upstream = ForgeUpstream(base_url="http://fake.test", api_version=SERVER.api_version,
                               transport=fake.asgi_transport(), retry=RETRY)
-    server = build_server(SERVER, Settings(github_token=TOKEN, server_secret=secret),
+    server = build_server(SERVER, Settings(token=TOKEN, server_secret=secret),
                           upstream=upstream, idempotency=IdempotencyRunner(MemoryStore()))
     capsys.readouterr()
     async with Client(server, mode="legacy", cache=None) as client:

@@ -13,7 +13,7 @@ from ghmcp_runtime.cursors import HmacCursorCodec
 from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
 from ghmcp_runtime.model import Annotations, Operation, ToolSpec
 from ghmcp_runtime.projection import ShapeProjector
-from ghmcp_runtime.upstream import GitHubUpstream, RetryPolicy
+from ghmcp_runtime.upstream import ForgeUpstream, RetryPolicy
 
 TOKEN = "ghp_" + "S3cr3tT0k3n" * 3  # looks like a real token, so redaction would catch it too
 PLAIN_TOKEN = "plain-secret-credential-4711"  # does not look like one: only discipline keeps it out
@@ -96,8 +96,8 @@ class Sleeps:
 
 
 def upstream(rec: Recorder, *, base_url: str = "https://api.github.com", now: float = 1_000_000.0,
-             sleeps: Sleeps | None = None, **kw: Any) -> GitHubUpstream:
-    return GitHubUpstream(
+             sleeps: Sleeps | None = None, **kw: Any) -> ForgeUpstream:
+    return ForgeUpstream(
         base_url=base_url, transport=httpx.MockTransport(rec), clock=lambda: now,
         sleep=sleeps or Sleeps(), jitter=lambda: 0.5, retry=kw.pop("retry", RetryPolicy()), **kw,
     )

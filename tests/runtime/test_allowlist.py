@@ -159,3 +159,19 @@ def test_confine_query_is_the_identity_without_an_allowlist() -> None:
     assert ctx.confine_query("bug OR repo:anything/x") == "bug OR repo:anything/x"
     ctx.repos = ALLOW
     assert ctx.confine_query("bug") == "bug user:tools repo:octo-org/roadmap"
+
+
+def test_an_organisation_needs_the_whole_owner() -> None:
+    """Organisation labels reach every repository of the organisation: `org/*` only."""
+    narrow, whole = RepoAllowlist.parse(["acme/web"]), RepoAllowlist.parse(["acme/*"])
+    with pytest.raises(ToolError) as info:
+        narrow.check_arguments({"org": "acme", "id": 1})
+    assert info.value.code == "repo_not_allowed" and info.value.details["field"] == "org"
+    whole.check_arguments({"org": "ACME", "id": 1})
+    with pytest.raises(ToolError):
+        narrow.check_request("/orgs/{org}/labels/{id}", {"org": "acme", "id": 1}, None)
+    whole.check_request("/orgs/{org}/labels/{id}", {"org": "acme", "id": 1}, None)
+    # Forgejo's issue search names its owner in the query
+    with pytest.raises(ToolError):
+        narrow.check_request("/repos/issues/search", {}, {"owner": "acme", "labels": "bug"})
+    whole.check_request("/repos/issues/search", {}, {"owner": "acme", "labels": "bug"})

@@ -21,7 +21,8 @@ from ghmcp_runtime.app import (
 )
 from ghmcp_runtime.caller import caller_id, identity_key
 from ghmcp_runtime.errors import ENVELOPE_SCHEMA, ToolError
-from ghmcp_runtime.upstream import GitHubUpstream
+from ghmcp_runtime.forges import FORGEJO, GITHUB
+from ghmcp_runtime.upstream import ForgeUpstream
 from ghmcp_runtime.versioning import issue_version
 
 pytestmark = pytest.mark.anyio
@@ -32,8 +33,8 @@ SECRET = b"app-tests-server-secret"
 
 
 def server(fake: FakeGitHub, token: str | None = TOKEN) -> Any:
-    upstream = GitHubUpstream(transport=httpx.MockTransport(fake))
-    return build_server(SPEC, Settings(github_token=token, server_secret=SECRET), upstream=upstream)
+    upstream = ForgeUpstream(transport=httpx.MockTransport(fake))
+    return build_server(SPEC, Settings(token=token, server_secret=SECRET), upstream=upstream)
 
 
 def envelope_ok(env: dict[str, Any]) -> None:
@@ -168,15 +169,30 @@ def test_error_text() -> None:
 def test_settings_from_env() -> None:
     s = Settings.from_env({"GITHUB_TOKEN": " tok42 ", "GITHUB_API_URL": "https://ghe/api/v3",
                            "GHMCP_CURSOR_SECRET": "sec42", "GHMCP_TIMEOUT_S": "3"})
-    assert (s.github_token, s.api_url, s.server_secret, s.timeout_s) == (
+    assert (s.token, s.api_url, s.server_secret, s.timeout_s) == (
         "tok42", "https://ghe/api/v3", b"sec42", 3.0)
     assert "tok42" not in repr(s) and "sec42" not in repr(s)
     both = Settings.from_env({"GHMCP_SERVER_SECRET": "new", "GHMCP_CURSOR_SECRET": "old"})
     assert both.server_secret == b"new"
     d = Settings.from_env({})
-    assert d.github_token is None and d.api_url == "https://api.github.com" and d.server_secret is None
+    assert d.token is None and d.api_url is None and d.server_secret is None
+    assert d.api_url_for(GITHUB) == "https://api.github.com"
     with pytest.raises(ValueError, match="GHMCP_TIMEOUT_S"):
         Settings.from_env({"GHMCP_TIMEOUT_S": "soon"})
+
+
+def test_forgejo_settings_read_its_own_variables_and_have_no_default_instance() -> None:
+    env = {"GITHUB_TOKEN": "gh", "GITHUB_API_URL": "https://api.github.com", "FORGEJO_TOKEN": "fj"}
+    s = Settings.from_env(env, forge=FORGEJO)
+    assert s.token == "fj" and s.api_url is None
+    # no instance named: refused rather than sending the token to some default host
+    with pytest.raises(ValueError, match="FORGEJO_API_URL is not set"):
+        s.check(FORGEJO)
+    ok = Settings.from_env({**env, "FORGEJO_API_URL": "https://codeberg.org/api/v1"}, forge=FORGEJO)
+    ok.check(FORGEJO)
+    assert ok.api_url_for(FORGEJO) == "https://codeberg.org/api/v1"
+    with pytest.raises(ValueError, match="FORGEJO_API_URL is plain http://"):
+        Settings(api_url="http://forge.example.com/api/v1").check(FORGEJO)
 
 
 def test_max_concurrent_from_env() -> None:
@@ -263,7 +279,7 @@ async def test_a_refused_call_frees_its_arguments_without_waiting_for_the_garbag
     from ghmcp_runtime.cursors import HmacCursorCodec
     from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
 
-    runtime = _ToolRuntime(SPEC, Settings(), GitHubUpstream(transport=httpx.MockTransport(
+    runtime = _ToolRuntime(SPEC, Settings(), ForgeUpstream(transport=httpx.MockTransport(
         FakeGitHub())), HmacCursorCodec(None), IdempotencyRunner(MemoryStore()))
     payload = Tracked([0] * 1000)
     alive = weakref.ref(payload)

@@ -11,7 +11,7 @@ from fakegithub import FakeGitHub
 from ghmcp_runtime.catalog import fold, require_names, resolve_names
 from ghmcp_runtime.errors import ToolError
 from ghmcp_runtime.model import Operation
-from ghmcp_runtime.upstream import GitHubUpstream
+from ghmcp_runtime.upstream import ForgeUpstream
 
 pytestmark = pytest.mark.anyio
 LIST = Operation(operation_id="issues/list-labels-for-repo", method="GET", path="/repos/{owner}/{repo}/labels",
@@ -33,7 +33,7 @@ def world(*names: str, filler: int = 0) -> FakeGitHub:
 
 
 def ctx_for(fake: FakeGitHub) -> Any:
-    return make_ctx(GitHubUpstream(base_url="http://fake.test", transport=fake.asgi_transport()))
+    return make_ctx(ForgeUpstream(base_url="http://fake.test", transport=fake.asgi_transport()))
 
 
 def reads(fake: FakeGitHub) -> list[str]:

@@ -15,7 +15,7 @@ from ghmcp_runtime.app import Settings, build_server
 from ghmcp_runtime.http_cache import HttpCache, parse_setting
 from ghmcp_runtime.http_cache_store import Limits, MemoryStorage
 from ghmcp_runtime.model import Operation
-from ghmcp_runtime.upstream import GitHubUpstream
+from ghmcp_runtime.upstream import ForgeUpstream
 from github_issues_mcp import SERVER
 
 pytestmark = pytest.mark.anyio
@@ -43,12 +43,12 @@ def fake() -> Iterator[FakeGitHub]:
     assert github.violations == [], github.violations
 
 
-def cached_upstream(fake: FakeGitHub, limits: Limits | None = None) -> GitHubUpstream:
-    return GitHubUpstream(base_url="http://fake.test", transport=fake.asgi_transport(),
+def cached_upstream(fake: FakeGitHub, limits: Limits | None = None) -> ForgeUpstream:
+    return ForgeUpstream(base_url="http://fake.test", transport=fake.asgi_transport(),
                           cache=HttpCache("memory", limits))
 
 
-def storage_of(up: GitHubUpstream) -> MemoryStorage:
+def storage_of(up: ForgeUpstream) -> MemoryStorage:
     storage = up._http()._transport._cache.config["storage"].inner  # type: ignore[attr-defined]
     assert isinstance(storage, MemoryStorage)
     return storage
@@ -58,7 +58,7 @@ def statuses(fake: FakeGitHub) -> list[tuple[str, int, bool]]:
     return [(t.method, t.status, t.spent) for t in fake.timeline]
 
 
-async def read(up: GitHubUpstream, token: str, identity: str, op: Operation = GET_ISSUE) -> Any:
+async def read(up: ForgeUpstream, token: str, identity: str, op: Operation = GET_ISSUE) -> Any:
     return (await up.call(make_ctx(up, credential=token, identity=identity), op, path=ISSUE,
                           query=None, body=None)).data
 
@@ -140,9 +140,9 @@ async def test_the_memory_cache_is_bounded(fake: FakeGitHub) -> None:
 
 
 async def test_the_tool_result_is_the_same_from_a_304(fake: FakeGitHub) -> None:
-    up = GitHubUpstream(base_url="http://fake.test", api_version=SERVER.api_version,
+    up = ForgeUpstream(base_url="http://fake.test", api_version=SERVER.api_version,
                         transport=fake.asgi_transport(), cache=HttpCache("memory"))
-    server = build_server(SERVER, Settings(github_token=ALICE), upstream=up)
+    server = build_server(SERVER, Settings(token=ALICE), upstream=up)
     args = {"owner": OWNER, "repo": REPO, "issue_number": 1, "detail": "full"}
     async with Client(server, mode="legacy", cache=None) as client:
         first = (await client.call_tool("github_get_issue", args)).structured_content
@@ -182,7 +182,7 @@ async def test_every_read_is_revalidated_and_github_sees_only_validators() -> No
             return httpx.Response(304, headers={**headers, "content-length": "0"})
         return httpx.Response(200, json={"number": 1, "title": "t"}, headers=headers)
 
-    up = GitHubUpstream(transport=httpx.MockTransport(github), cache=HttpCache("memory"))
+    up = ForgeUpstream(transport=httpx.MockTransport(github), cache=HttpCache("memory"))
     ctx = make_ctx(up, identity="u_x")
     first = await up.call(ctx, GET_ISSUE, path=ISSUE, query=None, body=None)
     second = await up.call(ctx, GET_ISSUE, path=ISSUE, query=None, body=None)

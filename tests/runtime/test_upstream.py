@@ -340,7 +340,7 @@ async def test_one_json_log_line_per_request(capsys: pytest.CaptureFixture[str])
     lines = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
     ups = [line for line in lines if line["event"] == "upstream"]
     assert [(u["status"], u["attempt"]) for u in ups] == [(502, 1), (200, 2)]
-    assert ups[1]["github_request_id"] == "GH1"
+    assert ups[1]["upstream_request_id"] == "GH1"
     for u in ups:
         assert u["op"] == "issues/get" and u["method"] == "GET"
         assert u["request_id"] == "req_000000000001" and isinstance(u["ms"], int)
