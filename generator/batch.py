@@ -44,7 +44,7 @@ def build_confirm(raw: ConfirmDef, loc: Loc, names: set[str], error: Report) -> 
     for ref in references(raw.message):
         if ref.path[0] not in names | CONFIRM_VALUES:
             error((*loc, "message"), f"the message reads {ref.path[0]!r}: not a parameter",
-                  f"it may read parameters, {{count}} and {{items}}")
+                  "it may read parameters, {count} and {items}")
     return Confirm(message=raw.message.strip(), when=(when,) if when else (), over=raw.over)
 
 

@@ -18,9 +18,8 @@ import anyio
 import httpx
 from mcp import MCPError
 from mcp.server import CacheHint, Server, ServerRequestContext
-from mcp.server.stdio import stdio_server
-from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import NoBackChannelError
 from mcp.types import (
     INVALID_PARAMS,
@@ -33,6 +32,7 @@ from mcp.types import (
     PaginatedRequestParams,
     TextContent,
 )
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 
 from ghmcp_runtime.batch import Pacer

@@ -6,6 +6,7 @@ from importlib import resources
 from typing import Any
 
 from ghmcp_runtime import Annotations, ErrorCode, FieldRule, ServerSpec, Shape, ToolSpec
+from ghmcp_runtime.batch import batch
 from ghmcp_runtime.declared import (
     Batch,
     BatchSource,
@@ -29,7 +30,6 @@ from ghmcp_runtime.declared import (
 from ghmcp_runtime.model import StaticResource
 from ghmcp_runtime.rules import Rule, with_rules
 from ghmcp_runtime.runner import declared
-from ghmcp_runtime.batch import batch
 
 from . import operations
 

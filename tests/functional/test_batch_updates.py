@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from itertools import pairwise
 from typing import Any
 
 import anyio
@@ -141,10 +142,10 @@ async def test_writes_are_paced_one_request_at_a_time(fake: FakeGitHub, five: li
         await s.ok("github_update_issues", {**REPO_ARGS, "issue_numbers": five[:3], "add_labels": ["triage"],
                                             "remove_labels": ["bulk"]})
     spans = list(fake.timeline)[mark:]
-    assert all(a.ended <= b.started for a, b in zip(spans, spans[1:], strict=False))  # never two at once
+    assert all(a.ended <= b.started for a, b in pairwise(spans))  # never two at once
     started = [t.started for t in spans if t.method != "GET"]
     # the pacer measures from its own start of each write, the fake from arrival: allow 20 % jitter
-    assert len(started) == 6 and all(b - a >= 0.04 for a, b in zip(started, started[1:], strict=False))
+    assert len(started) == 6 and all(b - a >= 0.04 for a, b in pairwise(started))
 
 
 async def test_items_beyond_the_cap_come_back_with_a_cursor(fake: FakeGitHub, five: list[int]) -> None:
