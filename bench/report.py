@@ -178,7 +178,79 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
         f"RSS {f['rss_before_mib']:.1f} → {f['rss_after_mib']:.1f} MiB",
         o["calls_per_s"] / f["calls_per_s"], "higher", "0 failed", o["failures"] == 0, "one run"))
     rows.extend(_budget_rows(r))
+    rows.extend(_trial_rows(r))
     return rows
+
+
+TRIAL_CMD = "`make bench ONLY=agent_trial` (bench/agent_trial.py)"
+
+
+def _trial_rows(r: dict[str, Any]) -> list[Row]:
+    t = r.get("agent_trial")
+    if not t:
+        return []
+    ours, peer = t["ours"], t["peer"]
+    tasks = len(ours["calls_per_task"])
+    checks = f"; end state {ours['checks_passed']}/{ours['checks_total']}"
+    peer_checks = f"; end state {peer['checks_passed']}/{peer['checks_total']}"
+    return [
+        Row("trial_calls", f"Agent trial, {tasks} tasks (single, triage, batch): tool calls, ours vs the "
+            "peer's best sequence", f"{ours['tool_calls']}{checks}", f"FastMCP {peer['tool_calls']}{peer_checks}",
+            ours["tool_calls"] / peer["tool_calls"], "lower", "≤ 0.70×",
+            ours["tool_calls"] / peer["tool_calls"] <= 0.7
+            and ours["checks_passed"] == ours["checks_total"], TRIAL_CMD),
+        Row("trial_bytes", "Agent trial: result bytes the agent read", _b(ours["result_bytes"]),
+            _b(peer["result_bytes"]), ours["result_bytes"] / peer["result_bytes"], "lower", "≤ 0.25×",
+            ours["result_bytes"] / peer["result_bytes"] <= 0.25, "same"),
+        Row("trial_tools", "Agent trial: `tools/list` the agent read", _b(ours["tools_list_bytes"]),
+            _b(peer["tools_list_bytes"]), ours["tools_list_bytes"] / peer["tools_list_bytes"], "lower", "—",
+            None, "same"),
+    ]
+
+
+def _trial_details(r: dict[str, Any], w: Callable[[str], None]) -> None:
+    t = r.get("agent_trial")
+    if not t:
+        return
+    ours, peer = t["ours"], t["peer"]
+    w("## 9. Agent trial: tasks in calls
+")
+    w(f"{TRIAL_CMD}: a careful scripted agent on this server (official client, in memory) and the "
+      "best sequence of calls on FastMCP's one-tool-per-operation server over the same 17 operations "
+      "(bench/peer_fastmcp.py `trial`: it lists with the listing's own filters, reads labels off the "
+      "rows it found and writes each issue once), each against the same seeded fake (the demo "
+      "repository plus three closed issues about exports and two labels), which is reset between "
+      "them. Result bytes are the text content of each result (what a model reads); `tools/list` "
+      "is the tools array as each client received it. Every end-state check reads the fake.
+")
+    w("| task | kind | ours: calls | FastMCP: calls |")
+    w("|---|---|---:|---:|")
+    from bench.agent_trial import KINDS
+    for task, n in ours["calls_per_task"].items():
+        w(f"| {task} | {KINDS.get(task, '?')} | {n} | {peer['calls_per_task'].get(task, 0)} |")
+    w(f"| **total** | | **{ours['tool_calls']}** | **{peer['tool_calls']}** |")
+    w("")
+    w("| | ours | FastMCP 4.1.6 | ratio |")
+    w("|---|---:|---:|---:|")
+    for kind in ("single", "triage", "batch"):
+        a, b = ours["calls_per_kind"].get(kind, 0), peer["calls_per_kind"].get(kind, 0)
+        w(f"| calls, {kind} tasks | {a} | {b} | {_ratio(a / b) if b else '—'} |")
+    w(f"| result bytes | {ours['result_bytes']:,} | {peer['result_bytes']:,} | "
+      f"{_ratio(ours['result_bytes'] / peer['result_bytes'])} |")
+    w(f"| `tools/list` bytes | {ours['tools_list_bytes']:,} | {peer['tools_list_bytes']:,} | "
+      f"{_ratio(ours['tools_list_bytes'] / peer['tools_list_bytes'])} |")
+    w(f"| end-state checks | {ours['checks_passed']}/{ours['checks_total']} | "
+      f"{peer['checks_passed']}/{peer['checks_total']} | |")
+    w(f"| error results | {ours['errors']} | {peer['errors']} | |")
+    w("")
+    w("**What limits it: tasks on one issue.** The batch and triage tasks are where calls go: each "
+      "batch is one `github_update_issues` call (a search's filters in `match`, or a list of "
+      "numbers) where the peer lists and then writes every issue; a triage question is one "
+      "`github_search_issues` with its filters. On single-issue tasks both need about one call a "
+      "step; ours pays one more where the agent learns a label is missing from the error it gets "
+      "(the peer's sequence is told in advance), and one less where a read brings the comments "
+      "along.
+")
 
 
 def _rt(side: dict[str, Any]) -> str:
@@ -690,6 +762,7 @@ def _details(r: dict[str, Any], w: Callable[[str], None]) -> None:
           f"{x['p99_ms']:.1f} ms | {x['rss_before_mib']:.1f} → {x['rss_after_mib']:.1f} MiB |")
     w("")
     _roundtrip_details(r, w)
+    _trial_details(r, w)
     w("## Method and caveats\n")
     w("* **The fake GitHub** (`bench/fake_server.py`) is the project's stateful `fakegithub`, seeded "
       "deterministically, in its own process on 127.0.0.1, with openapi-core validation switched off "

@@ -661,7 +661,7 @@ def environment(peer: dict[str, str]) -> dict[str, Any]:
     }
 
 
-SECTIONS = ("generation", "cold_start", "surface", "per_call", "response_size", "http", "roundtrips",
+SECTIONS = ("generation", "cold_start", "surface", "per_call", "response_size", "http", "roundtrips", "agent_trial",
             "rate_limit")
 
 
@@ -736,6 +736,11 @@ def main(argv: list[str] | None = None) -> int:
         if "rate_limit" in wanted:
             results["rate_limit"] = bench_rate_limit(fake_url, peer_py, spec, log)
             lap("rate_limit")
+    if "agent_trial" in wanted:
+        from bench.agent_trial import compare
+
+        results["agent_trial"] = compare()
+        lap("agent_trial")
     results["section_s"] = sections
     if not only:
         results["runtime_s"] = time.perf_counter() - started
