@@ -196,11 +196,11 @@ def _trial_rows(r: dict[str, Any]) -> list[Row]:
     return [
         Row("trial_calls", f"Agent trial, {tasks} tasks (single, triage, batch): tool calls, ours vs the "
             "peer's best sequence", f"{ours['tool_calls']}{checks}", f"FastMCP {peer['tool_calls']}{peer_checks}",
-            ours["tool_calls"] / peer["tool_calls"], "lower", "≤ 0.70×",
+            ours["tool_calls"] / peer["tool_calls"], "lower", "≤ 0.70\u00d7",
             ours["tool_calls"] / peer["tool_calls"] <= 0.7
             and ours["checks_passed"] == ours["checks_total"], TRIAL_CMD),
         Row("trial_bytes", "Agent trial: result bytes the agent read", _b(ours["result_bytes"]),
-            _b(peer["result_bytes"]), ours["result_bytes"] / peer["result_bytes"], "lower", "≤ 0.25×",
+            _b(peer["result_bytes"]), ours["result_bytes"] / peer["result_bytes"], "lower", "≤ 0.25\u00d7",
             ours["result_bytes"] / peer["result_bytes"] <= 0.25, "same"),
         Row("trial_tools", "Agent trial: `tools/list` the agent read", _b(ours["tools_list_bytes"]),
             _b(peer["tools_list_bytes"]), ours["tools_list_bytes"] / peer["tools_list_bytes"], "lower", "—",
@@ -213,16 +213,14 @@ def _trial_details(r: dict[str, Any], w: Callable[[str], None]) -> None:
     if not t:
         return
     ours, peer = t["ours"], t["peer"]
-    w("## 9. Agent trial: tasks in calls
-")
+    w("## 9. Agent trial: tasks in calls\n")
     w(f"{TRIAL_CMD}: a careful scripted agent on this server (official client, in memory) and the "
       "best sequence of calls on FastMCP's one-tool-per-operation server over the same 17 operations "
       "(bench/peer_fastmcp.py `trial`: it lists with the listing's own filters, reads labels off the "
       "rows it found and writes each issue once), each against the same seeded fake (the demo "
       "repository plus three closed issues about exports and two labels), which is reset between "
       "them. Result bytes are the text content of each result (what a model reads); `tools/list` "
-      "is the tools array as each client received it. Every end-state check reads the fake.
-")
+      "is the tools array as each client received it. Every end-state check reads the fake.\n")
     w("| task | kind | ours: calls | FastMCP: calls |")
     w("|---|---|---:|---:|")
     from bench.agent_trial import KINDS
@@ -249,8 +247,7 @@ def _trial_details(r: dict[str, Any], w: Callable[[str], None]) -> None:
       "`github_search_issues` with its filters. On single-issue tasks both need about one call a "
       "step; ours pays one more where the agent learns a label is missing from the error it gets "
       "(the peer's sequence is told in advance), and one less where a read brings the comments "
-      "along.
-")
+      "along.\n")
 
 
 def _rt(side: dict[str, Any]) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 
 from generator.batch import build_batch, build_confirm
 from generator.catalog import builtin_codes
-from generator.declare import DeclarationBuilder, split_path
+from generator.declare import DeclarationBuilder, error_spec, match_of, split_path
 from generator.diagnostics import Diagnostic, Level, Where, closest
 from generator.hookscan import HookFacts
 from generator.ir import (
@@ -53,7 +53,7 @@ from generator.schemas import (
 )
 from generator.spec import SpecOperation, iter_operations, resolve_ref, success_body, success_schema
 from generator.yamlsrc import Located
-from ghmcp_runtime.declared import Completion, Repair, Resolve
+from ghmcp_runtime.declared import Completion, ErrorSpec, OnError, Repair, Resolve
 from ghmcp_runtime.errors import ENVELOPE_OUTPUT_SCHEMA, UNIVERSAL_CODES
 from ghmcp_runtime.forges import FORGES, GITHUB
 from ghmcp_runtime.model import (
@@ -63,6 +63,7 @@ from ghmcp_runtime.model import (
     LockdownRule,
     Operation,
 )
+from ghmcp_runtime.refs import references
 
 JSON = Any
 ALWAYS_CODES = (*UNIVERSAL_CODES, "internal_error")
@@ -108,6 +109,7 @@ class Builder:
         self.problems: list[Diagnostic] = []
         forge = FORGES.get(overrides.server.forge, GITHUB)  # an unknown forge is reported by check_forge
         self.catalog: dict[str, ErrorCodeDef] = {**builtin_codes(forge), **overrides.error_codes}
+        self.error_rules: list[tuple[Where, OnError]] = []  # the server-wide on_error, once built
 
     # -- helpers -----------------------------------------------------------------------------
     def error(self, loc: tuple[str | int, ...], message: str, hint: str = "", rule: str = "") -> None:
@@ -130,6 +132,7 @@ class Builder:
     # -- stages ------------------------------------------------------------------------------
     def build(self) -> IRServer | None:
         self.check_coverage()
+        self.error_rules = self.build_error_rules()
         shapes = self.build_shapes()
         # a batch runs other tools of the server: they are built first
         tools: list[IRTool | None] = [None] * len(self.o.tools)
@@ -173,6 +176,7 @@ class Builder:
             resources=resources,
             templates=templates,
             forge=s.forge,
+            error_rules=tuple(rule for _, rule in self.error_rules),
         )
 
     def check_forge(self) -> None:
@@ -186,6 +190,44 @@ class Builder:
             self.error(("server", "api_version"),
                        f"{forge.display_name} takes no API version header, so api_version means nothing",
                        "remove server.api_version")
+
+    def build_error_rules(self) -> list[tuple[Where, OnError]]:
+        """The server-wide on_error (every upstream failure of every tool, hooks included)."""
+        out = []
+        for i, raw in enumerate(self.o.on_error):
+            loc: tuple[str | int, ...] = ("on_error", i)
+            if raw.skip:
+                self.error((*loc, "skip"), "a server-wide rule cannot skip a failure",
+                           "skip a step's failure in that step's own on_error", "error-match")
+            if raw.code is not None and raw.code not in self.catalog:
+                guess = closest(raw.code, list(self.catalog))
+                self.error((*loc, "code"), f"error code {raw.code!r} is not in error_codes",
+                           f"did you mean {guess!r}?" if guess else "declare it under error_codes",
+                           "error-match")
+            for ref in references([raw.message, raw.reason, *(
+                    [dict(raw.repair.arguments), raw.repair.alternative] if raw.repair else [])]):
+                if ref.path[0] not in REPO_PARAMS:
+                    self.error(loc, f"a server-wide rule reads {ref.path[0]!r}",
+                               "it serves every tool: its templates read only {owner} and {repo}", "error-match")
+            if raw.when.status is None and raw.when.code is None:
+                self.error((*loc, "when"), "a server-wide rule needs `status` or `code` in `when`",
+                           "e.g. {status: 403, message_contains: must have push access}", "error-match")
+            rule = OnError(when=match_of(raw.when, (*loc, "when"), self.error),
+                           error=error_spec(raw) or ErrorSpec())
+            out.append((self.loc.where(loc), rule))
+        return out
+
+    def server_rule_codes(self, ops: list[IROperation], implied: set[str]) -> set[str]:
+        """The codes server-wide rules give a tool's failures: a rule applies when some operation
+        can fail as it matches (its method; the code it matches is one the tool can emit)."""
+        codes: set[str] = set()
+        for _, rule in self.error_rules:
+            when = rule.when
+            if rule.error.code is None or (when.method and not any(op.method in when.method for op in ops)):
+                continue
+            if when.code is None or when.code in implied:
+                codes.add(rule.error.code)
+        return codes
 
     def build_resources(self) -> tuple[IRResource, ...]:
         out = []
@@ -468,7 +510,12 @@ class Builder:
                     continue
                 # same type, different refinements (e.g. an enum in one source only): keep the widest
                 schema = min(schemas, key=lambda s: (len(s), json.dumps(s, sort_keys=True)))
-            nullable = "[]" not in path and (nullable or f.transform == "preview")  # lists: [] when empty
+            if "[]" in path and f.nullable:
+                self.error((*floc, "nullable"), f"shape field {f.name!r} maps a list, which is [] when "
+                           "empty, never null", "drop `nullable`")
+            derived = nullable or f.transform == "preview"
+            # lists: [] when empty; an explicit `nullable` overrides what the spec says
+            nullable = "[]" not in path and (derived if f.nullable is None else f.nullable)
             if nullable:
                 schema = with_null(schema)
             for _ in range(path.count("[]")):
@@ -549,11 +596,14 @@ class Builder:
         if resolve is None:
             return None
         implied = self.implied_codes(tool, ops, built_params) | {r.unknown.code for r in resolve if r.unknown.code}
+        implied |= self.server_rule_codes(ops, implied)
+        repairs_of_rules = tuple((where, rule.error.repair) for where, rule in self.error_rules
+                                 if rule.error.repair is not None and rule.error.code in implied)
         declaration = batch = None
         repairs: tuple[tuple[Where, Repair], ...] = tuple(
             (self.loc.where((*loc, "params", k, "resolve", "unknown", "repair")), r.unknown.repair)
             for k, p in enumerate(tool.params) for r in resolve
-            if p.name == r.param and r.unknown.repair is not None)
+            if p.name == r.param and r.unknown.repair is not None) + repairs_of_rules
         field_map = dict(tool.field_map)
         if tool.steps is not None:
             runtime_ops = {op.operation_id: runtime_operation(op) for op in ops}

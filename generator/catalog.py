@@ -39,6 +39,10 @@ _WORDING: dict[str, ErrorCodeDef] = {
                              "Check the label name."),
     "milestone_not_found": _code(False, "The milestone does not exist in the repository.",
                                  "Check the milestone number."),
+    "no_push_access": _code(False, "{forge} refused a change: the token's account has no push (write) "
+                            "access to the repository. A token scope does not grant it.",
+                            "Use a token of an account a maintainer gave write access, or leave the change "
+                            "to one."),
     "issue_locked": _code(False, "The issue is locked and the caller may not change it.",
                           "Ask a collaborator with write access."),
     "conflict": _code(False, "{forge} reported a conflict with the current state; nothing was written.",

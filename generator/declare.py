@@ -12,21 +12,23 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from generator.diagnostics import closest
 from generator.ir import IRParam, IRShape
 from generator.overrides import (
     ErrorDef,
+    MatchDef,
     NamesExistDef,
     OnErrorDef,
     OutputField,
     RecoverDef,
     RepairDef,
+    StepCondition,
     StepDef,
     ToolDef,
 )
-from generator.schemas import object_branches
+from generator.schemas import is_required, object_branches
 from generator.spec import SpecOperation, resolve_ref, success_schema
 from ghmcp_runtime.declared import (
     Compare,
@@ -49,6 +51,7 @@ from ghmcp_runtime.declared import (
     Verify,
 )
 from ghmcp_runtime.model import Operation
+from ghmcp_runtime.outcomes import RESPONSE
 from ghmcp_runtime.recovery import FIND_CREATED_CODES
 from ghmcp_runtime.refs import Ref, parse, references
 from ghmcp_runtime.stored import ALTERED, STORED
@@ -62,9 +65,15 @@ class _Invalid:
 
 
 INVALID = _Invalid()
-Report = Callable[[Loc, str, str], None]
+
+
+class Report(Protocol):
+    def __call__(self, loc: Loc, message: str, hint: str = "", rule: str = "") -> None: ...
+
+
 READ_METHODS = frozenset({"GET", "HEAD"})
 RECIPE_VALUES = frozenset({"count", "next_page", "page_size"})
+RESERVED = RECIPE_VALUES | {RESPONSE}  # names templates read before parameters and steps
 
 
 def step_id(operation_id: str) -> str:
@@ -86,6 +95,22 @@ def spec_fields(document: Any, op: SpecOperation, where: str) -> dict[str, Any]:
         if param.get("in") == where:
             found[param["name"]] = param.get("schema", {})
     return found
+
+
+def required_fields(document: Any, op: SpecOperation, where: str) -> list[str]:
+    """The query parameters or JSON body properties an operation requires, by name."""
+    if where == "body":
+        body = resolve_ref(document, op.node.get("requestBody", {}))
+        schema = body.get("content", {}).get("application/json", {}).get("schema", {})
+        return sorted({name for branch in object_branches(document, schema)
+                       for name in branch.get("properties", {}) if is_required(document, schema, name)})
+    return sorted(name for raw in [*op.path_item.get("parameters", []), *op.node.get("parameters", [])]
+                  if (param := resolve_ref(document, raw)).get("in") == where and param.get("required")
+                  for name in [param["name"]])
+
+
+def body_required(document: Any, op: SpecOperation) -> bool:
+    return bool(resolve_ref(document, op.node.get("requestBody", {})).get("required"))
 
 
 def path_names(op: SpecOperation) -> list[str]:
@@ -111,10 +136,25 @@ def _text(value: str | None) -> str | None:
 
 
 def condition(raw: Any, negate: bool = False) -> Condition:
+    """A parameter condition: a name (present), or {name: value}."""
     if isinstance(raw, str):
         return Condition(param=raw, present=not negate)
     (param, value), = raw.items()
-    return Condition(param=param, equals=value)
+    return Condition(param=param, equals=value, present=not negate)
+
+
+def match_of(when: MatchDef, loc: Loc, error: Report) -> Match:
+    """The runtime `Match` of an on_error `when:`; a regular expression that does not compile is
+    reported."""
+    if when.message_matches is not None:
+        try:
+            re.compile(when.message_matches)
+        except re.error as exc:
+            error((*loc, "message_matches"), f"message_matches is not a regular expression: {exc}",
+                  "write a Python regular expression, e.g. '(?i)must have push access'", "error-match")
+    return Match(status=when.status, github_code=when.github_code, code=when.code, field=when.field,
+                 message_contains=when.message_contains, message_matches=when.message_matches,
+                 method=tuple(when.method))
 
 
 @dataclass(slots=True)
@@ -140,6 +180,10 @@ class DeclarationBuilder:
         """The declaration, the GitHub body field -> parameter map, and the codes it can raise."""
         assert self.tool.steps is not None
         names = {p.name for p in self.params}
+        for k, raw_param in enumerate(self.tool.params):
+            if raw_param.name == RESPONSE:
+                self.error((*self.loc, "params", k, "name"), f"{RESPONSE!r} is a reserved template name",
+                           f"templates read {{{RESPONSE}.<step>.status}}; rename the parameter")
         steps: list[Step] = []
         field_map: dict[str, str] = {}
         raised: set[str] = set()
@@ -238,8 +282,9 @@ class DeclarationBuilder:
         sid = raw.id or step_id(raw.call)
         if sid in seen:
             self.error((*loc, "id"), f"two steps are named {sid!r}", "give one of them another `id`")
-        if sid in names or sid in RECIPE_VALUES:
-            self.error((*loc, "id"), f"step id {sid!r} is also a parameter name",
+        if sid in names or sid in RESERVED:
+            self.error((*loc, "id"), f"step id {sid!r} is also a parameter name"
+                       + (" (or a reserved template name)" if sid in RESERVED else ""),
                        "give the step another `id`; templates could not tell them apart")
         seen[sid] = len(seen)
         known = {s.id for s in earlier}
@@ -248,20 +293,16 @@ class DeclarationBuilder:
         body = self.bind(raw, op, "body", raw.body, loc)
         conditions: list[Condition] = []
         for key, negate, value in (("when", False, raw.when), ("unless", True, raw.unless)):
-            if value is None:
-                continue
-            cond = condition(value, negate)
-            if cond.param not in names:
-                self.error((*loc, key), f"condition names unknown parameter {cond.param!r}",
-                           f"parameters are: {', '.join(sorted(names))}")
-            conditions.append(cond)
+            if value is not None:
+                cond = self.condition(value, negate, (*loc, key), names, known)
+                if cond is not None:
+                    conditions.append(cond)
         templates: list[tuple[Loc, Any]] = [((*loc, "path"), path), ((*loc, "query"), query),
                                             ((*loc, "body"), body)]
         on_error = []
         for j, rule in enumerate(raw.on_error):
             self.note_repair((*loc, "on_error", j), rule)
-            on_error.append(OnError(when=Match(status=rule.when.status, github_code=rule.when.github_code,
-                                               code=rule.when.code, field=rule.when.field),
+            on_error.append(OnError(when=match_of(rule.when, (*loc, "on_error", j, "when"), self.error),
                                     error=error_spec(rule) or ErrorSpec(), skip=rule.skip))
             templates.append(((*loc, "on_error", j), _error_templates(rule)))
         reject = [Reject(present=r.present, error=error_spec(r) or ErrorSpec()) for r in raw.reject]
@@ -278,11 +319,13 @@ class DeclarationBuilder:
         if raw.guard is not None:
             for key in ("refuse", "unknown"):
                 templates.append(((*loc, "guard", key), _error_templates(getattr(raw.guard, key))))
+        self.required_bound(raw, op, loc, query, body, conditions)
         reads: set[str] = set()
         for tloc, template in templates:
             reads |= self.check_refs(template, tloc, names, known, allow_count="guard" in tloc)
         if compare is not None:
             reads.add(compare.against)
+        reads |= {c.step for c in conditions if c.step is not None}
         operation = self.runtime_ops[raw.call]
         after = set(reads & known)
         if operation.method not in READ_METHODS:
@@ -293,6 +336,61 @@ class DeclarationBuilder:
                     on_error=tuple(on_error), reject=tuple(reject), paginate=paginate,
                     compare=compare, guard=guard, names_exist=names_exist, verify=verify,
                     settle=settle, stored=stored)
+
+    def required_bound(self, raw: StepDef, op: SpecOperation, loc: Loc, query: Mapping[str, Any],
+                       body: Mapping[str, Any], conditions: Sequence[Condition]) -> None:
+        """Every query parameter and body property the operation requires is in the request
+        whenever the step runs: bound, and not only to a parameter the agent may omit (unless the
+        step runs only when it is given, or it has a default)."""
+        given = {c.param for c in conditions if c.present and c.equals is None}
+        optional = {p.name for p in self.params if not p.required and "default" not in p.schema}
+        for where, bound in (("query", query), ("body", body)):
+            for name in required_fields(self.document, op, where):
+                if name not in bound:
+                    self.error((*loc, "call"), f"{raw.call} requires {where} field {name!r}, which this "
+                               "step does not send", f"map a parameter to it (`from: {raw.call}#{where}."
+                               f"{name}`), or set it on the step: `{where}: {{{name}: \"{{param}}\"}}`",
+                               "required-binding")
+                    continue
+                missing = sorted(optional & {ref.path[0] for ref in references(bound[name])} - given)
+                if missing:
+                    self.error((*loc, "call"), f"{raw.call} requires {where} field {name!r}, but it is "
+                               f"left out when the optional parameter {missing[0]!r} is omitted",
+                               f"make {missing[0]} required, give it a default, or run the step only "
+                               f"`when: {missing[0]}`", "required-binding")
+        if body_required(self.document, op) and not body:
+            self.error((*loc, "call"), f"{raw.call} requires a request body, and this step sends none",
+                       f"bind its fields (`from: {raw.call}#body.<field>` or `body:` on the step)",
+                       "required-binding")
+
+    def condition(self, raw: Any, negate: bool, loc: Loc, names: set[str], known: set[str]) -> Condition | None:
+        """A parameter condition, or one on how an earlier step ended; problems are reported."""
+        if isinstance(raw, StepCondition):
+            if raw.step not in known:
+                self.error((*loc, "step"), f"condition names {raw.step!r}, not an earlier step",
+                           f"earlier steps: {', '.join(sorted(known)) or 'none'}", "outcome-conditions")
+                return None
+            if raw.status is None and raw.code is None and raw.empty is None:
+                self.error(loc, f"condition on step {raw.step!r} tests nothing",
+                           "give status, code or empty", "outcome-conditions")
+                return None
+            if raw.code is not None and raw.code not in self.codes:
+                self.error((*loc, "code"), f"error code {raw.code!r} is not in error_codes",
+                           "name the code the step's failure has (an on_error rule must skip it)",
+                           "outcome-conditions")
+            statuses = raw.status if isinstance(raw.status, list) else [] if raw.status is None else [raw.status]
+            return Condition(step=raw.step, status=tuple(statuses), code=raw.code, empty=raw.empty,
+                             present=not negate)
+        if not isinstance(raw, str) and not (isinstance(raw, dict) and len(raw) == 1):
+            self.error(loc, "a condition is a parameter name, {parameter: value}, or {step: <an earlier "
+                       "step>, status: ..., code: ..., empty: ...}", "see docs/overrides.md#steps",
+                       "outcome-conditions")
+            return None
+        cond = condition(raw, negate)
+        if cond.param not in names:
+            self.error(loc, f"condition names unknown parameter {cond.param!r}",
+                       f"parameters are: {', '.join(sorted(names))}")
+        return cond
 
     def bind_path(self, raw: StepDef | RecoverDef, op: SpecOperation, loc: Loc,
                   names: set[str]) -> dict[str, Any]:
@@ -489,7 +587,9 @@ class DeclarationBuilder:
         reads: set[str] = set()
         for ref in references(template):
             head = ref.path[0]
-            if head in known:
+            if head == RESPONSE:
+                reads |= self.response_ref(ref.path, loc, known)
+            elif head in known:
                 reads.add(head)
             elif head not in names and not (allow_count and head in RECIPE_VALUES):
                 choices = sorted(names | known)
@@ -500,6 +600,18 @@ class DeclarationBuilder:
                 if name not in TRANSFORMS:
                     self.error(loc, f"unknown filter {name!r}", f"transforms: {', '.join(TRANSFORMS)}")
         return reads
+
+    def response_ref(self, path: tuple[str, ...], loc: Loc, known: set[str]) -> set[str]:
+        """`{response.<step>.status}` or `{response.<step>.headers.<name>}`: the step it reads."""
+        step = path[1] if len(path) > 1 else ""
+        shape_ok = (len(path) == 3 and path[2] == "status") or (
+            len(path) == 4 and path[2] == "headers" and path[3] == path[3].lower())
+        if step not in known or not shape_ok:
+            self.error(loc, f"template reads {'.'.join(path)!r}",
+                       f"write {{{RESPONSE}.<step>.status}} or {{{RESPONSE}.<step>.headers.<lower-case "
+                       f"name>}} of an earlier step ({', '.join(sorted(known)) or 'none'})", "response-refs")
+            return set()
+        return {step}
 
     # -- outputs ----------------------------------------------------------------------------
 
@@ -529,6 +641,13 @@ class DeclarationBuilder:
 
     def output(self, f: OutputField, loc: Loc, ids: set[str], names: set[str],
                steps: list[Step]) -> Output | None:
+        if f.true_when is not None:
+            if f.source is not None or f.type != "boolean" or f.optional:
+                self.error(loc, f"output {f.name!r} with true_when is a boolean, always present",
+                           "give `type: boolean` and no `from` or `optional`", "outcome-conditions")
+                return None
+            cond = self.condition(f.true_when, False, (*loc, "true_when"), names, ids)
+            return None if cond is None else Output(name=f.name, true_when=cond)
         if f.source is None:
             self.error(loc, f"output {f.name!r} of a declared tool needs `from`",
                        "name a step (for shapes) or a template such as {step.field}")

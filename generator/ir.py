@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.diagnostics import Where
-from ghmcp_runtime.declared import Batch, Completion, Declaration, Repair, Resolve
+from ghmcp_runtime.declared import Batch, Completion, Declaration, OnError, Repair, Resolve
 from ghmcp_runtime.model import LockdownRule
 
 JSONObject = dict[str, Any]
@@ -175,4 +175,5 @@ class IRServer:
     resources: tuple[IRResource, ...] = ()
     templates: tuple[IRTemplate, ...] = ()
     toolsets: tuple[tuple[str, str], ...] = ()  # (name, what its tools do), as declared
+    error_rules: tuple[OnError, ...] = ()  # the server-wide on_error
     forge: str = "github"  # the runtime's forge profile (ghmcp_runtime.forges.FORGES)

@@ -72,7 +72,7 @@ class Ctx:
 
 def lint(server: IRServer, located: Located | None = None,
          document: Mapping[str, Any] | None = None) -> list[Diagnostic]:
-    from generator import lint_behaviour, lint_text
+    from generator import lint_behaviour, lint_examples, lint_text
 
     ctx = Ctx(server, {t.name: wire_tool(t) for t in server.tools}, located, document)
     for tool in server.tools:
@@ -85,6 +85,7 @@ def lint(server: IRServer, located: Located | None = None,
     _total_budget(ctx)
     lint_text.check(ctx)
     lint_behaviour.check(ctx)
+    lint_examples.check(ctx)
     return ctx.out
 
 

@@ -77,6 +77,10 @@ class ShapeField(Strict):
         "schema of a value a hook supplies")
     fields: list[ShapeField] | None = Field(default=None, description="project an object field by field")
     description: str | None = None
+    nullable: bool | None = Field(
+        default=None, description="may the row carry null here? Default: derived from the spec (null "
+        "when a property on the path is nullable or not required); `false` asserts GitHub always "
+        "sends a value (the example-output rule then checks GitHub's examples), `true` widens")
     untrusted: bool = Field(
         default=False, description="user-authored text: markup GitHub's page hides (HTML "
         "comments outside code) and invisible characters are removed and counted in the row's "
@@ -175,10 +179,13 @@ class OutputField(Strict):
     include: list[str] = Field(default_factory=list, description="full-density fields added to summary rows")
     omit: list[str] = Field(default_factory=list, description="projected fields left out of the rows")
     when_more: str | None = Field(default=None, description="present only while that paged step has more")
+    true_when: Condition | None = Field(
+        default=None, description="a boolean: whether this condition holds once the steps ran, e.g. "
+        "{step: add, status: 201}")
 
 
 class Rule(Strict):
-    kind: Literal["at_least_one", "all_or_none", "requires", "not_together"]
+    kind: Literal["at_least_one", "exactly_one", "all_or_none", "requires", "not_together"]
     fields: list[str] = Field(min_length=1)
     when: str | None = Field(default=None, description="for `requires`: the field that triggers it")
     equals: bool | int | str | None = Field(
@@ -191,6 +198,13 @@ class MatchDef(Strict):
     github_code: str | None = Field(default=None, description="errors[0].code of a 422, e.g. already_exists")
     code: str | None = Field(default=None, description="the code the generic mapping chose, e.g. label_not_found")
     field: str | None = Field(default=None, description="the parameter the failure names (details.field)")
+    message_contains: str | None = Field(
+        default=None, min_length=1, description="GitHub's `message` contains this text (any case), e.g. "
+        "'must have push access'")
+    message_matches: str | None = Field(
+        default=None, min_length=1, description="GitHub's `message` matches this regular expression (re.search)")
+    method: list[Literal["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]] = Field(
+        default_factory=list, description="the failed request's HTTP method is one of these")
 
 
 class RepairDef(Strict):
@@ -248,7 +262,18 @@ class CompareDef(Strict):
     changed: str = Field(default="changed_fields", description="output field listing what changed")
 
 
-Condition = str | dict[str, Any]
+class StepCondition(Strict):
+    """How an earlier step ended (every key given must hold)."""
+
+    step: Identifier = Field(description="an earlier step's id")
+    status: int | list[int] | None = Field(default=None, description="its answer's HTTP status (one of)")
+    code: Identifier | None = Field(
+        default=None, description="the error code of its failure, which an on_error rule skipped")
+    empty: bool | None = Field(
+        default=None, description="true: it produced no body ([], {}, 204, skipped or did not run)")
+
+
+Condition = str | StepCondition | dict[str, Any]
 
 
 class GuardDef(Strict):
@@ -291,7 +316,8 @@ class StepDef(Strict):
     query: dict[str, Any] = Field(default_factory=dict)
     body: dict[str, Any] = Field(default_factory=dict)
     when: Condition | None = Field(default=None, description="a parameter name (present) or {param: value}")
-    unless: str | None = Field(default=None, description="run only when this parameter is absent")
+    unless: Condition | None = Field(
+        default=None, description="run only when this parameter is absent (or the step condition fails)")
     on_error: list[OnErrorDef] = Field(default_factory=list)
     reject: list[RejectDef] = Field(default_factory=list)
     paginate: PaginateDef | None = None
@@ -330,7 +356,7 @@ class IdempotencyDef(Strict):
 
 class ConfirmDef(Strict):
     message: str = Field(description="the question; reads parameters and, in a batch, {count} and {items}")
-    when: Condition | None = Field(default=None, description="ask only then: a parameter or {param: value}")
+    when: str | dict[str, Any] | None = Field(default=None, description="ask only then: a parameter or {param: value}")
     over: int = Field(default=0, ge=0, description="a batch asks only for more items than this")
 
 
@@ -467,6 +493,9 @@ class OverrideFile(Strict):
     parameters: dict[Identifier, ParamDef] = Field(
         default_factory=dict, description="shared parameters, used by name in tools' params")
     tools: list[ToolDef] = Field(min_length=1)
+    on_error: list[OnErrorDef] = Field(
+        default_factory=list, description="server-wide error mapping: refines every upstream failure of "
+        "every tool (hooks included) before a step's own on_error; `skip` is not allowed here")
     resources: list[StaticResourceDef] = Field(default_factory=list)
     resource_templates: list[TemplateDef] = Field(default_factory=list)
 

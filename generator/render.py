@@ -271,6 +271,7 @@ def render(
     declarations += [t.declaration for t in server.templates if t.declaration is not None]
     declarations += [t.resolve for t in server.tools if t.declaration is None and t.batch is None and t.resolve]
     declarations += [t.batch for t in server.tools if t.batch is not None]
+    declarations += list(server.error_rules)
     shapes = {s.name: runtime_shape(s) for s in server.shapes}
     context = {
         "generator": NAME,

@@ -3,10 +3,10 @@ checked against the spec: the listing, its path and query bindings, the row path
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from typing import Any
 
-from generator.declare import Loc, bind_path, error_spec, spec_fields, split_path
+from generator.declare import Loc, Report, bind_path, error_spec, spec_fields, split_path
 from generator.overrides import ParamDef
 from generator.schemas import walk
 from generator.spec import SpecOperation
@@ -14,7 +14,6 @@ from ghmcp_runtime.declared import Resolve
 from ghmcp_runtime.model import Operation
 from ghmcp_runtime.refs import references
 
-Report = Callable[[Loc, str, str], None]
 JSON_TYPES = {"string": "string", "integer": "integer", "number": "integer", "boolean": "boolean"}
 
 
@@ -80,6 +79,6 @@ class _Counter:
         self.error = error
         self.count = 0
 
-    def report(self, loc: Loc, message: str, hint: str) -> None:
+    def report(self, loc: Loc, message: str, hint: str = "", rule: str = "") -> None:
         self.count += 1
-        self.error(loc, message, hint)
+        self.error(loc, message, hint, rule)

@@ -47,8 +47,24 @@ def property_of(document: JSON, node: JSON, name: str) -> JSON | None:
     return None
 
 
+def is_required(document: JSON, node: JSON, name: str) -> bool:
+    """Does every value of `node` carry property `name`? Listed in `required` of the node or of
+    one of its allOf parts, or of every oneOf/anyOf branch."""
+    node = resolve_ref(document, node)
+    if not isinstance(node, Mapping):
+        return False
+    if name in node.get("required", []):
+        return True
+    if any(is_required(document, part, name) for part in node.get("allOf", [])):
+        return True
+    branches = node.get("oneOf", node.get("anyOf", []))
+    return bool(branches) and all(is_required(document, b, name) for b in branches)
+
+
 def walk(document: JSON, node: JSON, path: tuple[str, ...]) -> tuple[JSON | None, bool]:
-    """Follow `a.b[].c` steps; returns the node (None if absent) and whether any step is nullable."""
+    """Follow `a.b[].c` steps; returns the node (None if absent) and whether the value can be
+    missing: some step is nullable, or a property GitHub's schema does not require (an answer may
+    leave it out, and a projected row then carries null)."""
     nullable = False
     current = resolve_ref(document, node)
     for step in path:
@@ -59,6 +75,7 @@ def walk(document: JSON, node: JSON, path: tuple[str, ...]) -> tuple[JSON | None
             items = current.get("items")
             current = resolve_ref(document, items) if items is not None else None
         else:
+            nullable = nullable or not is_required(document, current, step)
             current = property_of(document, current, step)
     if current is not None:
         nullable = nullable or bool(current.get("nullable"))

@@ -368,6 +368,7 @@ class _ToolRuntime:
             lockdown=Lockdown(self.spec.shapes, self.trust) if locked else None,
             repos=self.surface_of(caller).repos,
             slots=anyio.CapacityLimiter(self.settings.max_concurrent),
+            error_rules=self.spec.error_rules,
         )
 
     def _error(self, err: ToolError, request_id: str, caller: Caller) -> CallToolResult:

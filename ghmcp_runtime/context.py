@@ -44,6 +44,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import anyio
 
 from ghmcp_runtime.concurrent import MAX_CONCURRENT
+from ghmcp_runtime.declared import OnError
+from ghmcp_runtime.error_rules import refine
 from ghmcp_runtime.errors import ToolError, UpstreamError
 from ghmcp_runtime.model import Detail, Operation, ToolSpec
 
@@ -153,6 +155,7 @@ class ToolContext:
     repos: RepoAllowlist | None = None
     requests_sent: int = 0
     slots: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(MAX_CONCURRENT))
+    error_rules: tuple[OnError, ...] = ()  # the server's own on_error (ghmcp_runtime.error_rules)
     host: Host | None = None
     dry_run: bool = False
     pace: Callable[[], Awaitable[None]] | None = None  # awaited before each write request
@@ -197,7 +200,12 @@ class ToolContext:
             if writes and self.pace is not None:
                 await self.pace()
             self.requests_sent += 1
-            return await self.upstream.call(self, op, path=path, query=query, body=body)
+            try:
+                return await self.upstream.call(self, op, path=path, query=query, body=body)
+            except UpstreamError as err:
+                if not self.error_rules:
+                    raise
+                raise refine(self.error_rules, err, op.method, self.arguments) from None
 
     async def run_tool(self, name: str, args: Mapping[str, Any], *, dry_run: bool = False,
                        paced: bool = False) -> dict[str, Any]:

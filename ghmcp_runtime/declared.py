@@ -22,11 +22,18 @@ Template = Any  # a reference template (str) or a constant JSON value
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Condition:
-    """A step runs only when `param` is present (present=True), absent (False), or equals `equals`."""
+    """A step runs only when `param` is present (present=True), absent (False), or equals `equals`;
+    or, with `step`, when that earlier step's outcome (`ghmcp_runtime.outcomes`) has one of
+    `status`, the error `code` (a failure on_error skipped) and the `empty`-ness given
+    (present=False negates)."""
 
-    param: str
+    param: str = ""
     present: bool = True
     equals: Any = None
+    step: str | None = None
+    status: tuple[int, ...] = ()
+    code: str | None = None
+    empty: bool | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,6 +44,9 @@ class Match:
     github_code: str | None = None  # errors[0].code of a 422 (e.g. already_exists)
     code: str | None = None  # the code the runtime's generic mapping chose (e.g. label_not_found)
     field: str | None = None  # the parameter the failure names (details.field), e.g. a 422's field
+    message_contains: str | None = None  # GitHub's `message`, a case-insensitive substring
+    message_matches: str | None = None  # GitHub's `message`, a regular expression (re.search)
+    method: tuple[str, ...] = ()  # the failed request's HTTP method is one of these
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -223,6 +233,7 @@ class Output:
     include: tuple[str, ...] = ()  # full-density fields added to summary rows
     omit: tuple[str, ...] = ()  # projected fields left out (e.g. an index carries no previews)
     when_more: str | None = None  # present only while that paginated step has more
+    true_when: Condition | None = None  # a boolean: does the condition hold once the steps ran?
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -79,6 +79,8 @@ class UpstreamError(ToolError):
         super().__init__(code, message, **kwargs)
         self.status = status  # HTTP status, None when no response arrived
         self.github_code = github_code  # GitHub's errors[0].code on a 422
+        # GitHub's own `message` (for on_error's message_contains/matches; never shown as is)
+        self.upstream_message = ""
 
 
 class OutcomeUnknown(UpstreamError):

@@ -13,6 +13,7 @@ from ghmcp_runtime.forges import GITHUB
 
 if TYPE_CHECKING:
     from ghmcp_runtime.context import ToolContext
+    from ghmcp_runtime.declared import OnError
     from ghmcp_runtime.forge_profile import ForgeProfile
 
 JSONObject = dict[str, Any]
@@ -167,5 +168,7 @@ class ServerSpec:
     templates: tuple[TemplateResource, ...] = ()
     summary: str = ""  # the override file's summary (instructions without the fingerprint line)
     toolsets: Mapping[str, str] = field(default_factory=dict)  # name -> description
+    # the override file's top-level on_error: refines every upstream failure of every tool
+    error_rules: tuple[OnError, ...] = ()
     forge: ForgeProfile = GITHUB  # the forge's wire conventions (ghmcp_runtime.forges)
     api_version: str | None = None  # sent in the forge's version header (GitHub: X-GitHub-Api-Version)

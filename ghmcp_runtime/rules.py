@@ -12,7 +12,7 @@ from ghmcp_runtime.model import Handler
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Rule:
-    kind: Literal["at_least_one", "all_or_none", "requires", "not_together"]
+    kind: Literal["at_least_one", "exactly_one", "all_or_none", "requires", "not_together"]
     fields: tuple[str, ...]
     reason: str
     when: str | None = None
@@ -29,9 +29,9 @@ def check_rules(args: Mapping[str, Any], rules: tuple[Rule, ...]) -> ToolError |
         missing = [f for f in rule.fields if f not in present]
         if rule.kind == "requires" and rule.equals is not None:
             missing += [f for f in present if args[f] != rule.equals]
-        if rule.kind == "at_least_one" and not present:
+        if rule.kind in ("at_least_one", "exactly_one") and not present:
             details: dict[str, Any] = {"fields": list(rule.fields), "reason": rule.reason}
-        elif rule.kind == "not_together" and len(present) > 1:
+        elif rule.kind in ("not_together", "exactly_one") and len(present) > 1:
             details = {"fields": list(rule.fields), "reason": rule.reason}
         elif (rule.kind == "all_or_none" and present and missing) or (
             rule.kind == "requires" and rule.when and _present(args, rule.when) and missing

@@ -24,13 +24,11 @@ from ghmcp_runtime.context import READ_METHODS, ToolContext, UpstreamResponse
 from ghmcp_runtime.declared import (
     Compare,
     Completion,
-    Condition,
     Confirm,
     Declaration,
     ErrorSpec,
     Guard,
     NamesExist,
-    OnError,
     Output,
     Paginate,
     Resolve,
@@ -39,8 +37,10 @@ from ghmcp_runtime.declared import (
     Stored,
     Verify,
 )
-from ghmcp_runtime.errors import OutcomeUnknown, ToolError, UpstreamError
+from ghmcp_runtime.error_rules import matches
+from ghmcp_runtime.errors import OutcomeUnknown, ToolError
 from ghmcp_runtime.model import CompletionHandler, Handler
+from ghmcp_runtime.outcomes import RESPONSE, Outcome, answered, holds, response_scope, skipped
 from ghmcp_runtime.paging import next_cursor, open_page, without
 from ghmcp_runtime.projection import walk as walk_path
 from ghmcp_runtime.recovery import Listing, find_created
@@ -53,6 +53,7 @@ from ghmcp_runtime.transforms import TRANSFORMS, Refused, normalizer
 from ghmcp_runtime.versioning import canonical_json
 
 CREDENTIAL_CODES = frozenset({"missing_credential", "invalid_credential", "insufficient_scope"})
+SHARED_DETAILS = frozenset({"field", "fields", "value", "reason"})
 INCOMPLETE = "The search stopped before it had looked at every item; retry shortly."
 
 
@@ -158,23 +159,6 @@ async def confirm_or_refuse(ctx: ToolContext, spec: Confirm, args: Mapping[str, 
     await ctx.confirm(str(message), confirm_digest(ctx.tool.name, ctx.arguments, items))
 
 
-def holds(condition: Condition, args: Mapping[str, Any]) -> bool:
-    if condition.equals is not None:
-        return bool(args.get(condition.param) == condition.equals)
-    return (condition.param in args) == condition.present
-
-
-def _matches(rule: OnError, err: ToolError) -> bool:
-    when = rule.when
-    status = err.status if isinstance(err, UpstreamError) else None
-    github_code = err.github_code if isinstance(err, UpstreamError) else None
-    field = (err.details or {}).get("field")
-    return ((when.status is None or when.status == status)
-            and (when.github_code is None or when.github_code == github_code)
-            and (when.code is None or when.code == err.code)
-            and (when.field is None or when.field == field))
-
-
 def _repair(spec: ErrorSpec, scope: Scope) -> dict[str, Any] | None:
     if spec.repair is None:
         return None
@@ -188,8 +172,12 @@ def _repair(spec: ErrorSpec, scope: Scope) -> dict[str, Any] | None:
 
 def build_error(spec: ErrorSpec, scope: Scope, base: ToolError | None = None,
                 details: Mapping[str, Any] | None = None) -> ToolError:
-    """A ToolError from a declared envelope, keeping what `base` carried where `spec` is silent."""
+    """A ToolError from a declared envelope, keeping what `base` carried where `spec` is silent
+    (under another code, only the details every code shares: a 403's `required_scopes` is not
+    the push-access code's)."""
     merged: dict[str, Any] = dict(base.details or {}) if base is not None else {}
+    if base is not None and spec.code is not None and spec.code != base.code:
+        merged = {k: v for k, v in merged.items() if k in SHARED_DETAILS}
     if spec.field is not None:
         merged["field"] = spec.field
     if spec.reason is not None:
@@ -226,10 +214,11 @@ class _Call:
     pages: dict[str, _Page] = field(default_factory=dict)
     changed: dict[str, list[str]] = field(default_factory=dict)
     ignored: dict[str, list[str]] = field(default_factory=dict)
+    outcomes: dict[str, Outcome] = field(default_factory=dict)  # how each step ended
     asked: dict[str, dict[str, Any]] = field(default_factory=dict)  # a `stored` step's whole body
 
     def scope(self, **extra: Any) -> Scope:
-        return Scope(self.args, self.results, extra)
+        return Scope(self.args, self.results, {RESPONSE: response_scope(self.outcomes), **extra})
 
     async def run(self) -> dict[str, Any]:
         if self.decl.confirm is not None:
@@ -286,7 +275,7 @@ class _Call:
     # -- one step ---------------------------------------------------------------------------
 
     async def step(self, step: Step) -> None:
-        if not all(holds(c, self.args) for c in step.when):
+        if not all(holds(c, self.args, self.outcomes) for c in step.when):
             return
         guard = step.guard if step.guard and (step.guard.when is None
                                               or holds(step.guard.when, self.args)) else None
@@ -316,16 +305,20 @@ class _Call:
                                        body=body or None)
         except ToolError as err:
             settled = await self.settled(step, body, err)
-            if settled is not MISSING:
+            if settled is not MISSING:  # a re-read showed the write's effect: it succeeded
                 self.results[step.id] = settled
+                success = step.operation.success_status
+                self.outcomes[step.id] = answered(success[0] if success else 200, {}, settled)
                 return
             mapped = self.on_error(step, err)
             if mapped is None:
+                self.outcomes[step.id] = skipped(getattr(err, "status", None), err.code)
                 return
             if guard is not None and guard.unknown is not None:
                 raise self.uncounted(guard, mapped) from None
             raise mapped from None
         data = resp.data
+        self.outcomes[step.id] = answered(resp.status, resp.headers, data)
         for reject in step.reject:
             if walk(data, tuple(reject.present.split("."))) not in (MISSING, None):
                 raise build_error(reject.error, self.scope())
@@ -419,7 +412,7 @@ class _Call:
         for write in self.decl.steps:
             settle, compare = write.settle, write.compare
             if (settle is None or compare is None or compare.against != read.id
-                    or not all(holds(c, self.args) for c in write.when)):
+                    or not all(holds(c, self.args, self.outcomes) for c in write.when)):
                 continue
             scope = self.scope()
             try:
@@ -467,7 +460,7 @@ class _Call:
     def on_error(self, step: Step, err: ToolError) -> ToolError | None:
         """The mapped error, or None when a rule says the step just produced nothing."""
         for rule in step.on_error:
-            if _matches(rule, err):
+            if matches(rule.when, err, step.operation.method):
                 return None if rule.skip else build_error(rule.error, self.scope(), err)
         return err
 
@@ -552,6 +545,8 @@ class _Call:
     def output(self, spec: Output, detail: Any) -> Any:
         if spec.when_more is not None and not getattr(self.pages.get(spec.when_more), "has_more", False):
             return MISSING
+        if spec.true_when is not None:
+            return holds(spec.true_when, self.args, self.outcomes)
         if spec.version_of is not None:
             body = next((self.results[s] for s in spec.sources if self.results.get(s) is not None), None)
             return MISSING if body is None else self.ctx.version(spec.version_of, body)

@@ -354,6 +354,18 @@ class ForgeUpstream:
         resp: httpx.Response,
         path: Mapping[str, str | int] | None,
     ) -> UpstreamError:
+        err = await self._classify(ctx, op, token, resp, path)
+        err.upstream_message = self.forge.errors.message(resp)  # what declared on_error rules may match
+        return err
+
+    async def _classify(
+        self,
+        ctx: ToolContext,
+        op: Operation,
+        token: str,
+        resp: httpx.Response,
+        path: Mapping[str, str | int] | None,
+    ) -> UpstreamError:
         status = resp.status_code
         name = self.forge.display_name
         message = self.forge.errors.message(resp)

@@ -38,7 +38,7 @@ from ghmcp_runtime.runner import completer, declared, resolving
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+bddafd53d52e"
+FINGERPRINT = "github-issues-mcp@0.1.0+40f1728c2062"
 
 
 def _text(name: str) -> str:
@@ -815,6 +815,7 @@ TOOLS = (
             "issue_locked",
             "issue_not_found",
             "missing_credential",
+            "no_push_access",
             "outcome_unknown",
             "rate_limited",
             "repo_not_found",
@@ -847,6 +848,7 @@ TOOLS = (
             "label_not_found",
             "milestone_not_found",
             "missing_credential",
+            "no_push_access",
             "outcome_unknown",
             "rate_limited",
             "repo_not_found",
@@ -876,6 +878,7 @@ TOOLS = (
             "invalid_field",
             "label_exists",
             "missing_credential",
+            "no_push_access",
             "rate_limited",
             "repo_not_found",
             "upstream_unavailable",
@@ -906,6 +909,7 @@ TOOLS = (
             "label_not_found",
             "label_usage_unknown",
             "missing_credential",
+            "no_push_access",
             "rate_limited",
             "repo_not_found",
             "upstream_unavailable",
@@ -1086,6 +1090,7 @@ TOOLS = (
             "label_not_found",
             "milestone_not_found",
             "missing_credential",
+            "no_push_access",
             "rate_limited",
             "repo_not_found",
             "upstream_unavailable",
@@ -1168,6 +1173,7 @@ TOOLS = (
             "label_not_found",
             "milestone_not_found",
             "missing_credential",
+            "no_push_access",
             "rate_limited",
             "repo_not_found",
             "upstream_unavailable",
@@ -1203,6 +1209,7 @@ TOOLS = (
             "label_exists",
             "label_not_found",
             "missing_credential",
+            "no_push_access",
             "rate_limited",
             "repo_not_found",
             "upstream_unavailable",
@@ -1308,6 +1315,12 @@ ERROR_CODES = (
         temporary=False,
         description="No GitHub token was supplied.",
         repair="Configure GITHUB_TOKEN (stdio) or send an Authorization bearer token (HTTP).",
+    ),
+    ErrorCode(
+        code="no_push_access",
+        temporary=False,
+        description="GitHub refused a change: the token's account has no push (write) access to the repository. A token scope does not grant it.",
+        repair="Use a token of an account a maintainer gave write access, or leave the change to one.",
     ),
     ErrorCode(
         code="outcome_unknown",
@@ -1479,4 +1492,18 @@ SERVER = ServerSpec(
         "issues": "Issues and their comment threads: search, read, create, update, comment.",
         "labels": "The repository's label catalog: list, create, update, delete.",
     },
+    error_rules=(
+        OnError(
+            when=Match(
+                status=403,
+                message_contains="must have push access",
+                method=("POST", "PUT", "PATCH", "DELETE"),
+            ),
+            error=ErrorSpec(
+                code="no_push_access",
+                message="GitHub refused the change because the token's account has no push access to this repository; its scopes are not the problem.",
+                reason="the account lacks push access to the repository",
+            ),
+        ),
+    ),
 )

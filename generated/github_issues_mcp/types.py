@@ -9,7 +9,7 @@ Detail = Literal["summary", "full"]
 class CommentRow(TypedDict):
     comment_id: int
     author: str | None
-    author_association: str
+    author_association: str | None
     created_at: str
     preview: str | None
     body: NotRequired[str | None]
@@ -24,7 +24,7 @@ class IssueRow(TypedDict):
     title: str
     state: str
     author: str | None
-    author_association: str
+    author_association: str | None
     labels: list[str]
     comment_count: int
     updated_at: str

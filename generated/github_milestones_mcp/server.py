@@ -33,7 +33,7 @@ from ghmcp_runtime.runner import declared
 
 from . import operations
 
-FINGERPRINT = "github-milestones-mcp@0.1.0+d291aa8d3820"
+FINGERPRINT = "github-milestones-mcp@0.1.0+7db2af071cd2"
 
 
 def _text(name: str) -> str:
@@ -310,6 +310,7 @@ TOOLS = (
             "invalid_field",
             "milestone_exists",
             "missing_credential",
+            "no_push_access",
             "outcome_unknown",
             "rate_limited",
             "repo_not_found",
@@ -344,6 +345,7 @@ TOOLS = (
             "milestone_in_use",
             "milestone_not_found",
             "missing_credential",
+            "no_push_access",
             "rate_limited",
             "repo_not_found",
             "upstream_unavailable",
@@ -417,6 +419,7 @@ TOOLS = (
             "milestone_exists",
             "milestone_not_found",
             "missing_credential",
+            "no_push_access",
             "rate_limited",
             "repo_not_found",
             "upstream_unavailable",
@@ -470,6 +473,7 @@ TOOLS = (
             "milestone_exists",
             "milestone_not_found",
             "missing_credential",
+            "no_push_access",
             "rate_limited",
             "repo_not_found",
             "upstream_unavailable",
@@ -547,6 +551,12 @@ ERROR_CODES = (
         repair="Configure GITHUB_TOKEN (stdio) or send an Authorization bearer token (HTTP).",
     ),
     ErrorCode(
+        code="no_push_access",
+        temporary=False,
+        description="GitHub refused a change: the token's account has no push (write) access to the repository. A token scope does not grant it.",
+        repair="Use a token of an account a maintainer gave write access, or leave the change to one.",
+    ),
+    ErrorCode(
         code="outcome_unknown",
         temporary=False,
         description="An earlier call with this idempotency_key may have written, and GitHub's records cannot tell (several items by this account match exactly, or too many changed since); nothing new was written.",
@@ -612,4 +622,18 @@ SERVER = ServerSpec(
     toolsets={
         "milestones": "A repository's milestones: list, read, create, update, delete.",
     },
+    error_rules=(
+        OnError(
+            when=Match(
+                status=403,
+                message_contains="must have push access",
+                method=("POST", "PUT", "PATCH", "DELETE"),
+            ),
+            error=ErrorSpec(
+                code="no_push_access",
+                message="GitHub refused the change because the token's account has no push access to this repository; its scopes are not the problem.",
+                reason="the account lacks push access to the repository",
+            ),
+        ),
+    ),
 )

@@ -150,11 +150,11 @@ async def test_safe_delete_refuses_while_issues_carry_it_and_force_deletes(
     assert [r.operation_id for r in writes(fake)] == ["issues/delete-milestone"] * 2
 
 
-async def test_writes_without_push_access_are_insufficient_scope(fake: FakeGitHub, seeded: dict[str, Any]) -> None:
+async def test_writes_without_push_access_are_no_push_access(fake: FakeGitHub, seeded: dict[str, Any]) -> None:
     fake.add_token("ghp_visitor00000000000000000000000000001", "visitor", scopes=("repo",), collaborator_on=())
     server = in_memory_server(fake, token="ghp_visitor00000000000000000000000000001", spec=SERVER)
     async with Opened(server) as s:
-        await s.error("github_create_milestone", {**REPO_ARGS, "title": "x"}, "insufficient_scope")
+        await s.error("github_create_milestone", {**REPO_ARGS, "title": "x"}, "no_push_access")
         listed = await s.ok("github_list_milestones", {**REPO_ARGS, "state": "all"})
     assert [m["title"] for m in listed["milestones"]] == ["v1.0"]  # GitHub refused: nothing created
 

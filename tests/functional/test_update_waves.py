@@ -81,7 +81,7 @@ async def test_a_failed_write_beside_others_reports_exactly_those_that_succeeded
     async with Client(in_memory_server(fake), cache=None) as client:
         is_error, data = await call(client, "github_update_issue", args(
             number, title="Renamed", remove_labels=["bug"], locked=True))
-    assert is_error and data["code"] == "insufficient_scope"
+    assert is_error and data["code"] == "no_push_access"
     assert data["details"]["applied_fields"] == ["labels", "locked"]
     after = shown(fake, number)
     assert (after["title"], after["labels"], after["locked"]) == ("three writes", ["triage"], True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
 import hashlib
 import os
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from generator.pipeline import Inputs, Result, generate, load_inputs
 from generator.spec import REPO_ROOT
+from ghmcp_runtime import declared as declared_module
 
 GOLDEN = REPO_ROOT / "tests" / "golden"
 OVERRIDES = REPO_ROOT / "overrides" / "github_issues.yaml"
@@ -132,14 +134,17 @@ def snapshot(root: Path) -> dict[str, bytes]:
 # Everything a generated module may call, import or define at top level. Anything else (a call
 # to os.system, an `import os`, a stray expression statement) means a string broke out of a
 # literal.
+# Declared tools add the runtime's declaration classes (ghmcp_runtime.declared) and `declared`.
+DECLARATION_CLASSES = frozenset(name for name, obj in vars(declared_module).items()
+                                if isinstance(obj, type) and dataclasses.is_dataclass(obj))
 ALLOWED_CALLS = frozenset({
     "Annotations", "ErrorCode", "FieldRule", "Operation", "Rule", "ServerSpec", "Shape",
     "ToolSpec", "_text", "_tool", "files", "joinpath", "json.loads", "loads", "read_text", "run",
-    "with_rules", "main",
+    "with_rules", "main", "declared", *DECLARATION_CLASSES,
 })
 ALLOWED_IMPORTS = frozenset({
     "json", "importlib", "typing", "ghmcp_runtime", "ghmcp_runtime.rules", "", "server",
-    ".server",
+    ".server", "ghmcp_runtime.declared", "ghmcp_runtime.runner",
 })
 FORBIDDEN_NAMES = frozenset({"os", "system", "exec", "eval", "__import__", "subprocess",
                              "compile", "open", "getattr", "globals", "breakpoint"})

@@ -10,7 +10,7 @@ from ghmcp_runtime.rules import Rule, with_rules
 
 from . import hooks, operations
 
-FINGERPRINT = "golden-hostile@0.0.1+185adace5c23"
+FINGERPRINT = "golden-hostile@0.0.1+1a78eebd3e07"
 
 
 def _text(name: str) -> str:

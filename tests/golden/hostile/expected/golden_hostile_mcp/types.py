@@ -10,7 +10,7 @@ class IssueRow(TypedDict):
     issue_number: int
     title: str
     state: str
-    weird: NotRequired[str]
+    weird: NotRequired[str | None]
 
 
 class DemoGetIssueArgs(TypedDict):

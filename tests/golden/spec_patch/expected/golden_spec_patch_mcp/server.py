@@ -10,7 +10,7 @@ from ghmcp_runtime.rules import Rule, with_rules
 
 from . import hooks, operations
 
-FINGERPRINT = "golden-spec-patch@0.0.1+9f79e1530467"
+FINGERPRINT = "golden-spec-patch@0.0.1+9f5fc8d0f0e7"
 
 
 def _text(name: str) -> str:

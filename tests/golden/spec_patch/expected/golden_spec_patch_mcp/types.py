@@ -7,9 +7,9 @@ Detail = Literal["summary", "full"]
 
 
 class IssueRow(TypedDict):
-    issue_number: int
-    title: str
-    comment_count: int
+    issue_number: int | None
+    title: str | None
+    comment_count: int | None
     state_reason: NotRequired[str | None]
 
 
