@@ -396,6 +396,18 @@ def explain(row: Row, r: dict[str, Any]) -> str:
         )
     if key.startswith("rt_"):
         return _explain_roundtrips(r)
+    if key == "resp_summary":
+        rs = r["response_size"]
+        extra = rs["ours_summary"].get("triage_fields_bytes")
+        if extra is not None:
+            raw = rs["raw_page"]["bytes"]
+            bare = rs["ours_summary"]["structured_bytes"] - extra
+            full = rs["ours_full"]["structured_bytes"] / rs["ours_summary"]["structured_bytes"]
+            return ("**What limits it: the triage fields.** Summary rows carry each issue's assignees and "
+                    f"milestone (issue 21), {_b(extra)} on this page ({_b(extra / rs['ours_summary']['issues'])} "
+                    f"a row); without them the page is {_b(bare)} ({bare / raw:.3f}\u00d7 raw). They let "
+                    "one search answer \"unassigned\" or \"no milestone\" without a `detail: full` read "
+                    f"of every row, which costs {full:.1f}\u00d7 the summary page.")
     if key.startswith("generation"):
         return _explain_generation(r)
     return "See the section below."

@@ -5,11 +5,11 @@ and error codes are derived here, never declared."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from generator.declare import Loc, condition
+from generator.declare import Counted, Loc, Report, condition
 from generator.diagnostics import closest
 from generator.ir import IROutputField, IRParam, IRTool, JSONObject
 from generator.overrides import BatchDef, ConfirmDef, ToolDef
@@ -18,7 +18,6 @@ from ghmcp_runtime.declared import Batch, BatchSource, Confirm, Resolve
 from ghmcp_runtime.errors import ENVELOPE_OUTPUT_SCHEMA
 from ghmcp_runtime.refs import references
 
-Report = Callable[[Loc, str, str], None]
 LISTING_OUTPUTS = ("has_more", "next_cursor")  # what a source's pages carry besides their rows
 CONFIRM_VALUES = frozenset({"count", "items"})  # what a confirm message may read besides parameters
 BATCH_CODES = frozenset({"invalid_field", "cursor_expired", "rate_limited", "internal_error"})
@@ -54,7 +53,7 @@ def build_batch(tool: ToolDef, loc: Loc, params: Sequence[IRParam], tools: Mappi
     raw = tool.batch
     assert raw is not None
     bloc = (*loc, "batch")
-    problems = _Counter(error)
+    problems = Counted(error)
     report = problems.report
     names = {p.name: p for p in params}
     each = _tool(raw.each, tools, (*bloc, "each"), report)
@@ -259,14 +258,4 @@ def _py(schema: JSONObject) -> str:
     if kind == "array":
         return "list[dict[str, Any]]"
     return python_type(schema)
-
-
-class _Counter:
-    def __init__(self, error: Report) -> None:
-        self.error = error
-        self.count = 0
-
-    def report(self, loc: Loc, message: str, hint: str) -> None:
-        self.count += 1
-        self.error(loc, message, hint)
 
