@@ -1,7 +1,7 @@
 """A stateful, contract-faithful fake of GitHub's REST API (issues, comments, labels, milestones,
 search, locks, rate limits, faults), validated against the pinned OpenAPI description."""
 
-from fakegithub.clock import FakeClock, system_clock
+from fakegithub.clock import FakeClock, offset_clock, system_clock
 from fakegithub.demo import DEMO_TOKEN, demo_fake
 from fakegithub.fake import FakeGitHub, RecordedRequest, TimedRequest
 from fakegithub.faults import Fault, Faults, Match
@@ -25,5 +25,6 @@ __all__ = [
     "Token",
     "User",
     "demo_fake",
+    "offset_clock",
     "system_clock",
 ]

@@ -1,4 +1,7 @@
-"""The ASGI side: request pipeline (faults, auth, rate limits, scopes, spec checks, handlers)."""
+"""The ASGI side: `ApiApp` (latency, faults, timeline, routing) drives a forge's request pipeline;
+`Pipeline` is GitHub's (auth, rate limits, scopes, spec checks, handlers). `SpecPipeline` holds
+what every forge's pipeline shares: spec checks of requests and responses, recorded as violations.
+`fakeforgejo` plugs its own pipeline into the same `ApiApp`."""
 
 from __future__ import annotations
 
@@ -9,7 +12,8 @@ import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from email.utils import format_datetime
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qsl, unquote
 
 import anyio
@@ -22,6 +26,7 @@ from fakegithub.state import DOCS, ApiError, RateBucket, Token
 from fakegithub.validation import dumps
 
 if TYPE_CHECKING:
+    from fakegithub.core import FakeForge
     from fakegithub.fake import FakeGitHub
 
 Scope = MutableMapping[str, Any]
@@ -99,11 +104,83 @@ def _request_id() -> str:
     return f"{h[0:4]}:{h[4:9]}:{h[9:16]}:{h[16:23]}:{h[23:31]}"
 
 
-class Pipeline:
-    """The synchronous part of request handling, run under the fake's lock."""
+class ForgePipeline(Protocol):
+    """What `ApiApp` asks of a forge's pipeline; every method runs under the fake's lock."""
+
+    def version_problem(self, incoming: Incoming) -> str | None: ...
+    def process(self, incoming: Incoming, route: Route, request_id: str) -> Reply: ...
+    def check_request(self, incoming: Incoming, route: Route) -> list[str]: ...
+    def peek_headers(self, incoming: Incoming, route: Route | None, request_id: str) -> dict[str, str]: ...
+    def fault_reply(self, incoming: Incoming, route: Route | None, fault: Fault, request_id: str) -> Reply: ...
+    def no_route(self, incoming: Incoming, request_id: str) -> Reply: ...
+    def gateway_timeout(self, incoming: Incoming, route: Route | None, request_id: str) -> Reply: ...
+    def html_error_page(self) -> str: ...
+
+
+class SpecPipeline:
+    """Spec checks every forge's pipeline shares: a request the description rejects, and a
+    response with a declared status the description rejects, are recorded as violations."""
+
+    def __init__(self, fake: FakeForge) -> None:
+        self.fake = fake
+
+    def check_request(self, incoming: Incoming, route: Route) -> list[str]:
+        """Spec problems of the request (each also recorded as a violation)."""
+        problems = self.fake.contract.request_errors(
+            incoming.method, incoming.raw_path, incoming.query_string, incoming.headers,
+            incoming.body, "application/json",  # forges parse JSON whatever the content type
+        )
+        for problem in problems:
+            self.fake.violations.append(
+                f"{incoming.method} {incoming.path} ({route.operation.operation_id}): "
+                f"request: {problem}"
+            )
+        return problems
+
+    def finish(self, incoming: Incoming, route: Route | None, reply: Reply) -> Reply:
+        """Response validation for declared statuses."""
+        if route is not None and str(reply.status) in route.operation.statuses:
+            body = b"" if reply.body is None else dumps(reply.body)
+            problems = self.fake.contract.response_errors(
+                incoming.method, incoming.raw_path, incoming.query_string, reply.status,
+                reply.headers, body, JSON_TYPE if reply.body is not None else "",
+            )
+            for problem in problems:
+                self.fake.violations.append(
+                    f"{incoming.method} {incoming.path} ({route.operation.operation_id}): "
+                    f"response {reply.status}: {problem}"
+                )
+        return reply
+
+
+class Pipeline(SpecPipeline):
+    """GitHub's request handling: auth, rate limits, OAuth scopes, spec checks, handlers."""
+
+    fake: FakeGitHub
 
     def __init__(self, fake: FakeGitHub) -> None:
-        self.fake = fake
+        super().__init__(fake)
+
+    def version_problem(self, incoming: Incoming) -> str | None:
+        version = incoming.headers.get("x-github-api-version")
+        if version is not None and version != API_VERSION:
+            return f"X-GitHub-Api-Version {version!r} (the fake speaks {API_VERSION})"
+        return None
+
+    def no_route(self, incoming: Incoming, request_id: str) -> Reply:
+        return Reply(404, {"message": "Not Found", "documentation_url": DOCS, "status": "404"},
+                     self.peek_headers(incoming, None, request_id))
+
+    def gateway_timeout(self, incoming: Incoming, route: Route | None, request_id: str) -> Reply:
+        body = {
+            "message": "We couldn't respond to your request in time. Sorry about that. Please try "
+            "resubmitting your request and contact us if the problem persists.",
+            "documentation_url": DOCS,
+        }
+        return Reply(504, body, self.peek_headers(incoming, route, request_id))
+
+    def html_error_page(self) -> str:
+        return GITHUB_HTML_500
 
     # rate limits ---------------------------------------------------------------------------
 
@@ -137,12 +214,15 @@ class Pipeline:
     def base_headers(self, route: Route | None, token: Token | None, resource: str,
                      request_id: str) -> dict[str, str]:
         headers = {
+            "date": format_datetime(self.fake.state.shown_now(), usegmt=True),  # the fake's clock
             "x-github-request-id": request_id,
             "x-github-media-type": "github.v3; format=json",
             "x-github-api-version-selected": API_VERSION,
             "x-oauth-scopes": ", ".join(token.scopes) if token else "",
             "x-accepted-oauth-scopes": self.accepted_scopes(route),
         }
+        if token is not None and token.installation:  # permissions, not OAuth scopes
+            del headers["x-oauth-scopes"], headers["x-accepted-oauth-scopes"]
         return headers
 
     @staticmethod
@@ -198,7 +278,7 @@ class Pipeline:
 
         if incoming.method != "GET" and op.path.startswith("/repos/"):
             repo = fake.state.find_repo(route.params.get("owner", ""), route.params.get("repo", ""))
-            allowed = "repo" in token.scopes or (
+            allowed = token.installation or "repo" in token.scopes or (
                 "public_repo" in token.scopes and (repo is None or not repo.private)
             )
             if not allowed and not (repo is not None and repo.private):  # private: 404 below
@@ -249,34 +329,6 @@ class Pipeline:
         headers = {k: v for k, v in reply.headers.items() if k != "content-type"}
         headers.update(self.rate_headers(bucket, resource))
         return Reply(304, None, headers)
-
-    def check_request(self, incoming: Incoming, route: Route) -> list[str]:
-        """Spec problems of the request (each also recorded as a violation)."""
-        problems = self.fake.contract.request_errors(
-            incoming.method, incoming.raw_path, incoming.query_string, incoming.headers,
-            incoming.body, "application/json",  # GitHub parses JSON whatever the content type
-        )
-        for problem in problems:
-            self.fake.violations.append(
-                f"{incoming.method} {incoming.path} ({route.operation.operation_id}): "
-                f"request: {problem}"
-            )
-        return problems
-
-    def finish(self, incoming: Incoming, route: Route | None, reply: Reply) -> Reply:
-        """Response validation for declared statuses."""
-        if route is not None and str(reply.status) in route.operation.statuses:
-            body = b"" if reply.body is None else dumps(reply.body)
-            problems = self.fake.contract.response_errors(
-                incoming.method, incoming.raw_path, incoming.query_string, reply.status,
-                reply.headers, body, JSON_TYPE if reply.body is not None else "",
-            )
-            for problem in problems:
-                self.fake.violations.append(
-                    f"{incoming.method} {incoming.path} ({route.operation.operation_id}): "
-                    f"response {reply.status}: {problem}"
-                )
-        return reply
 
     def peek_headers(self, incoming: Incoming, route: Route | None, request_id: str) -> dict[str, str]:
         """Standard headers (rate limit included) without spending any budget."""
@@ -335,11 +387,11 @@ async def send_reply(send: Send, reply: Reply) -> None:
 
 
 class ApiApp:
-    """The raw ASGI app for the GitHub API surface (mounted under the Starlette app)."""
+    """The raw ASGI app for a forge's API surface (mounted under the Starlette app)."""
 
-    def __init__(self, fake: FakeGitHub) -> None:
+    def __init__(self, fake: FakeForge, pipeline: ForgePipeline) -> None:
         self.fake = fake
-        self.pipeline = Pipeline(fake)
+        self.pipeline = pipeline
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer one request after `fake.latency` seconds; log its start and end in the timeline."""
@@ -370,12 +422,9 @@ class ApiApp:
         request_id = _request_id()
         operation = route.operation.operation_id if route else None
         with fake.lock:
-            version = incoming.headers.get("x-github-api-version")
-            if version is not None and version != API_VERSION:
-                fake.violations.append(
-                    f"{incoming.method} {incoming.path}: X-GitHub-Api-Version {version!r} "
-                    f"(the fake speaks {API_VERSION})"
-                )
+            version = self.pipeline.version_problem(incoming)
+            if version is not None:
+                fake.violations.append(f"{incoming.method} {incoming.path}: {version}")
             fault = fake.faults.take(operation, incoming.method, incoming.path)
             short_circuit = fault is not None and fault.kind not in ("slow_body", "slow_commit") and not (
                 fault.after_commit or fault.partial)
@@ -399,8 +448,7 @@ class ApiApp:
                     f"{incoming.method} {incoming.path}: no such operation in the fake "
                     "(unimplemented or not in the spec)"
                 )
-                reply = Reply(404, {"message": "Not Found", "documentation_url": DOCS, "status": "404"},
-                              self.pipeline.peek_headers(incoming, None, request_id))
+                reply = self.pipeline.no_route(incoming, request_id)
             else:
                 reply = self.pipeline.process(incoming, route, request_id)
         if fault is None:
@@ -428,17 +476,11 @@ class ApiApp:
             headers["content-type"] = JSON_TYPE
             return Reply(fault.status or 200, b'{"id": 1, "number": 1, "title": "trunc', headers)
         headers["content-type"] = "text/html; charset=utf-8"
-        return Reply(fault.status or 500, GITHUB_HTML_500.encode(), headers)
+        return Reply(fault.status or 500, self.pipeline.html_error_page().encode(), headers)
 
     def gateway_timeout(self, incoming: Incoming, route: Route | None, request_id: str) -> Reply:
         with self.fake.lock:
-            headers = self.pipeline.peek_headers(incoming, route, request_id)
-        body = {
-            "message": "We couldn't respond to your request in time. Sorry about that. Please try "
-            "resubmitting your request and contact us if the problem persists.",
-            "documentation_url": DOCS,
-        }
-        return Reply(504, body, headers)
+            return self.pipeline.gateway_timeout(incoming, route, request_id)
 
     async def stall(self, fault: Fault, receive: Receive) -> None:
         """Sleep `fault.delay` seconds, or until the client disconnects or the server stops."""

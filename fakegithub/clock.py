@@ -73,6 +73,13 @@ def due_on(value: str | date | datetime) -> datetime:
     raise AssertionError("unreachable: midnight Pacific is PDT or PST")
 
 
+def offset_clock(seconds: float) -> Clock:
+    """The system clock shifted by `seconds` (negative: behind): GitHub's clock against a server's,
+    seen in `created_at` and in every answer's `Date` header."""
+    shift = timedelta(seconds=seconds)
+    return lambda: datetime.now(UTC) + shift
+
+
 class FakeClock:
     """A controllable clock: `clock.advance(minutes=5)`, `clock.set("2024-05-01T00:00:00Z")`."""
 

@@ -1,23 +1,18 @@
-"""`FakeGitHub`: the public face — seed helpers, query helpers, the ASGI app, transports, serving."""
+"""`FakeGitHub`: GitHub's world on the shared fake machinery (`fakegithub.core`) — seed and
+query helpers and a client with GitHub's headers."""
 
 from __future__ import annotations
 
-import copy
-import threading
-from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from datetime import date, datetime, timedelta
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 import httpx
-from starlette.applications import Starlette
-from starlette.routing import Route
 
 from fakegithub import control
-from fakegithub.app import ANONYMOUS_LIMIT, DEFAULT_LIMITS, ApiApp, Incoming
+from fakegithub.app import ANONYMOUS_LIMIT, DEFAULT_LIMITS, Pipeline
 from fakegithub.clock import Clock
-from fakegithub.faults import Faults
+from fakegithub.core import TIMELINE_LIMIT, FakeForge, RecordedRequest, TimedRequest, critical_path
 from fakegithub.routing import Router
 from fakegithub.state import (
     ALL,
@@ -31,85 +26,30 @@ from fakegithub.state import (
     Token,
     User,
 )
-from fakegithub.transport import FakeTransport
 from fakegithub.validation import Contract, contract
 
-API_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+__all__ = ["TIMELINE_LIMIT", "FakeGitHub", "RecordedRequest", "TimedRequest", "critical_path"]
 
 
-class RecordedRequest(NamedTuple):
-    """One API request as received (control calls under /_fake are not recorded)."""
-
-    method: str
-    path: str  # percent-decoded, no query string
-    query: dict[str, str]
-    body: Any  # parsed JSON, raw text if unparsable, None if empty
-    operation_id: str | None  # None when no implemented operation matched
-
-
-class TimedRequest(NamedTuple):
-    """When one API request was received and when its answer was sent (time.monotonic() seconds of
-    the fake's process), so a client can see which of its requests ran one after another."""
-
-    method: str
-    path: str
-    operation_id: str | None
-    status: int  # 0 when no answer was started (a dropped connection)
-    started: float
-    ended: float
-    spent: bool  # it took a unit of rate-limit budget (a 304 or an injected fault does not)
-
-
-TIMELINE_LIMIT = 10_000
-
-
-def critical_path(spans: Sequence[tuple[float, float]]) -> int:
-    """Sequential round trips among (started, ended) spans: the longest chain of requests each
-    starting after the previous one ended."""
-    ordered = sorted(spans, key=lambda s: s[1])
-    depth: list[int] = []
-    for i, (start, _) in enumerate(ordered):
-        before = [depth[j] for j in range(i) if ordered[j][1] <= start]
-        depth.append(1 + max(before, default=0))
-    return max(depth, default=0)
-
-
-class FakeGitHub:
+class FakeGitHub(FakeForge):
     """A stateful GitHub REST fake whose requests and responses are checked against the pinned spec.
 
     Seed with `add_*`, drive over `asgi_transport()` or `with serve() as base_url:`, and assert
     `violations == []` at the end (the pytest fixture in tests/fake/conftest.py does that).
     """
 
+    state: State
+
     def __init__(self, *, clock: Clock | None = None, spec: Contract | None = None) -> None:
-        self.lock = threading.RLock()
-        self.state = State(clock)
-        self.contract = spec or contract()
-        self.router = Router(self.contract.operations.values())
-        self.faults = Faults()
-        self.requests: list[RecordedRequest] = []
-        self.violations: list[str] = []
-        # every API request's start and end, newest TIMELINE_LIMIT kept
-        self.timeline: deque[TimedRequest] = deque(maxlen=TIMELINE_LIMIT)
-        self.latency = 0.0  # seconds every API answer waits before it is sent (a network's RTT)
+        checked = spec or contract()
+        state = State(clock)
         self.anonymous_bucket = RateBucket(ANONYMOUS_LIMIT, ANONYMOUS_LIMIT,
-                                           self.state.now() + timedelta(hours=1))
-        self._closing = threading.Event()
-        self._checkpoint: State | None = None
-        api = ApiApp(self)
-        self.app = Starlette(
-            routes=[*control.routes(self), Route("/{path:path}", api, methods=API_METHODS)]
-        )
+                                           state.now() + timedelta(hours=1))
+        super().__init__(state=state, contract=checked, router=Router(checked.operations.values()),
+                         pipeline=Pipeline, routes=control.routes(self))
 
-    # time ------------------------------------------------------------------------------------
-
-    @property
-    def clock(self) -> Clock:
-        return self.state.clock
-
-    @clock.setter
-    def clock(self, value: Clock) -> None:
-        self.state.clock = value
+    def fresh_state(self, clock: Clock) -> State:
+        return State(clock)
 
     # seeding ---------------------------------------------------------------------------------
 
@@ -157,6 +97,17 @@ class FakeGitHub:
         with self.lock:
             self.add_user(login, collaborator_on=collaborator_on)
             record = Token(token, self.state.user(login).login, tuple(scopes))
+            self.state.tokens[token] = record
+            return record
+
+    def add_installation_token(self, token: str, app_slug: str, *,
+                               collaborator_on: Iterable[str] | str = ALL) -> Token:
+        """A GitHub App installation token: it acts as the bot user `<app_slug>[bot]` (the author
+        of what it creates), has no OAuth scopes, and GET /user refuses it with 403."""
+        with self.lock:
+            bot = self.state.user(f"{app_slug}[bot]", kind="Bot")
+            self.state.grant(bot.login, collaborator_on)
+            record = Token(token, bot.login, (), installation=True)
             self.state.tokens[token] = record
             return record
 
@@ -308,32 +259,6 @@ class FakeGitHub:
         with self.lock:
             self._item(owner, repo, number).deleted = True
 
-    # snapshots ---------------------------------------------------------------------------------
-
-    def checkpoint(self) -> None:
-        """Remember the current data; `reset()` (and POST /_fake/reset) returns to it."""
-        with self.lock:
-            clock = self.state.clock
-            self.state.clock = None  # type: ignore[assignment]  # clocks are not copied
-            try:
-                self._checkpoint = copy.deepcopy(self.state)
-            finally:
-                self.state.clock = clock
-
-    def reset(self) -> None:
-        """Back to the last checkpoint (or empty); clears faults, requests and violations."""
-        with self.lock:
-            clock = self.state.clock
-            if self._checkpoint is None:
-                self.state = State(clock)
-            else:
-                self.state = copy.deepcopy(self._checkpoint)
-                self.state.clock = clock
-            self.faults.clear()
-            self.requests.clear()
-            self.timeline.clear()
-            self.violations.clear()
-
     # queries -----------------------------------------------------------------------------------
 
     def _repo(self, owner: str, repo: str) -> Repo:
@@ -378,33 +303,6 @@ class FakeGitHub:
         with self.lock:
             return list(self._repo(owner, repo).milestones.values())
 
-    def calls(self, operation_id: str | None = None) -> list[RecordedRequest]:
-        """Recorded requests, optionally only those of one operation."""
-        with self.lock:
-            return [r for r in self.requests if operation_id is None or r.operation_id == operation_id]
-
-    def assert_no_violations(self) -> None:
-        with self.lock:
-            if self.violations:
-                listing = "\n  ".join(self.violations)
-                raise AssertionError(f"{len(self.violations)} contract violation(s):\n  {listing}")
-
-    def _time(self, incoming: Incoming, operation: str | None, status: int, started: float,
-              ended: float) -> None:
-        with self.lock:
-            self.timeline.append(TimedRequest(incoming.method, incoming.path, operation, status,
-                                              started, ended, incoming.spent))
-
-    def _record(self, incoming: Incoming, operation: str | None) -> None:
-        self.requests.append(RecordedRequest(incoming.method, incoming.path, dict(incoming.query),
-                                             incoming.json, operation))
-
-    # transports and serving ------------------------------------------------------------------------
-
-    def asgi_transport(self) -> httpx.ASGITransport:
-        """In-process transport; honours client read timeouts and injected resets like a network."""
-        return FakeTransport(app=self.app)
-
     def client(self, token: str | None = None, *, base_url: str = "http://fake-github.test",
                timeout: float = 5.0) -> httpx.AsyncClient:
         """An AsyncClient wired to `asgi_transport()` (with GitHub's usual headers)."""
@@ -414,11 +312,3 @@ class FakeGitHub:
         return httpx.AsyncClient(transport=self.asgi_transport(), base_url=base_url,
                                  headers=headers, timeout=timeout)
 
-    @contextmanager
-    def serve(self, *, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
-        """`with fake.serve() as base_url:` — uvicorn in a background thread on a free port."""
-        from fakegithub.serve import serve_in_thread
-
-        self._closing.clear()
-        with serve_in_thread(self.app, host=host, port=port, on_stop=self._closing.set) as url:
-            yield url

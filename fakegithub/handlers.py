@@ -74,7 +74,7 @@ def _repo(ctx: Ctx) -> Repo:
     repo = ctx.state.find_repo(ctx.params["owner"], ctx.params["repo"])
     if repo is None or not ctx.state.can_see(repo, ctx.actor):
         raise not_found(ctx.docs)
-    if repo.private and "repo" not in ctx.token.scopes:
+    if repo.private and not (ctx.token.installation or "repo" in ctx.token.scopes):
         raise not_found(ctx.docs)
     return repo
 
@@ -174,6 +174,8 @@ def get_repo(ctx: Ctx) -> Reply:
 
 @handles("users/get-authenticated")
 def get_authenticated(ctx: Ctx) -> Reply:
+    if ctx.token.installation:  # GitHub Apps act for an installation, not a user
+        raise ApiError(403, "Resource not accessible by integration", docs=ctx.docs)
     user = ctx.state.user(ctx.actor)
     private = sum(1 for r in ctx.state.repos.values()
                   if r.private and r.owner.casefold() == user.login.casefold())

@@ -17,10 +17,12 @@ class Route:
 
 
 class Router:
-    def __init__(self, operations: Iterable[SpecOperation]) -> None:
+    """`prefix`: the base path the description's servers add (Forgejo: /api/v1)."""
+
+    def __init__(self, operations: Iterable[SpecOperation], *, prefix: str = "") -> None:
         self._table: list[tuple[str, re.Pattern[str], SpecOperation]] = []
         for op in operations:
-            pattern = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(op.path))
+            pattern = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(prefix + op.path))
             self._table.append((op.method, re.compile(f"^{pattern}/?$"), op))
         # literal segments beat parameters (e.g. /repos/{o}/{r}/labels vs ...), longest first
         self._table.sort(key=lambda row: -len(row[2].path.replace("{", "").replace("}", "")))

@@ -59,6 +59,8 @@ def _config(app: ASGIApp, host: str, port: int) -> uvicorn.Config:
         access_log=False,
         lifespan="off",
         proxy_headers=False,
+        date_header=False,  # the fake's own Date (its clock, maybe offset) is the only one
+        server_header=False,
         timeout_graceful_shutdown=2,
     )
 

@@ -76,6 +76,7 @@ class Token:
     login: str
     scopes: tuple[str, ...]
     buckets: dict[str, RateBucket] = field(default_factory=dict)
+    installation: bool = False  # a GitHub App installation token: acts as `<app>[bot]`
 
 
 @dataclass
@@ -212,6 +213,12 @@ class State:
 
     def now(self) -> datetime:
         return self.clock().replace(microsecond=0)
+
+    def shown_now(self) -> datetime:
+        """The time answers carry in `Date`: the clock, or the last stamp if stamps ran ahead of
+        it (many mutations in one second), so no answer predates what it shows was made."""
+        now = self.now()
+        return max(now, self._last_stamp) if self._last_stamp is not None else now
 
     def stamp(self) -> datetime:
         """A mutation timestamp: the clock (whole seconds), strictly after the previous stamp."""

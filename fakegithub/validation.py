@@ -1,4 +1,6 @@
-"""Contract checks: the pinned, patched spec trimmed to the fake's operations, via openapi-core."""
+"""Contract checks: the pinned, patched spec trimmed to a fake's operations, via openapi-core.
+
+Shared by the fakes of every forge (`fakeforgejo` builds its own `Contract`)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from urllib.parse import parse_qsl
 
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 SPEC_HOST = "https://api.github.com"
+DOCS = "https://docs.github.com/rest"
 
 # Every operation the fake implements, in the spec's own ids.
 OPERATIONS: tuple[str, ...] = (
@@ -41,6 +44,8 @@ OPERATIONS: tuple[str, ...] = (
     "users/get-authenticated",
     "repos/list-for-authenticated-user",
     "repos/get-collaborator-permission-level",
+    "issues/list-assignees",
+    "issues/check-user-can-be-assigned",
 )
 
 
@@ -104,6 +109,7 @@ class _Request:
 
     def __init__(
         self,
+        host: str,
         method: str,
         raw_path: str,
         query_string: str,
@@ -114,10 +120,10 @@ class _Request:
         from openapi_core.datatypes import RequestParameters
         from werkzeug.datastructures import Headers, ImmutableMultiDict
 
-        self.host_url = SPEC_HOST
+        self.host_url = host
         self.method = method.lower()
         self.path = raw_path
-        self.full_url_pattern = SPEC_HOST + raw_path
+        self.full_url_pattern = host + raw_path
         self.body = body
         self.content_type = content_type
         self.parameters = RequestParameters(
@@ -157,13 +163,16 @@ def _describe(exc: BaseException) -> list[str]:
 
 
 class Contract:
-    """The trimmed spec, an openapi-core validator and an operation table; build once via `contract()`."""
+    """The trimmed spec, an openapi-core validator and an operation table; build once per process
+    (`contract()` for GitHub's). `host` is where the description's servers say the API is."""
 
-    def __init__(self, document: Mapping[str, Any]) -> None:
+    def __init__(self, document: Mapping[str, Any], operations: Iterable[str] = OPERATIONS, *,
+                 host: str = SPEC_HOST, docs: str = DOCS) -> None:
         from openapi_core import Config, OpenAPI
 
         self._lock = threading.Lock()  # shared by every fake in the process (serve() threads)
-        self.document = trim_spec(document, OPERATIONS)
+        self.host = host
+        self.document = trim_spec(document, operations)
         self.openapi = OpenAPI.from_dict(self.document, config=Config(spec_validator_cls=None))
         self.operations: dict[str, SpecOperation] = {}
         for path, item in self.document["paths"].items():
@@ -175,7 +184,7 @@ class Contract:
                         method.upper(),
                         path,
                         frozenset(str(s) for s in op.get("responses", {})),
-                        str(op.get("externalDocs", {}).get("url", "https://docs.github.com/rest")),
+                        str(op.get("externalDocs", {}).get("url", docs)),
                     )
 
     def request_errors(
@@ -187,7 +196,7 @@ class Contract:
         body: bytes,
         content_type: str = "application/json",
     ) -> list[str]:
-        request = _Request(method, raw_path, query_string, headers, body, content_type)
+        request = _Request(self.host, method, raw_path, query_string, headers, body, content_type)
         problems: list[str] = []
         with self._lock:
             for exc in self.openapi.iter_request_errors(request):
@@ -204,7 +213,7 @@ class Contract:
         body: bytes,
         content_type: str = "application/json",
     ) -> list[str]:
-        request = _Request(method, raw_path, query_string, {}, b"", "application/json")
+        request = _Request(self.host, method, raw_path, query_string, {}, b"", "application/json")
         response = _Response(status, headers, body, content_type)
         problems: list[str] = []
         with self._lock:

@@ -51,7 +51,14 @@ from generator.schemas import (
     schema_types,
     walk,
 )
-from generator.spec import SpecOperation, iter_operations, resolve_ref, success_body, success_schema
+from generator.spec import (
+    SpecOperation,
+    iter_operations,
+    listing_row,
+    request_body_schema,
+    resolve_ref,
+    success_schema,
+)
 from generator.yamlsrc import Located
 from ghmcp_runtime.declared import Completion, ErrorSpec, OnError, Repair, Resolve
 from ghmcp_runtime.errors import ENVELOPE_OUTPUT_SCHEMA, UNIVERSAL_CODES
@@ -72,6 +79,7 @@ NOT_FOUND_BY_PARAM = {
     "comment_id": "comment_not_found",
     "name": "label_not_found",
     "milestone_number": "milestone_not_found",
+    "assignee": "invalid_field",  # issues/check-user-can-be-assigned: 404 = cannot be assigned
     "org": "org_not_found",
 }
 # a generic last parameter (Forgejo's `{id}`, `{index}`) is named by the collection before it
@@ -108,6 +116,7 @@ class Builder:
         self.ops = {op.operation_id: op for op in iter_operations(document)}
         self.problems: list[Diagnostic] = []
         forge = FORGES.get(overrides.server.forge, GITHUB)  # an unknown forge is reported by check_forge
+        self.totals = forge.total_count_header is not None
         self.catalog: dict[str, ErrorCodeDef] = {**builtin_codes(forge), **overrides.error_codes}
         self.error_rules: list[tuple[Where, OnError]] = []  # the server-wide on_error, once built
 
@@ -279,7 +288,8 @@ class Builder:
                                                idempotency=None)
                 runtime_ops = {op.operation_id: runtime_operation(op) for op in ops}
                 built = DeclarationBuilder(body, loc, params, self.ops, runtime_ops, self.doc,
-                                           set(self.catalog), self.error, self.versioned).build()
+                                           set(self.catalog), self.error, self.versioned,
+                                           totals=self.totals).build()
                 declaration = built[0] if built else None
             completions = tuple(sorted((var, self.build_completion(spec, variables, (*loc, "completions", var)))
                                        for var, spec in t.completions.items()))
@@ -608,7 +618,8 @@ class Builder:
         if tool.steps is not None:
             runtime_ops = {op.operation_id: runtime_operation(op) for op in ops}
             builder = DeclarationBuilder(tool, loc, built_params, self.ops, runtime_ops, self.doc,
-                                         set(self.catalog), self.error, self.versioned, shapes)
+                                         set(self.catalog), self.error, self.versioned, shapes,
+                                         totals=self.totals)
             built = builder.build()
             if built is None:
                 return None
@@ -701,7 +712,7 @@ class Builder:
             built = build_resolve(
                 raw, (*loc, "params", k), kinds=kinds[raw.name], names=names, op=op,
                 operation=runtime_operation(self.build_operation(op)) if op is not None else None,
-                items=listing_items(self.doc, op) if op is not None else None, document=self.doc,
+                items=listing_row(self.doc, op) if op is not None else None, document=self.doc,
                 codes=set(self.catalog), error=self.error)
             ok = ok and built is not None
             if built is not None:
@@ -742,9 +753,8 @@ class Builder:
         if op is None:
             return None
         if where == "body":
-            body = op.node.get("requestBody", {}).get("content", {}).get("application/json", {})
             candidates = {}
-            for branch in object_branches(self.doc, body.get("schema", {})):
+            for branch in object_branches(self.doc, request_body_schema(self.doc, op)):
                 candidates.update(branch.get("properties", {}))
         else:
             candidates = {}
@@ -951,12 +961,6 @@ class Builder:
         return tuple(out)  # repair targets are checked, with locations, by the linter
 
 
-def listing_items(document: JSON, op: SpecOperation) -> JSON | None:
-    """The row schema of a listing (a JSON array success body), None for anything else."""
-    node = success_body(document, op)
-    return resolve_ref(document, node["items"]) if node is not None and node.get("type") == "array" else None
-
-
 def runtime_operation(op: IROperation) -> Operation:
     return Operation(operation_id=op.operation_id, method=op.method, path=op.path,
                      not_found=op.not_found, success_status=op.success_status)
@@ -1047,7 +1051,9 @@ def with_null(schema: JSONObject) -> JSONObject:
 
 def const_name(operation_id: str) -> str:
     """The Python constant naming an operation in the generated operations module."""
-    return re.sub(r"[^0-9a-zA-Z]+", "_", operation_id).upper()
+    # issues/get-label -> ISSUES_GET_LABEL; a camelCase id (Forgejo's issueGetLabel) -> ISSUE_GET_LABEL
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", operation_id)
+    return re.sub(r"[^0-9a-zA-Z]+", "_", words).upper()
 
 
 def pascal(name: str) -> str:

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from generator.diagnostics import closest
 from generator.ir import IRParam, IRShape
 from generator.overrides import (
+    AbsentDef,
     ErrorDef,
     MatchDef,
     NamesExistDef,
@@ -29,8 +30,15 @@ from generator.overrides import (
     ToolDef,
 )
 from generator.schemas import is_required, object_branches
-from generator.spec import SpecOperation, resolve_ref, success_schema
+from generator.spec import (
+    SpecOperation,
+    listing_row,
+    request_body_schema,
+    resolve_ref,
+    success_schema,
+)
 from ghmcp_runtime.declared import (
+    Absent,
     Compare,
     Condition,
     Declaration,
@@ -96,9 +104,8 @@ def step_id(operation_id: str) -> str:
 def spec_fields(document: Any, op: SpecOperation, where: str) -> dict[str, Any]:
     """The path/query parameters or JSON body properties an operation accepts, by name."""
     if where == "body":
-        body = op.node.get("requestBody", {}).get("content", {}).get("application/json", {})
         fields: dict[str, Any] = {}
-        for branch in object_branches(document, body.get("schema", {})):
+        for branch in object_branches(document, request_body_schema(document, op)):
             fields.update(branch.get("properties", {}))
         return fields
     found = {}
@@ -112,8 +119,7 @@ def spec_fields(document: Any, op: SpecOperation, where: str) -> dict[str, Any]:
 def required_fields(document: Any, op: SpecOperation, where: str) -> list[str]:
     """The query parameters or JSON body properties an operation requires, by name."""
     if where == "body":
-        body = resolve_ref(document, op.node.get("requestBody", {}))
-        schema = body.get("content", {}).get("application/json", {}).get("schema", {})
+        schema = request_body_schema(document, op)
         return sorted({name for branch in object_branches(document, schema)
                        for name in branch.get("properties", {}) if is_required(document, schema, name)})
     return sorted(name for raw in [*op.path_item.get("parameters", []), *op.node.get("parameters", [])]
@@ -182,6 +188,7 @@ class DeclarationBuilder:
     versioned: frozenset[str] = frozenset()  # shapes that declare a content version
     shapes: Mapping[str, IRShape] = field(default_factory=dict)
     repairs: list[tuple[Loc, Repair]] = field(default_factory=list)  # for the repair lint rules
+    totals: bool = False  # the forge reports a listing's total (guard.total can count it)
 
     def note_repair(self, loc: Loc, spec: ErrorDef | RecoverDef | NamesExistDef | None) -> None:
         built = _repair(spec.repair) if spec is not None else None
@@ -324,6 +331,7 @@ class DeclarationBuilder:
         paginate = self.paginate(raw, loc, names)
         compare = self.compare(raw, loc, known, body)
         names_exist = self.names_exist(raw, loc, names)
+        absent = self.absent(raw, loc, op)
         verify = self.verify(raw, loc, body)
         stored = self.stored(raw, loc, body)
         settle = self.settle(raw, loc, names, earlier, body)
@@ -331,6 +339,9 @@ class DeclarationBuilder:
         if raw.guard is not None:
             for key in ("refuse", "unknown"):
                 templates.append(((*loc, "guard", key), _error_templates(getattr(raw.guard, key))))
+        if raw.absent is not None:
+            templates += [((*loc, "absent", "match"), dict(raw.absent.match)),
+                          ((*loc, "absent", "refuse"), _error_templates(raw.absent.refuse))]
         self.required_bound(raw, op, loc, query, body, conditions)
         reads: set[str] = set()
         for tloc, template in templates:
@@ -346,8 +357,8 @@ class DeclarationBuilder:
         return Step(id=sid, operation=operation, path=path, query=query, body=body,
                     when=tuple(conditions), after=tuple(s.id for s in earlier if s.id in after),
                     on_error=tuple(on_error), reject=tuple(reject), paginate=paginate,
-                    compare=compare, guard=guard, names_exist=names_exist, verify=verify,
-                    settle=settle, stored=stored)
+                    compare=compare, guard=guard, names_exist=names_exist, absent=absent,
+                    verify=verify, settle=settle, stored=stored)
 
     def required_bound(self, raw: StepDef, op: SpecOperation, loc: Loc, query: Mapping[str, Any],
                        body: Mapping[str, Any], conditions: Sequence[Condition]) -> None:
@@ -460,8 +471,13 @@ class DeclarationBuilder:
             self.error((*loc, "compare", "against"), f"compare names {c.against!r}, not an earlier step",
                        f"earlier steps: {', '.join(sorted(known)) or 'none'}")
         self.body_fields((*loc, "compare"), c.fields, c.normalize, body)
+        for k, key in enumerate(c.carry):
+            if key not in body or key in c.fields:
+                self.error((*loc, "compare", "carry", k), f"carry names {key!r}, which is not a body "
+                           "field outside compare.fields", "carry a body field the write must always send")
         return Compare(against=c.against, fields=dict(c.fields), normalize=dict(c.normalize),
-                       changed=c.changed, names=self.row_names(c.against, c.fields, (*loc, "compare")))
+                       changed=c.changed, names=self.row_names(c.against, c.fields, (*loc, "compare")),
+                       carry=tuple(c.carry))
 
     def body_fields(self, loc: Loc, fields: Mapping[str, Any], normalize: Mapping[str, str],
                     body: dict[str, Any]) -> None:
@@ -554,12 +570,15 @@ class DeclarationBuilder:
         if s is None:
             return None
         sloc = (*loc, "settle")
-        deletes = raw.call in self.runtime_ops and self.runtime_ops[raw.call].method == "DELETE"
-        against = raw.compare.against if raw.compare else s.against if deletes else None
+        method = self.runtime_ops[raw.call].method if raw.call in self.runtime_ops else ""
+        if raw.compare is None and method == "POST":
+            return self.settle_create(s, sloc, earlier)
+        against = raw.compare.against if raw.compare else s.against if method == "DELETE" else None
         read = next((e for e in earlier if e.id == against and e.operation.method in READ_METHODS), None)
         if raw.call not in self.runtime_ops or read is None or (raw.compare and s.against):
-            self.error(sloc, "settle needs `compare` against an earlier read on the same step, or on "
-                       "a delete `against` naming one", "settle re-reads the resource with that read's operation")
+            self.error(sloc, "settle needs `compare` against an earlier read on the same step, on "
+                       "a delete `against` naming one, or on a create `against` an `absent` step",
+                       "settle re-reads the resource with that read's operation")
             return None
         if self.runtime_ops[raw.call].method in READ_METHODS:
             self.error(sloc, "settle is for a write step", "put it on the step that changes the resource")
@@ -569,7 +588,9 @@ class DeclarationBuilder:
                 self.error((*sloc, "path", key), f"{read_op.operation_id} has no path parameter {key!r}",
                            f"its path parameters are: {', '.join(path_names(read_op))}")
         self.check_refs(dict(s.path), (*sloc, "path"), names, set())
-        if any(ref.path[0] not in names for ref in references(body)):
+        carried = set(raw.compare.carry) if raw.compare else set()
+        if any(ref.path[0] not in names for key, value in body.items() if key not in carried
+               for ref in references(value)):
             self.error(sloc, "settle needs a body made of parameters",
                        "a repeat judges the resource by what the parameters ask, before any step ran")
         shown = success_schema(self.document, read_op) or {}
@@ -577,6 +598,36 @@ class DeclarationBuilder:
             self.error(sloc, f"{read_op.operation_id} answers without an `id`",
                        "settle tells the same resource by its id before and after the write")
         return Settle(path=dict(s.path), against=None if raw.compare else against)
+
+    def settle_create(self, s: Any, sloc: Loc, earlier: list[Step]) -> Settle | None:
+        listing = next((e for e in earlier if e.id == s.against and e.absent is not None), None)
+        if listing is None or s.path:
+            self.error(sloc, "settle on a create needs `against` naming an earlier `absent` step "
+                       "(and no `path`)", "the listing that showed no such row is read again")
+            return None
+        return Settle(against=listing.id)
+
+    def absent(self, raw: StepDef, loc: Loc, op: SpecOperation) -> Absent | None:
+        a: AbsentDef | None = raw.absent
+        if a is None:
+            return None
+        aloc = (*loc, "absent")
+        row = listing_row(self.document, op)
+        if row is None:
+            self.error(aloc, f"absent needs a listing: {raw.call} does not answer a JSON array",
+                       "call the operation that lists the rows (e.g. a label listing)")
+        else:
+            for key in a.match:
+                if key not in row.get("properties", {}):
+                    self.error((*aloc, "match", key), f"{key!r} is not a field of {raw.call}'s rows",
+                               f"row fields: {', '.join(sorted(row.get('properties', {})))}")
+        if a.refuse.code is None or a.refuse.code not in self.codes:
+            self.error((*aloc, "refuse", "code"), "absent.refuse needs a declared error code",
+                       "declare it under error_codes")
+        self.note_repair((*aloc, "refuse"), a.refuse)
+        refuse = error_spec(a.refuse)
+        assert refuse is not None
+        return Absent(match=dict(a.match), refuse=refuse, pages=a.pages)
 
     def guard(self, raw: StepDef, loc: Loc, names: set[str]) -> Guard | None:
         g = raw.guard
@@ -586,12 +637,17 @@ class DeclarationBuilder:
         if when is not None and when.param not in names:
             self.error((*loc, "guard", "when"), f"guard names unknown parameter {when.param!r}",
                        f"parameters are: {', '.join(sorted(names))}")
+        if not g.count and not g.total:
+            self.error((*loc, "guard"), "guard counts nothing", "give `count` (body paths) or `total: true`")
+        if g.total and not self.totals:
+            self.error((*loc, "guard", "total"), "this forge reports no listing totals",
+                       "count body fields with `count` instead")
         refuse = error_spec(g.refuse)
         assert refuse is not None
         self.note_repair((*loc, "guard", "refuse"), g.refuse)
         self.note_repair((*loc, "guard", "unknown"), g.unknown)
-        return Guard(count=tuple(g.count), refuse=refuse, when=when, unknown=error_spec(g.unknown),
-                     incomplete=g.incomplete, unknown_field=g.unknown_field)
+        return Guard(count=tuple(g.count), total=g.total, refuse=refuse, when=when,
+                     unknown=error_spec(g.unknown), incomplete=g.incomplete, unknown_field=g.unknown_field)
 
     def check_refs(self, template: Any, loc: Loc, names: set[str], known: set[str],
                    allow_count: bool = False) -> set[str]:
@@ -739,6 +795,8 @@ def _codes_of(raw: StepDef) -> set[str]:
     codes = {s.code for s in specs if s is not None and s.code}
     if raw.names_exist is not None:
         codes.add(raw.names_exist.code)
+    if raw.absent is not None and raw.absent.refuse.code:
+        codes.add(raw.absent.refuse.code)
     if raw.guard is not None and raw.guard.incomplete:
         codes.add("upstream_unavailable")
     return codes

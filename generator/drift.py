@@ -22,6 +22,7 @@ from generator.spec import (
     index_operations,
     load_pinned_spec,
     read_document_bytes,
+    request_body_schema,
     resolve_ref,
     spec_dir,
 )
@@ -201,10 +202,9 @@ def _param_lines(op_id: str, old: Side, new: Side, use: Usage) -> Iterator[tuple
 
 
 def _body(side: Side) -> tuple[dict[str, JSON], set[str]]:
-    content = side.op.node.get("requestBody", {}).get("content", {}).get("application/json", {})
     props: dict[str, JSON] = {}
     required: set[str] = set()
-    for branch in object_branches(side.doc, content.get("schema", {})):
+    for branch in object_branches(side.doc, request_body_schema(side.doc, side.op)):
         for name, node in branch.get("properties", {}).items():
             props.setdefault(name, node)
         required.update(branch.get("required", []))

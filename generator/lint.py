@@ -14,7 +14,7 @@ from generator.diagnostics import Diagnostic, Level, Where
 from generator.ir import IRServer, IRTool
 from generator.render import compact_bytes, wire_tool
 from generator.schemas import is_union
-from generator.spec import index_operations, resolve_ref
+from generator.spec import index_operations, request_body_schema, resolve_ref
 from generator.yamlsrc import Located
 from ghmcp_runtime.errors import ENVELOPE_OUTPUT_SCHEMA
 from ghmcp_runtime.rules import Rule, check_rules
@@ -335,8 +335,7 @@ def _spec_schema(document: Mapping[str, Any], ops: Mapping[str, Any], source: st
     if where == "body":
         from generator.schemas import object_branches
 
-        body = op.node.get("requestBody", {}).get("content", {}).get("application/json", {})
-        for branch in object_branches(document, body.get("schema", {})):
+        for branch in object_branches(document, request_body_schema(document, op)):
             if name in branch.get("properties", {}):
                 return resolve_ref(document, branch["properties"][name])
         return None

@@ -260,6 +260,9 @@ class CompareDef(Strict):
     fields: dict[str, str] = Field(description="body field -> dotted path in that step's body")
     normalize: dict[str, str] = Field(default_factory=dict, description="body field -> transform")
     changed: str = Field(default="changed_fields", description="output field listing what changed")
+    carry: list[str] = Field(
+        default_factory=list, description="body fields sent with every change but never compared or "
+        "reported (a forge that resets a field a PATCH leaves out: send the read's own value)")
 
 
 class StepCondition(Strict):
@@ -277,12 +280,21 @@ Condition = str | StepCondition | dict[str, Any]
 
 
 class GuardDef(Strict):
-    count: list[str] = Field(min_length=1, description="dotted paths in this step's body, summed")
+    count: list[str] = Field(default_factory=list, description="dotted paths in this step's body, summed")
+    total: bool = Field(default=False, description="count the listing's total as the forge reports "
+                        "it (Forgejo: the X-Total-Count header); with count, both are summed")
     refuse: ErrorDef
     when: dict[str, Any] | None = None
     unknown: ErrorDef | None = Field(default=None, description="this step failed: the count is unknown")
     incomplete: str | None = None
     unknown_field: str | None = None
+
+
+class AbsentDef(Strict):
+    match: dict[str, Any] = Field(min_length=1, description="row field -> template; a row equal on "
+                                  "every one of them refuses the call")
+    refuse: ErrorDef = Field(description="the error when such a row exists (nothing is written)")
+    pages: int = Field(default=10, ge=1, le=20, description="pages of the listing read at most")
 
 
 class NamesExistDef(Strict):
@@ -302,7 +314,8 @@ class VerifyDef(Strict):
 class SettleDef(Strict):
     against: str | None = Field(
         default=None, description="on a delete (no compare): the earlier read whose not-found, once "
-        "the answer was lost, shows the delete took effect")
+        "the answer was lost, shows the delete took effect; on a create: the earlier `absent` step, "
+        "whose one matching row, once the answer was lost, is what the write made")
     path: dict[str, Any] = Field(
         default_factory=dict, description="path parameters of the compare read where the write leaves "
         "the resource (a rename: {name: \"{new_name}\"}); templates read parameters only, and one "
@@ -325,6 +338,8 @@ class StepDef(Strict):
     guard: GuardDef | None = None
     names_exist: NamesExistDef | None = Field(
         default=None, description="this step's operation is the catalog the names must exist in")
+    absent: AbsentDef | None = Field(
+        default=None, description="this step's listing must hold no row like `match` (a name still free)")
     verify: VerifyDef | None = Field(default=None, description="report body fields the answer does not show")
     settle: SettleDef | None = Field(
         default=None, description="a write with compare: re-read the resource after a lost answer, "

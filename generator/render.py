@@ -20,6 +20,7 @@ from generator.spec import REPO_ROOT
 from ghmcp_runtime import capability_docs
 from ghmcp_runtime.capability_docs import ResourceLine, ToolLine
 from ghmcp_runtime.declared import Completion
+from ghmcp_runtime.forges import FORGES
 from ghmcp_runtime.model import Annotations, ErrorCode, FieldRule, Operation, Shape
 
 TEMPLATES = REPO_ROOT / "templates"
@@ -277,6 +278,7 @@ def render(
         "generator": NAME,
         "overrides_file": header_source,
         "server": server,
+        "forge": FORGES[server.forge].display_name,
         "tools": server.tools,
         "shapes": server.shapes,
         "runtime_shapes": shapes,

@@ -182,3 +182,16 @@ def success_schema(document: JSON, op: SpecOperation) -> JSON | None:
     if node is None:
         return None
     return resolve_ref(document, node["items"]) if node.get("type") == "array" else node
+
+
+def listing_row(document: JSON, op: SpecOperation) -> JSON | None:
+    """The row schema of a listing (a JSON array success body), None for anything else."""
+    node = success_body(document, op)
+    return resolve_ref(document, node["items"]) if node is not None and node.get("type") == "array" else None
+
+
+def request_body_schema(document: JSON, op: SpecOperation) -> JSON:
+    """The JSON request body's schema ({} without one); a `$ref`'d requestBody (as converted
+    Swagger 2.0 descriptions have them) is followed."""
+    body = resolve_ref(document, op.node.get("requestBody", {}))
+    return body.get("content", {}).get("application/json", {}).get("schema", {})

@@ -349,6 +349,7 @@ class _ToolRuntime:
             result = await tool.handler(tctx, args)
             await tctx.release_held()
         except ToolError as err:
+            tctx.writes.annotate(err)  # whatever built the error, it says what was applied
             if err.temporary and err.repair is None and set(args) <= set(tool.echo_safe):
                 err.repair = {"next_step": "retry_after_wait", "tool": tool.name, "arguments": dict(args)}
             raise

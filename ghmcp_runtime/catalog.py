@@ -32,7 +32,7 @@ from typing import Any
 
 from ghmcp_runtime.concurrent import gather
 from ghmcp_runtime.context import ToolContext
-from ghmcp_runtime.errors import ToolError
+from ghmcp_runtime.errors import ToolError, UpstreamError
 from ghmcp_runtime.model import Operation
 
 MAX_PAGES = 100  # without a lookup: at most 10,000 entries are read
@@ -64,10 +64,10 @@ class _Index:
 
 
 async def _page(ctx: ToolContext, catalog: Operation, path: Mapping[str, str | int],
-                page: int) -> tuple[list[str], bool]:
+                page: int, key: str = "name") -> tuple[list[str], bool]:
     size = ctx.forge.max_page_size
     resp = await ctx.call(catalog, path=path, query=ctx.forge.page_query(page, size))
-    return [str(item["name"]) for item in resp.data], ctx.forge.has_more(resp, page, size)
+    return [str(item[key]) for item in resp.data], ctx.forge.has_more(resp, page, size)
 
 
 async def list_names(ctx: ToolContext, catalog: Operation, path: Mapping[str, str | int],
@@ -83,37 +83,40 @@ async def list_names(ctx: ToolContext, catalog: Operation, path: Mapping[str, st
 
 
 async def _look_up(ctx: ToolContext, lookup: Operation, path: Mapping[str, str | int],
-                   name: str) -> str | None:
+                   name: str, key: str = "name", param: str = "name") -> str | None:
+    """The exact name of one entry; a bodiless yes (204, e.g. an assignee check) keeps `name`."""
     try:
-        resp = await ctx.call(lookup, path={**path, "name": name})
+        resp = await ctx.call(lookup, path={**path, param: name})
     except ToolError as err:
-        if err.code == lookup.not_found:
+        if err.code == lookup.not_found or (isinstance(err, UpstreamError) and err.status == 404):
             return None
         raise
-    return str(resp.data["name"])
+    return str(resp.data[key]) if isinstance(resp.data, Mapping) else name
 
 
 async def resolve_names(ctx: ToolContext, *, catalog: Operation, path: Mapping[str, str | int],
-                        names: Sequence[str], lookup: Operation | None = None) -> list[str | None]:
-    """The exact catalog name for each of `names` (same order), None where none exists."""
+                        names: Sequence[str], lookup: Operation | None = None,
+                        key: str = "name", param: str = "name") -> list[str | None]:
+    """The exact catalog name for each of `names` (same order), None where none exists. `key` is
+    the entries' name field, `param` the lookup's path parameter (assignees: login, assignee)."""
     wanted = list(dict.fromkeys(names))
     if not wanted:
         return []
     index = _Index()
-    chunk, more = await _page(ctx, catalog, path, 1)
+    chunk, more = await _page(ctx, catalog, path, 1, key)
     index.add(chunk)
     found = {name: index.find(name) for name in wanted}
     ask = [n for n in wanted if found[n] is None and (lookup is None or n in _UNADDRESSABLE)]
     page = 1
     while ask and more and page < MAX_PAGES:
         page += 1
-        chunk, more = await _page(ctx, catalog, path, page)
+        chunk, more = await _page(ctx, catalog, path, page, key)
         index.add(chunk)
         found.update({n: index.find(n) for n in ask})
         ask = [n for n in ask if found[n] is None]
     if lookup is not None:
         missing = [n for n in wanted if found[n] is None and n not in _UNADDRESSABLE]
-        exact = await gather([partial(_look_up, ctx, lookup, path, n) for n in missing])
+        exact = await gather([partial(_look_up, ctx, lookup, path, n, key, param) for n in missing])
         found.update(zip(missing, exact, strict=True))
     return [found[name] for name in names]
 
@@ -121,12 +124,14 @@ async def resolve_names(ctx: ToolContext, *, catalog: Operation, path: Mapping[s
 async def require_names(ctx: ToolContext, *, catalog: Operation, path: Mapping[str, str | int],
                         names: Mapping[str, Sequence[str]], lookup: Operation | None = None,
                         repair: Mapping[str, Any] | None = None, code: str = "label_not_found",
-                        kind: str = "label") -> dict[str, list[str]]:
+                        kind: str = "label", key: str = "name", param: str = "name",
+                        absent: str = "do not exist in the repository") -> dict[str, list[str]]:
     """The exact names per parameter (same order), or `code` naming every missing index.
 
     One catalog read serves every parameter; nothing is written, so the error says so."""
     every = [name for field in names.values() for name in field]
-    exact = iter(await resolve_names(ctx, catalog=catalog, path=path, names=every, lookup=lookup))
+    exact = iter(await resolve_names(ctx, catalog=catalog, path=path, names=every, lookup=lookup,
+                                     key=key, param=param))
     resolved = {field: [next(exact) for _ in values] for field, values in names.items()}
     where = [f"{field}[{i}]" for field, values in resolved.items()
              for i, name in enumerate(values) if name is None]
@@ -136,7 +141,7 @@ async def require_names(ctx: ToolContext, *, catalog: Operation, path: Mapping[s
         details.update({"field": fields[0]} if len(fields) == 1 else {"fields": fields})
         raise ToolError(
             code,
-            f"{len(where)} {kind} name(s) do not exist in the repository; nothing was changed.",
+            f"{len(where)} {kind} name(s) {absent}; nothing was changed.",
             details=details, repair=repair,
         )
     return {field: [n for n in values if n is not None] for field, values in resolved.items()}

@@ -10,8 +10,9 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
     await ctx.call(op, path=..., query=..., body=...) -> UpstreamResponse   (raises ToolError)
     ctx.mint_cursor(state, bound_to=...) -> str
     ctx.open_cursor(token, bound_to=..., field=..., restart_arguments=...) -> dict  (raises ToolError)
-    await ctx.idempotent(key, scope=..., fingerprint=..., run=..., recover=...) -> T
-        recover(first_attempt_started: datetime) -> T | None   (after an unknown outcome)
+    await ctx.idempotent(key, scope=..., fingerprint=..., run=..., recover=..., claimed=...,
+                         repair=...) -> T
+        recover(history: idempotency.History) -> T | None   (after an unknown outcome)
     ctx.project(shape_name, raw, detail, computed=..., include=..., omit=...) -> dict
     ctx.row(output_name, shape_name, raw) -> dict   (the row exactly as the tool's outputSchema has it)
     ctx.version(shape_name, raw) -> str   (the shape's declared content version)
@@ -22,6 +23,9 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
                         ctx.call refuses requests outside it before sending them
     ctx.confine_query(q) -> str   (a search query confined to ctx.repos; raises ToolError)
     ctx.requests_sent   int, upstream requests this call has started through ctx.call
+    ctx.forge_clock     ForgeClock: the forge's clock offset, as its answers' Date headers show it
+    ctx.writes          WriteLog: what the call's multi-step writes applied so far; once a write
+                        was sent, the runtime adds it to whatever error the call ends with
     ctx.slots           anyio.CapacityLimiter: how many of this call's upstream requests may be in
                         flight at once (ctx.call holds one slot per request; never call ctx.call
                         while holding one)
@@ -38,7 +42,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio
@@ -46,12 +49,14 @@ import anyio
 from ghmcp_runtime.concurrent import MAX_CONCURRENT
 from ghmcp_runtime.declared import OnError
 from ghmcp_runtime.error_rules import refine
-from ghmcp_runtime.errors import ToolError, UpstreamError
+from ghmcp_runtime.errors import ToolError, UpstreamError, WriteLog
+from ghmcp_runtime.forge_clock import ForgeClock
 from ghmcp_runtime.model import Detail, Operation, ToolSpec
 
 if TYPE_CHECKING:
     from ghmcp_runtime.allowlist import RepoAllowlist
     from ghmcp_runtime.forge_profile import ForgeProfile
+    from ghmcp_runtime.idempotency import History
     from ghmcp_runtime.lockdown import Lockdown
 
 T = TypeVar("T")
@@ -100,7 +105,11 @@ class Idempotency(Protocol):
         scope: Sequence[Any],
         fingerprint: str,
         run: Callable[[], Awaitable[Any]],
-        recover: Callable[[datetime], Awaitable[Any | None]] | None,
+        recover: Callable[[History], Awaitable[Any | None]] | None,
+        shared: Sequence[Any] | None = None,
+        claimed: Callable[[], str | None] | None = None,
+        offset: Callable[[], float | None] | None = None,
+        repair: Mapping[str, Any] | None = None,
     ) -> Any: ...
 
 
@@ -154,12 +163,20 @@ class ToolContext:
     lockdown: Lockdown | None = None
     repos: RepoAllowlist | None = None
     requests_sent: int = 0
+    writes: WriteLog = field(default_factory=WriteLog)
+    _own_clock: ForgeClock = field(default_factory=ForgeClock, repr=False)
     slots: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(MAX_CONCURRENT))
     error_rules: tuple[OnError, ...] = ()  # the server's own on_error (ghmcp_runtime.error_rules)
     host: Host | None = None
     dry_run: bool = False
     pace: Callable[[], Awaitable[None]] | None = None  # awaited before each write request
     forge: ForgeProfile = field(default_factory=_github)  # paging conventions (ghmcp_runtime.forges)
+
+    @property
+    def forge_clock(self) -> ForgeClock:
+        """The upstream's measure of the forge's clock (one of the call's own if it keeps none)."""
+        clock = getattr(self.upstream, "forge_clock", None)
+        return clock if isinstance(clock, ForgeClock) else self._own_clock
 
     @property
     def follow_redirects(self) -> bool:
@@ -254,13 +271,19 @@ class ToolContext:
         scope: Sequence[Any],
         fingerprint: str,
         run: Callable[[], Awaitable[T]],
-        recover: Callable[[datetime], Awaitable[T | None]] | None = None,
+        recover: Callable[[History], Awaitable[T | None]] | None = None,
+        claimed: Callable[[], str | None] | None = None,
+        repair: Mapping[str, Any] | None = None,
     ) -> T:
         """`run()` at most once per key (see idempotency.py). When an earlier attempt with the
-        key ended with an unknown outcome, `recover(first_attempt_started)` runs first and its
-        non-None answer is taken as that attempt's result."""
+        key ended with an unknown outcome, `recover(history)` runs first and its non-None answer
+        is taken as that attempt's result. `claimed()` names the item a finished write answered
+        with: no other call's recovery adopts it (keyed or not); `repair` says where to look
+        when the key is reused with other arguments while its first outcome is unknown."""
         result: T = await self.idempotency.run(
-            key=key, scope=(self.identity, *scope), fingerprint=fingerprint, run=run, recover=recover
+            key=key, scope=(self.identity, *scope), fingerprint=fingerprint, run=run, recover=recover,
+            shared=scope if claimed is not None else None, claimed=claimed,
+            offset=lambda: self.forge_clock.offset, repair=repair,
         )
         return result
 

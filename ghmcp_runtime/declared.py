@@ -113,6 +113,9 @@ class Compare:
     normalize: Mapping[str, str] = field(default_factory=dict)  # body field -> filter, both sides
     changed: str = "changed_fields"  # output field listing the changed parameters
     names: Mapping[str, str] = field(default_factory=dict)  # body field -> name in `changed`
+    # body fields sent with every change, never compared or reported (Forgejo resets an
+    # `is_archived` a PATCH leaves out: the read's own value is carried along)
+    carry: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -128,6 +131,9 @@ class Settle:
       call whose answer was lost renamed it), so the write is skipped; otherwise the not-found error.
     * On a delete (no `Compare`), `against` names the read: a lost answer with the re-read finding
       nothing (its not-found code) -> the delete took effect; the same resource -> not applied.
+    * On a create, `against` names the earlier `Absent` listing that found no row like the one
+      asked for: re-read, exactly one such row now is what the write made (applied); none -> not
+      applied; several -> unknown.
     """
 
     path: Mapping[str, Template] = field(default_factory=dict)
@@ -138,12 +144,23 @@ class Settle:
 class Guard:
     """Safe delete: count what still uses the resource; refuse unless the count is known to be 0."""
 
-    count: tuple[str, ...]  # dotted paths in this step's body, summed
+    count: tuple[str, ...] = ()  # dotted paths in this step's body, summed
+    total: bool = False  # count the listing's total (the forge's total-count header) as well
     refuse: ErrorSpec  # count > 0; `{count}` is available to its templates
     when: Condition | None = None  # the guard applies only then (e.g. delete_mode safe)
     unknown: ErrorSpec | None = None  # the count could not be obtained (this step failed)
     incomplete: str | None = None  # body flag meaning the count may be partial (search)
     unknown_field: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Absent:
+    """A value that must not be taken yet: the step's operation lists rows (every page, at most
+    `pages`), and a row whose `match` fields equal the rendered templates refuses the call."""
+
+    match: Mapping[str, Template]  # row field -> template
+    refuse: ErrorSpec
+    pages: int = 10
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -213,8 +230,9 @@ class Step:
     compare: Compare | None = None
     guard: Guard | None = None
     names_exist: NamesExist | None = None
+    absent: Absent | None = None
     verify: Verify | None = None
-    settle: Settle | None = None  # only on a write with `compare`
+    settle: Settle | None = None  # a write with `compare`, a delete, or a create after `absent`
     stored: Stored | None = None  # on a write that sends text
 
 

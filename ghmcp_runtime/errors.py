@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 # Codes the runtime itself can emit for any tool that talks to GitHub.
@@ -100,6 +101,34 @@ class OutcomeUnknown(UpstreamError):
         return self
 
 
+@dataclass(slots=True)
+class WriteLog:
+    """What a call's writes have done so far, kept on its context (`ToolContext.writes`) by
+    `writes.run_steps`: once a write was sent, every error the call raises, whoever built it
+    (an error mapper in a hook included), is answered with exactly these fields (`annotate`)."""
+
+    sent: bool = False
+    applied: list[str] = field(default_factory=list)  # fields GitHub shows changed
+    unknown: list[str] = field(default_factory=list)  # fields whose change is unknown
+
+    def annotate(self, err: ToolError) -> ToolError:
+        if not self.sent:
+            return err
+        details = dict(err.details or {})
+        if details.get("applied_fields") != self.applied:
+            details["applied_fields"] = list(self.applied)
+        err.details = details
+        if self.applied and APPLIED not in err.message:
+            err.message += f"{APPLIED}{', '.join(self.applied)}."
+        if self.unknown and UNKNOWN not in err.message:
+            err.message += f" Whether {', '.join(self.unknown)}{UNKNOWN}"
+        return err
+
+
+APPLIED = " Applied before the failure: "
+UNKNOWN = " changed is unknown: read the resource first."
+
+
 def repair(
     next_step: str, tool: str, arguments: Mapping[str, Any], alternative: str | None = None
 ) -> dict[str, Any]:
@@ -139,6 +168,8 @@ ENVELOPE_SCHEMA: dict[str, Any] = {
                 "count": {"type": "integer"},
                 "choices": {"type": "array", "items": {"type": "string"}},
                 "applied_fields": {"type": "array", "items": {"type": "string"}},
+                "concurrent_fields": {"type": "array", "items": {"type": "string"}},
+                "candidates": {"type": "array", "items": {"type": "object"}},
                 "allowed_repositories": {"type": "array", "items": {"type": "string"}},
             },
         },

@@ -83,6 +83,9 @@ class ForgeProfile:
     size_param: str
     max_page_size: int  # the largest page the forge serves; lookups read pages this size
     total_count_header: str | None = None  # a listing's total, when the forge sends one
+    # the forge ends a request that runs longer than this, so a write lands within it of being
+    # sent even when the client gave up sooner (recovery's window after a lost answer)
+    request_limit_s: float = 60.0
     parents: tuple[ParentProbe, ...] = ()
     errors: ErrorDialect
     token_rule: str  # what a well-formed token looks like, for the malformed-token refusal
@@ -97,10 +100,13 @@ class ForgeProfile:
         `rel="next"`, or else the total-count header."""
         if 'rel="next"' in resp.headers.get("link", ""):
             return True
-        total = resp.headers.get(self.total_count_header or "") if self.total_count_header else None
-        if total is not None and total.strip().isdigit():
-            return page * size < int(total)
-        return False
+        total = self.total_count(resp)
+        return total is not None and page * size < total
+
+    def total_count(self, resp: UpstreamResponse) -> int | None:
+        """A listing's total as the forge reports it (None: it does not, or not parseably)."""
+        raw = resp.headers.get(self.total_count_header) if self.total_count_header else None
+        return int(raw) if raw is not None and raw.strip().isdigit() else None
 
     def headers(self, api_version: str | None) -> dict[str, str]:
         out = {"Accept": self.accept}

@@ -122,6 +122,7 @@ GITHUB = ForgeProfile(
                                 reset="x-ratelimit-reset"),
     size_param="per_page",
     max_page_size=100,
+    request_limit_s=10.0,  # "GitHub will terminate the request" after 10 s (REST API timeouts)
     parents=(ParentProbe(params=("owner", "repo"), path="/repos/{owner}/{repo}",
                          code="repo_not_found", operation_id="repos/get"),),
     errors=GitHubErrors(),

@@ -12,9 +12,16 @@ part. Every later step names the token (`renew`, `mark_unknown`, `complete`, `re
 no-op once the key has another lease or none, so a stale attempt can neither finish nor free a
 newer attempt's key.
 
-First attempt. The store records when the key's first attempt began (`Claim.started_at`, wall
-clock, kept across take-overs); a later attempt hands it to `recover`, which looks for what an
-earlier attempt may have written from then on (recovery.py).
+History. The store records when the key's first attempt began (`Claim.started_at`, kept
+across take-overs) and, for every attempt whose answer was lost, when its write ran and GitHub's
+clock offset then (`Attempt`, recorded by `mark_unknown`); a later attempt hands that `History`
+to `recover`, which looks for what those attempts may have written (recovery.py). A pending key
+stays pending until its outcome is known: only a write that provably did not happen frees it
+(`release`); a recovery that cannot decide keeps it (`outcome_unknown`).
+
+Claims. The item a write answered with (its GitHub `id`) is claimed in a scope every caller
+shares (the tool and its scope arguments), whether the call had a key or not: recovery never
+adopts an item another call already answered with (`claimed`).
 """
 
 from __future__ import annotations
@@ -25,9 +32,8 @@ import logging
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
 import anyio
@@ -45,8 +51,71 @@ RETRY_WITH_THE_SAME_KEY = (
     "the request may have been applied; repeat the call with the same idempotency_key: the "
     "retry finds the first write instead of writing again"
 )
+MAX_ATTEMPTS = 10  # lost attempts recorded per key (a retry loop cannot grow an entry forever)
+UNRESOLVED = (
+    "An earlier call with this idempotency_key may already have written this, and GitHub's "
+    "records cannot tell: {why}. Nothing new was written."
+)
+REUSED = "This idempotency key was already used with different arguments."
+REUSED_PENDING = (
+    " That first call's outcome is unknown: it may have written. Repeat it with its own "
+    "arguments and this key to find out, or look for it first (repair); a new key may "
+    "write a second time."
+)
 
-Recover = Callable[[datetime], Awaitable[Any | None]]
+
+class RecoveryUnresolved(OutcomeUnknown):
+    """The earlier attempt's outcome stays unknown after looking: never write blindly; the key
+    stays pending (code `outcome_unknown`, not temporary)."""
+
+
+def unresolved(why: str, repair: Mapping[str, Any] | None = None,
+               **details: Any) -> RecoveryUnresolved:
+    return RecoveryUnresolved("outcome_unknown", UNRESOLVED.format(why=why),
+                              details={"field": "idempotency_key", "reason": why, **details},
+                              repair=repair)
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """A write whose answer was lost: when it was sent and when the attempt gave up, on the
+    attempting server's wall clock (epoch s), and GitHub's clock minus that clock as the server
+    knew it then (None: it had seen no answer from GitHub yet)."""
+
+    start: float
+    end: float
+    offset: float | None = None
+
+    def encode(self) -> list[float | None]:
+        return [self.start, self.end, self.offset]
+
+    @staticmethod
+    def decode(raw: Any) -> Attempt | None:
+        try:
+            start, end, offset = raw
+            return Attempt(float(start), float(end), None if offset is None else float(offset))
+        except (TypeError, ValueError):
+            return None
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    """What is known of a key's earlier attempts when a later one recovers."""
+
+    started_at: float  # when the first attempt began (the store's clock, epoch s)
+    attempts: tuple[Attempt, ...] = ()  # attempts that recorded their lost answers
+    unrecorded: bool = True  # an attempt may have ended without recording itself (crash)
+    claimed: frozenset[str] = frozenset()  # items other calls answered with: never this key's
+
+
+@dataclass(frozen=True, slots=True)
+class ItemClaim:
+    """The item a write answered with, claimed in a scope every caller shares."""
+
+    scope: str
+    item: str
+
+
+Recover = Callable[[History], Awaitable[Any | None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +126,8 @@ class Claim:
     running: bool = False  # pending and an attempt holds an unexpired lease (maybe elsewhere)
     lease: str | None = None  # state new: the token of this caller's lease
     started_at: float = 0.0  # new/pending: when the key's first attempt began (epoch s; 0 unknown)
+    attempts: tuple[Attempt, ...] = ()  # pending: the attempts that recorded a lost answer
+    lapsed: bool = False  # pending: the last lease ran out unrecorded (its attempt died)
 
 
 class IdempotencyStore(Protocol):
@@ -77,14 +148,22 @@ class IdempotencyStore(Protocol):
         no longer holds this lease."""
         ...
 
-    async def mark_unknown(self, key: str, lease: str) -> None:
+    async def mark_unknown(self, key: str, lease: str, attempt: Attempt | None = None) -> None:
         """Give `lease` up, keeping the entry pending: the outcome is unknown, the next
-        attempt recovers."""
+        attempt recovers; `attempt` (when a write was sent) is added to the entry's record."""
         ...
 
-    async def complete(self, key: str, lease: str, result: Any) -> None:
+    async def complete(self, key: str, lease: str, result: Any, claim: ItemClaim | None = None) -> None:
         """Mark the key done with a JSON-compatible result (kept for the entry's TTL), if the
-        entry still holds `lease`."""
+        entry still holds `lease`; `claim` is recorded with it (see `claim_item`)."""
+        ...
+
+    async def claim_item(self, claim: ItemClaim, ttl_s: float) -> None:
+        """Record that a call answered with `claim.item` (kept `ttl_s`)."""
+        ...
+
+    async def claimed(self, scope: str) -> frozenset[str]:
+        """The items claimed in `scope` and not expired."""
         ...
 
     async def release(self, key: str, lease: str) -> None:
@@ -107,6 +186,7 @@ class _Entry:
     lease: str = ""
     lease_until: float = 0.0
     result: Any = None
+    attempts: tuple[Attempt, ...] = ()
 
 
 class MemoryStore:
@@ -121,6 +201,7 @@ class MemoryStore:
         wall_clock: Callable[[], float] = time.time,
     ):
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._claims: OrderedDict[tuple[str, str], float] = OrderedDict()  # (scope, item) -> expiry
         self._max = max_entries
         self._clock = clock
         self._wall_clock = wall_clock
@@ -153,7 +234,8 @@ class MemoryStore:
         if entry is not None and entry.expires > now:
             running = entry.state == "pending" and entry.lease_until > now
             return Claim(entry.state, entry.fingerprint, copy.deepcopy(entry.result), running,
-                         started_at=entry.started_at)
+                         started_at=entry.started_at, attempts=entry.attempts,
+                         lapsed=entry.state == "pending" and bool(entry.lease) and not running)
         self._entries.pop(key, None)
         self._evict(now)
         entry = _Entry(fingerprint, "pending", ttl_s, now + ttl_s, self._wall_clock())
@@ -177,21 +259,49 @@ class MemoryStore:
         entry.expires = max(entry.expires, now + entry.ttl_s)
         return True
 
-    async def mark_unknown(self, key: str, lease: str) -> None:
+    async def mark_unknown(self, key: str, lease: str, attempt: Attempt | None = None) -> None:
         entry = self._leased(key, lease)
         if entry is not None:
             entry.lease, entry.lease_until = "", 0.0
+            if attempt is not None:
+                entry.attempts = (*entry.attempts, attempt)[-MAX_ATTEMPTS:]
 
-    async def complete(self, key: str, lease: str, result: Any) -> None:
+    async def complete(self, key: str, lease: str, result: Any, claim: ItemClaim | None = None) -> None:
         entry = self._leased(key, lease)
         if entry is None:
             return
         entry.state, entry.result, entry.lease = "done", copy.deepcopy(result), ""
         entry.expires = self._clock() + entry.ttl_s
+        if claim is not None:
+            await self.claim_item(claim, entry.ttl_s)
+
+    async def claim_item(self, claim: ItemClaim, ttl_s: float) -> None:
+        now = self._clock()
+        self._claims.pop((claim.scope, claim.item), None)
+        self._claims[(claim.scope, claim.item)] = now + ttl_s
+        while self._claims and (len(self._claims) > self._max or next(iter(self._claims.values())) <= now):
+            self._claims.popitem(last=False)  # in insertion order: the oldest first
+
+    async def claimed(self, scope: str) -> frozenset[str]:
+        now = self._clock()
+        return frozenset(item for (s, item), until in self._claims.items() if s == scope and until > now)
 
     async def release(self, key: str, lease: str) -> None:
         if self._leased(key, lease) is not None:
             del self._entries[key]
+
+
+def _no_offset() -> float | None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Write:
+    run: Callable[[], Awaitable[Any]]
+    recover: Recover | None
+    claim_scope: str | None
+    claimed: Callable[[], str | None] | None
+    offset: Callable[[], float | None]
 
 
 class IdempotencyRunner:
@@ -225,27 +335,42 @@ class IdempotencyRunner:
         fingerprint: str,
         run: Callable[[], Awaitable[Any]],
         recover: Recover | None,
+        shared: Sequence[Any] | None = None,
+        claimed: Callable[[], str | None] | None = None,
+        offset: Callable[[], float | None] | None = None,
+        repair: Mapping[str, Any] | None = None,
     ) -> Any:
+        """`run()` at most once per key. `shared` (the scope without the caller) and `claimed`
+        (the item the finished write answered with) claim that item for this call, keyed or
+        not; `offset` is GitHub's clock offset now (recorded with a lost attempt); `repair` is
+        where to look when a key is reused while its first outcome is unknown."""
+        claim_scope = None if shared is None else hashlib.sha256(
+            canonical_json(["claims", *shared])).hexdigest()
         if key is None:
-            return await run()
+            result = await run()
+            await self._claim_item(claim_scope, claimed)
+            return result
         store_key = hashlib.sha256(canonical_json([*scope, key])).hexdigest()
+        write = _Write(run, recover, claim_scope, claimed, offset or _no_offset)
         waited, delay = 0.0, self._poll_s
         while True:
             claim = await self._store.claim(store_key, fingerprint, self._ttl_s, self._lease_s)
             if claim.fingerprint != fingerprint:
+                pending = claim.state != "done"
                 raise ToolError(
-                    "invalid_field",
-                    "This idempotency key was already used with different arguments.",
-                    details={"field": "idempotency_key", "reason": "reused with different arguments"},
+                    "invalid_field", REUSED + (REUSED_PENDING if pending else ""),
+                    details={"field": "idempotency_key", "reason": "reused with different arguments"
+                             + (" while its first call's outcome is unknown" if pending else "")},
+                    repair=repair if pending else None,
                 )
             if claim.state == "done":
                 return claim.result
             if claim.state == "new" and claim.lease is not None:
-                return await self._attempt(store_key, claim.lease, None, run, recover)
+                return await self._attempt(store_key, claim.lease, None, write)
             if not claim.running:
                 lease = await self._store.take_over(store_key, self._lease_s)
                 if lease is not None:
-                    return await self._attempt(store_key, lease, self._first_start(claim), run, recover)
+                    return await self._attempt(store_key, lease, claim, write)
             if waited >= self._wait_s:
                 raise ToolError(
                     "upstream_unavailable",
@@ -259,46 +384,72 @@ class IdempotencyRunner:
             waited += delay
             delay = min(delay * 2, 0.5)
 
-    def _first_start(self, claim: Claim) -> datetime:
+    async def _history(self, claim: Claim, write: _Write) -> History:
         # an entry written without a start (older version) is searched over its whole window
         started = claim.started_at or time.time() - self._ttl_s
-        return datetime.fromtimestamp(started, tz=UTC)
+        try:
+            taken = await self._store.claimed(write.claim_scope) if write.claim_scope else frozenset()
+        except Exception as exc:  # without the claims, an item may be another call's
+            log_event("idempotency_store_error", level=logging.WARNING, op="claimed",
+                      error=type(exc).__name__)
+            raise unresolved("the server's idempotency store did not answer") from None
+        return History(started, claim.attempts, unrecorded=claim.lapsed or not claim.attempts,
+                       claimed=taken)
 
-    async def _attempt(
-        self,
-        store_key: str,
-        lease: str,
-        first_start: datetime | None,
-        run: Callable[[], Awaitable[Any]],
-        recover: Recover | None,
-    ) -> Any:
+    async def _attempt(self, store_key: str, lease: str, earlier: Claim | None, write: _Write) -> Any:
+        lost: list[Attempt] = []
+        writing = [False]  # recovery errors never free the key: they decide nothing
+
         async def recover_then_run() -> Any:
-            if first_start is not None and recover is not None:
-                found = await recover(first_start)
+            if earlier is not None and write.recover is not None:
+                try:
+                    found = await write.recover(await self._history(earlier, write))
+                except ToolError as err:
+                    if isinstance(err, OutcomeUnknown) or err.temporary:
+                        raise
+                    raise unresolved(f"a read the check needs failed ({err.code})") from None
                 if found is not None:  # an earlier attempt did write
                     return found
+            writing[0] = True
+            sent = time.time()
             try:
-                return await run()
+                return await write.run()
             except OutcomeUnknown as err:
+                lost.append(Attempt(sent, time.time(), write.offset()))
                 err.details = {**(err.details or {}), "reason": RETRY_WITH_THE_SAME_KEY}
+                raise
+            except BaseException:
+                lost.append(Attempt(sent, time.time(), write.offset()))
                 raise
 
         try:
             result = await self._while_leased(store_key, lease, recover_then_run)
         except ToolError as err:
             with anyio.CancelScope(shield=True):
-                if isinstance(err, OutcomeUnknown) or err.temporary:
-                    await self._store.mark_unknown(store_key, lease)  # the write may have happened
+                if writing[0] and not isinstance(err, OutcomeUnknown) and not err.temporary:
+                    await self._store.release(store_key, lease)  # the write provably failed
                 else:
-                    await self._store.release(store_key, lease)
+                    await self._store.mark_unknown(store_key, lease, lost[0] if lost else None)
             raise
         except BaseException:
             with anyio.CancelScope(shield=True):
-                await self._store.mark_unknown(store_key, lease)
+                await self._store.mark_unknown(store_key, lease, lost[0] if lost else None)
             raise
         with anyio.CancelScope(shield=True):
-            await self._store.complete(store_key, lease, result)
+            item = write.claimed() if write.claimed is not None else None
+            await self._store.complete(store_key, lease, result, ItemClaim(write.claim_scope, item)
+                                       if write.claim_scope and item else None)
         return result
+
+    async def _claim_item(self, claim_scope: str | None, claimed: Callable[[], str | None] | None) -> None:
+        item = claimed() if claimed is not None and claim_scope else None
+        if claim_scope is None or item is None:
+            return
+        try:
+            await self._store.claim_item(ItemClaim(claim_scope, item), self._ttl_s)
+        except Exception as exc:  # the write is done; only a later recovery could miss the claim
+            log_event("idempotency_store_error", level=logging.WARNING, op="claim_item",
+                      error=type(exc).__name__)
 
     async def _while_leased(self, store_key: str, lease: str, work: Callable[[], Awaitable[Any]]) -> Any:
         """`work()`, renewing the lease until it returns (errors are re-raised as they are)."""

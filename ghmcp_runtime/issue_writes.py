@@ -51,8 +51,11 @@ def patch_body(args: Mapping[str, Any], current: Mapping[str, Any], targets: Map
              if p in targets and ISSUE_VIEWS[p](current) != targets[p]}
     if "state" in patch:  # closing or reopening: GitHub's reasons unless one was given
         patch["state_reason"] = args.get("state_reason", "completed" if patch["state"] == "closed" else "reopened")
-    elif "state_reason" in patch:
-        patch["state"] = current["state"]  # GitHub reads state_reason only together with state
+    elif "state_reason" in patch and "state" in args:
+        # GitHub reads state_reason only together with state: the caller's state goes with it,
+        # never the state read earlier (that would undo a reopen or close made since); alone,
+        # GitHub ignores it and the answer says so (ignored_fields)
+        patch["state"] = args["state"]
     return patch
 
 

@@ -2,8 +2,11 @@
 
 One string per key, `<prefix><store key>`, holding JSON
 `{"s": "pending"|"done", "f": fingerprint, "c": lease token, "t": ttl_ms, "l": lease_until_ms,
-"st": first attempt's start (ms), "r": result}`. Every operation is one Lua script, so it is
-atomic across replicas; times come from the Redis clock (`TIME`), so replicas need not agree.
+"st": first attempt's start (ms), "a": [[start, end, offset], ...] attempts whose answers were
+lost (each on its own server's clock), "r": result}`, and one sorted set per claim scope,
+`<prefix>claims:<scope>`, of claimed items scored by when their claim expires (ms). Every
+operation is one Lua script, so it is atomic across replicas; lease and TTL times come from the
+Redis clock (`TIME`), so replicas need not agree.
 
 * `claim` creates a pending entry leased to the caller (a fresh token in `c`) when the key is
   absent, with a TTL of `t`; otherwise it reports the stored entry (state, fingerprint, result,
@@ -13,13 +16,15 @@ atomic across replicas; times come from the Redis clock (`TIME`), so replicas ne
   token: a stale attempt (its lease lapsed and was taken over) changes nothing. `renew` and
   every lease grant restart the entry's TTL, so a pending entry outlives its live attempt.
 * `complete` turns the entry into done with the result spliced in verbatim (never re-encoded
-  by cjson) and a fresh TTL window (the entry's own TTL, 10 minutes by default).
+  by cjson) and a fresh TTL window (the entry's own TTL, 10 minutes by default), and claims the
+  written item in the same script; `mark_unknown` appends the lost attempt to `a`.
 
 Redis failures: `claim`, `take_over` and `renew` raise `upstream_unavailable` (temporary;
-nothing was written to GitHub; the runner logs a failed renewal and keeps the attempt going).
-`mark_unknown`/`complete`/`release` only log: the write already happened (or definitely
-failed), the entry stays pending until its TTL, and a retry recovers it through the tool's
-`recover` step.
+nothing was written to GitHub; the runner logs a failed renewal and keeps the attempt going);
+`claimed` raises too (the runner answers `outcome_unknown` and keeps the key).
+`mark_unknown`/`complete`/`release`/`claim_item` only log: the write already happened (or
+definitely failed), the entry stays pending until its TTL, and a retry recovers it through the
+tool's `recover` step.
 
 `redis` is imported when a RedisStore is built, so the default (memory) start-up does not pay for it.
 """
@@ -33,8 +38,11 @@ from typing import Any
 from ghmcp_runtime.errors import ToolError
 from ghmcp_runtime.idempotency import (
     DEFAULT_LEASE_S,
+    MAX_ATTEMPTS,
+    Attempt,
     Claim,
     IdempotencyStore,
+    ItemClaim,
     MemoryStore,
     new_lease,
 )
@@ -60,12 +68,35 @@ local ttl = math.floor(tonumber(e.t) or 0)
 if ttl <= 0 then ttl = 600000 end
 """
 
-# ARGV[2] = result JSON. Fingerprint and TTL are kept.
+# ARGV[2] = result JSON. Fingerprint and TTL are kept. KEYS[2] (optional) = the claim scope's
+# set, ARGV[3] = the item it claims for the entry's TTL.
 _COMPLETE = _LEASED + """
 local value = '{"s":"done","f":' .. cjson.encode(tostring(e.f)) .. ',"c":"","t":' .. ttl
   .. ',"r":' .. ARGV[2] .. '}'
 redis.call('SET', KEYS[1], value, 'PX', ttl)
+if KEYS[2] then
+  redis.call('ZADD', KEYS[2], now_ms + ttl, ARGV[3])
+  if redis.call('PTTL', KEYS[2]) < ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
+end
 return 1
+"""
+
+# KEYS[1] = the claim scope's set; ARGV[1] = item; ARGV[2] = ttl ms.
+_CLAIM_ITEM = """
+local now = redis.call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local ttl = tonumber(ARGV[2])
+redis.call('ZADD', KEYS[1], now_ms + ttl, ARGV[1])
+if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
+return 1
+"""
+
+# KEYS[1] = the claim scope's set: its unexpired items.
+_CLAIMED = """
+local now = redis.call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now_ms)
+return redis.call('ZRANGE', KEYS[1], 0, -1)
 """
 
 _RELEASE = _LEASED + """
@@ -79,9 +110,18 @@ redis.call('SET', KEYS[1], cjson.encode(e), 'PX', math.max(ttl, tonumber(ARGV[2]
 return 1
 """
 
+# ARGV[2] = the lost attempt as JSON [start, end, offset], or '' when no write was sent;
+# ARGV[3] = how many attempts are kept.
 _MARK_UNKNOWN = _LEASED + """
 e.l = 0
 e.c = ''
+if ARGV[2] ~= '' then
+  local kept = {}
+  if type(e.a) == 'table' then for _, a in ipairs(e.a) do table.insert(kept, a) end end
+  table.insert(kept, cjson.decode(ARGV[2]))
+  while #kept > tonumber(ARGV[3]) do table.remove(kept, 1) end
+  e.a = kept
+end
 redis.call('SET', KEYS[1], cjson.encode(e), 'KEEPTTL')
 return 1
 """
@@ -145,6 +185,8 @@ class RedisStore:
         self._take_over = self._redis.register_script(_TAKE_OVER)
         self._mark_unknown = self._redis.register_script(_MARK_UNKNOWN)
         self._claim = self._redis.register_script(_CLAIM)
+        self._claim_item = self._redis.register_script(_CLAIM_ITEM)
+        self._claimed = self._redis.register_script(_CLAIMED)
 
     async def ping(self) -> bool:
         return bool(await self._redis.ping())
@@ -171,8 +213,12 @@ class RedisStore:
                 if stored.get("s") == "done":
                     return Claim("done", str(stored.get("f", "")), stored.get("r"))
                 running = float(stored.get("l") or 0) > float(answer[2])
+                raw = stored.get("a")  # cjson writes an empty list as {}
+                attempts: list[Any] = raw if isinstance(raw, list) else []
                 return Claim("pending", str(stored.get("f", "")), running=running,
-                             started_at=float(stored.get("st") or 0) / 1000)
+                             started_at=float(stored.get("st") or 0) / 1000,
+                             attempts=tuple(a for a in map(Attempt.decode, attempts) if a),
+                             lapsed=bool(stored.get("c")) and not running)
         except self._errors as exc:
             raise self._unavailable("claim", exc) from None
         raise self._unavailable("claim", None)
@@ -192,18 +238,42 @@ class RedisStore:
             raise self._unavailable("renew", exc) from None
         return int(renewed) == 1
 
-    async def mark_unknown(self, key: str, lease: str) -> None:
-        await self._settle("mark_unknown", self._mark_unknown, key, lease)
+    async def mark_unknown(self, key: str, lease: str, attempt: Attempt | None = None) -> None:
+        lost = _dumps(attempt.encode()) if attempt is not None else ""
+        await self._settle("mark_unknown", self._mark_unknown, [key], lease, lost, str(MAX_ATTEMPTS))
 
-    async def complete(self, key: str, lease: str, result: Any) -> None:
-        await self._settle("complete", self._complete, key, lease, _dumps(result))
+    async def complete(self, key: str, lease: str, result: Any, claim: ItemClaim | None = None) -> None:
+        if claim is None:
+            await self._settle("complete", self._complete, [key], lease, _dumps(result))
+        else:
+            await self._settle("complete", self._complete, [key, self._claims(claim.scope)], lease,
+                               _dumps(result), claim.item)
 
     async def release(self, key: str, lease: str) -> None:
-        await self._settle("release", self._release, key, lease)
+        await self._settle("release", self._release, [key], lease)
 
-    async def _settle(self, op: str, script: Any, key: str, lease: str, *args: str) -> None:
+    async def claim_item(self, claim: ItemClaim, ttl_s: float) -> None:
         try:
-            await script(keys=[self._prefix + key], args=[lease, *args])
+            await self._claim_item(keys=[self._claims(claim.scope)],
+                                   args=[claim.item, max(1, int(ttl_s * 1000))])
+        except self._errors as exc:  # logged: only a later recovery could miss the claim
+            log_event("idempotency_store_error", level=logging.WARNING, op="claim_item",
+                      error=type(exc).__name__)
+
+    async def claimed(self, scope: str) -> frozenset[str]:
+        try:
+            items = await self._claimed(keys=[self._claims(scope)])
+        except self._errors as exc:
+            raise self._unavailable("claimed", exc) from None
+        return frozenset(i.decode() if isinstance(i, bytes) else str(i) for i in items)
+
+    def _claims(self, scope: str) -> str:
+        return f"{self._prefix}claims:{scope}"
+
+    async def _settle(self, op: str, script: Any, keys: list[str], lease: str, *args: str) -> None:
+        try:
+            # the entry's key, then any other key the script touches (already full names)
+            await script(keys=[self._prefix + keys[0], *keys[1:]], args=[lease, *args])
         except self._errors as exc:  # the entry stays pending; its lease runs out, a retry recovers
             log_event("idempotency_store_error", level=logging.WARNING, op=op,
                       error=type(exc).__name__)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from functools import partial
 from typing import Any, Protocol
 from urllib.parse import urlencode
@@ -22,6 +21,7 @@ from ghmcp_runtime.concurrent import gather
 from ghmcp_runtime.confirm import digest as confirm_digest
 from ghmcp_runtime.context import READ_METHODS, ToolContext, UpstreamResponse
 from ghmcp_runtime.declared import (
+    Absent,
     Compare,
     Completion,
     Confirm,
@@ -39,11 +39,12 @@ from ghmcp_runtime.declared import (
 )
 from ghmcp_runtime.error_rules import matches
 from ghmcp_runtime.errors import OutcomeUnknown, ToolError
+from ghmcp_runtime.idempotency import History
 from ghmcp_runtime.model import CompletionHandler, Handler
 from ghmcp_runtime.outcomes import RESPONSE, Outcome, answered, holds, response_scope, skipped
 from ghmcp_runtime.paging import next_cursor, open_page, without
 from ghmcp_runtime.projection import walk as walk_path
-from ghmcp_runtime.recovery import Listing, find_created
+from ghmcp_runtime.recovery import Listing, find_created, learn_login
 from ghmcp_runtime.refs import MISSING, Scope, render, text_of, walk
 from ghmcp_runtime.resolve import find_row
 from ghmcp_runtime.settle import Verdict, judge, same_resource, shows, shows_all
@@ -225,17 +226,32 @@ class _Call:
             await confirm_or_refuse(self.ctx, self.decl.confirm, self.args)
         idem = self.decl.idempotency
         key = self.given.get(idem.key) if idem is not None else None
-        if idem is None or key is None:
+        if idem is None:
             return await self.run_steps()
+        recover = idem.recover
         scope = (self.ctx.tool.name, *(str(self.args.get(p, "")).lower() for p in idem.scope))
         fingerprint = hashlib.sha256(canonical_json(without(self.given, idem.key))).hexdigest()
         result: dict[str, Any] = await self.ctx.idempotent(
-            str(key), scope=scope, fingerprint=fingerprint, run=self.run_steps,
-            recover=self.recover if idem.recover is not None else None)
+            None if key is None else str(key), scope=scope, fingerprint=fingerprint,
+            run=self.run_steps, recover=self.recover if recover is not None else None,
+            claimed=self.written if recover is not None else None,
+            repair=_repair(ErrorSpec(repair=recover.repair), self.scope()) if recover else None)
         return result
 
-    async def recover(self, first_start: datetime) -> dict[str, Any] | None:
-        """The outputs of a write whose response was lost, if its row can be found."""
+    def written(self) -> str | None:
+        """The GitHub id of the item the keyed write answered with (claimed for this call), and
+        its author learned as the caller's login (GET /user may refuse to say)."""
+        idem = self.decl.idempotency
+        assert idem is not None and idem.recover is not None
+        row = self.results.get(idem.write)
+        if not isinstance(row, Mapping) or row.get("id") is None:
+            return None
+        learn_login(self.ctx, walk(row, (idem.recover.author_field, "login")))
+        return str(row["id"])
+
+    async def recover(self, history: History) -> dict[str, Any] | None:
+        """The outputs of a write whose response was lost, if its row can be found. The reads
+        before the write run first, so the row is compared with what the write sent."""
         idem = self.decl.idempotency
         assert idem is not None and idem.recover is not None
         r, scope = idem.recover, self.scope()
@@ -244,23 +260,26 @@ class _Call:
                           author_field=r.author_field, since_param=r.since_param)
         match = {k: None if v is MISSING else v for k, v in
                  ((k, render(v, scope)) for k, v in r.match.items())}
-        found = await find_created(self.ctx, listing, match=match, since=first_start,
+        found = await find_created(self.ctx, listing, match=match, history=history,
                                    repair=_repair(ErrorSpec(repair=r.repair), scope))
         if found is None:
             return None
-        self.results[idem.write] = found
         write = self.decl.step(idem.write)
+        if write.verify is not None or write.stored is not None:
+            await self.run_steps(until=write.id)  # so `sent` is what the write sent
         sent = render(dict(write.body), self.scope())
         if write.verify is not None:
             self.check_applied(write.verify, sent, found)
         if write.stored is not None:
             self.asked[write.id] = sent
+        self.results[idem.write] = found
         return self.outputs()
 
-    async def run_steps(self) -> dict[str, Any]:
+    async def run_steps(self, until: str | None = None) -> dict[str, Any]:
+        """The steps in waves; with `until`, only those before that step (none of them a write)."""
         if self.decl.resolve:
             self.args = await resolve_args(self.ctx, self.decl.resolve, self.args)
-        pending = list(self.decl.steps)
+        pending = [s for s in self.decl.steps if until is None or until not in {s.id, *s.after}]
         finished: set[str] = set()
         while pending:
             wave = [s for s in pending if set(s.after) <= finished]
@@ -297,6 +316,10 @@ class _Call:
         if step.names_exist is not None:
             await self.require_names(step, step.names_exist, path)
             return
+        if step.absent is not None:
+            if await self.matching_rows(step, step.absent, path, query):
+                raise build_error(step.absent.refuse, self.scope())
+            return
         if step.paginate is not None:
             page, size = self.page_of(step.paginate)
             query = {**query, **self.ctx.forge.page_query(page, size)}
@@ -326,7 +349,7 @@ class _Call:
             self.pages[step.id] = _Page(page, self.more(step, resp, page, size), size)
         self.results[step.id] = data
         if guard is not None:
-            self.check_guard(guard, data)
+            self.check_guard(guard, resp)
         if step.verify is not None:
             self.check_applied(step.verify, body, data)
 
@@ -358,15 +381,33 @@ class _Call:
             shown = self.results.get(step.compare.against)  # nothing differed: nothing was sent
         return [] if sent is None or shown is None else altered(sent, shown, spec.fields, spec.names)
 
+    async def matching_rows(self, step: Step, absent: Absent, path: dict[str, Any],
+                            query: dict[str, Any]) -> list[Any]:
+        """The rows of `step`'s listing (every page, at most `absent.pages`) equal to `match`."""
+        wanted = render(dict(absent.match), self.scope())
+        size = self.ctx.forge.max_page_size
+        found: list[Any] = []
+        for page in range(1, absent.pages + 1):
+            resp = await self.ctx.call(step.operation, path=path,
+                                       query={**query, **self.ctx.forge.page_query(page, size)})
+            rows = resp.data if isinstance(resp.data, list) else []
+            found += [r for r in rows if isinstance(r, Mapping)
+                      and all(r.get(k) == v for k, v in wanted.items())]
+            if not self.ctx.forge.has_more(resp, page, size):
+                break
+        return found
+
     def only_changed(self, compare: Compare, body: dict[str, Any]) -> dict[str, Any]:
         current = self.results.get(compare.against)
         changed = self.changed.setdefault(compare.changed, [])
         out: dict[str, Any] = {}
         for key, value in body.items():
-            if shows(compare, key, value, current):
+            if key in compare.carry or shows(compare, key, value, current):
                 continue
             out[key] = value
             changed.append(compare.names.get(key, key))
+        if out:  # what the forge would reset unless sent again
+            out.update({key: body[key] for key in compare.carry if key in body})
         return out
 
     # -- settle (see declared.Settle) -------------------------------------------------------
@@ -374,9 +415,14 @@ class _Call:
     async def settled(self, step: Step, sent: dict[str, Any], err: ToolError) -> Any:
         """GitHub's body when a re-read settles the failed `step`; MISSING when it does not."""
         if isinstance(err, OutcomeUnknown) and step.settle is not None:
-            if step.compare is None:
-                return await self.settle_delete(step.settle, err)
-            return await self.settle_lost(step.settle, step.compare, sent, err)
+            if step.compare is not None:
+                compared = {k: v for k, v in sent.items() if k not in step.compare.carry}
+                return await self.settle_lost(step.settle, step.compare, compared, err)
+            assert step.settle.against is not None  # the generator requires it without compare
+            listing = self.decl.step(step.settle.against)
+            if listing.absent is not None:
+                return await self.settle_created(listing, listing.absent, err)
+            return await self.settle_delete(step.settle, err)
         if err.code == step.operation.not_found:
             return await self.read_moved(step)
         return MISSING
@@ -392,6 +438,18 @@ class _Call:
         if verdict is Verdict.NOT_APPLIED:
             lost.not_applied()
         return after if verdict is Verdict.APPLIED else MISSING
+
+    async def settle_created(self, listing: Step, absent: Absent, lost: OutcomeUnknown) -> Any:
+        """The row a create made, when the listing that held none like it now holds exactly one."""
+        scope = self.scope()
+        try:
+            rows = await self.matching_rows(listing, absent, render(dict(listing.path), scope),
+                                            render(dict(listing.query), scope))
+        except (ToolError, Refused):
+            return MISSING
+        if not rows:
+            lost.not_applied()
+        return rows[0] if len(rows) == 1 else MISSING
 
     async def settle_delete(self, settle: Settle, lost: OutcomeUnknown) -> Any:
         """None (the delete is done) when the re-read finds nothing; MISSING when it does not settle."""
@@ -417,7 +475,8 @@ class _Call:
             scope = self.scope()
             try:
                 base, moved = render(dict(read.path), scope), render(dict(settle.path), scope)
-                wanted = render(dict(write.body), scope)
+                wanted = {k: v for k, v in render(dict(write.body), scope).items()
+                          if k not in compare.carry}
             except Refused:
                 continue
             if not wanted or all(base.get(k) == v for k, v in moved.items()):
@@ -488,11 +547,23 @@ class _Call:
             return err
         return self.unknown_error(guard.unknown, {"reason": guard.unknown.reason or err.message})
 
-    def check_guard(self, guard: Guard, data: Any) -> None:
+    def check_guard(self, guard: Guard, resp: UpstreamResponse) -> None:
+        data = resp.data
         total = 0
         for path in guard.count:
             value = walk(data, tuple(path.split(".")))
             total += int(value) if isinstance(value, int) else 0
+        if guard.total:
+            listed = self.ctx.forge.total_count(resp)
+            if listed is None:
+                details = {"reason": f"{self.ctx.forge.display_name}'s answer carried no total count"}
+                if guard.unknown_field:
+                    details["field"] = guard.unknown_field
+                if guard.unknown is None:
+                    raise ToolError("upstream_unavailable", details["reason"] + ".", temporary=True,
+                                    details=details)
+                raise self.unknown_error(guard.unknown, details)
+            total += listed
         prefix = render(guard.unknown.message, self.scope()) if guard.unknown else ""
         if total == 0 and guard.incomplete and walk(data, (guard.incomplete,)) is True:
             raise ToolError("upstream_unavailable", f"{prefix} {INCOMPLETE}".strip(), temporary=True,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 
@@ -23,6 +24,7 @@ Transform = Callable[[Any], Any]
 
 _HEX_COLOR = re.compile(r"#?([0-9A-Fa-f]{6})")
 _DATE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[T ].*)?")
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 COLOR_RULE = (
     "must be six hex digits, rrggbb or #rrggbb, in any case (e.g. d73a4a or #D73A4A); "
     "three-digit shorthand, color names and other lengths are refused"
@@ -35,6 +37,19 @@ def hex_color(value: Any) -> str:
     if match is None:
         raise Refused(COLOR_RULE)
     return match.group(1).lower()
+
+
+def hash_hex_color(value: Any) -> str:
+    """`#` and six lower-case hex digits (Forgejo's stored form); a shorthand is never expanded."""
+    return "#" + hex_color(value)
+
+
+def list_item(value: Any) -> str:
+    """A value that a comma-separated filter (Forgejo's `labels=a,b`) reads as one item."""
+    text = str(value)
+    if "," in text:
+        raise Refused("the value contains a comma, which a comma-separated filter reads as two values")
+    return text
 
 
 def lower(value: Any) -> Any:
@@ -64,16 +79,58 @@ def date(value: Any) -> Any:
     return match.group(1) if match else value
 
 
+def _nth_sunday(year: int, month: int, n: int) -> datetime:
+    """The n-th Sunday of the month at midnight UTC (n = -1: the last one)."""
+    if n > 0:
+        first = datetime(year, month, 1, tzinfo=UTC)
+        return first + timedelta(days=(6 - first.weekday()) % 7 + 7 * (n - 1))
+    nxt = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+    return nxt - timedelta(days=(nxt.weekday() + 1) % 7 or 7)
+
+
+def _pacific(when: datetime) -> datetime:
+    """An instant in US Pacific time (PDT -7 h / PST -8 h; US rules since 1987)."""
+    year = when.year
+    if year >= 2007:
+        start, end = _nth_sunday(year, 3, 2), _nth_sunday(year, 11, 1)
+    else:
+        start, end = _nth_sunday(year, 4, 1), _nth_sunday(year, 10, -1)
+    # 02:00 local: 10:00 UTC in PST when DST starts, 09:00 UTC in PDT when it ends
+    in_dst = start + timedelta(hours=10) <= when < end + timedelta(hours=9)
+    return when + timedelta(hours=-7 if in_dst else -8)
+
+
+def due_day(value: Any) -> Any:
+    """The calendar day GitHub keeps of a milestone due date: the US Pacific day of the instant
+    (2026-12-31T00:00:00Z is Dec 30 there); a bare YYYY-MM-DD is that day. GitHub answers with
+    that day's midnight in Pacific time (…T08:00:00Z), which maps back to the same day."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if _DAY.fullmatch(text):
+        return text
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return value
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return _pacific(when.astimezone(UTC)).date().isoformat()
+
+
 def empty_as_none(value: Any) -> Any:
     return None if value == "" else value
 
 
 TRANSFORMS: dict[str, Transform] = {
     "hex_color": hex_color,
+    "hash_hex_color": hash_hex_color,
+    "list_item": list_item,
     "lower": lower,
     "comma_join": comma_join,
     "search_phrase": search_phrase,
     "date": date,
+    "due_day": due_day,
     "empty_as_none": empty_as_none,
 }
 
@@ -83,16 +140,31 @@ def _as_is(value: Any) -> Any:
 
 
 def normalizer(name: str | None) -> Transform:
-    """The transform a comparison applies (`normalize` maps); none named: the value as it is."""
-    return TRANSFORMS.get(name or "", _as_is)
+    """The transform a comparison applies (`normalize` maps); none named: the value as it is.
+    A value the transform refuses (a forge's answer need not satisfy what we ask of arguments:
+    a color it stores in another form) is compared as it is, never raised."""
+    transform = TRANSFORMS.get(name or "")
+    if transform is None:
+        return _as_is
+
+    def lenient(value: Any) -> Any:
+        try:
+            return transform(value)
+        except Refused:
+            return value
+
+    return lenient
 
 
 # What each transform does, for docs/overrides.md and the generator's did-you-mean.
 DESCRIPTIONS: dict[str, str] = {
     "hex_color": "rrggbb or #rrggbb in any case -> six lower-case hex digits; anything else is refused",
+    "hash_hex_color": "rrggbb or #rrggbb in any case -> #rrggbb, lower-case; anything else is refused",
+    "list_item": "refuses values a comma-separated filter would split (,)",
     "lower": "lower-cases a string",
     "comma_join": "a list -> one comma-separated string",
     "search_phrase": "refuses values a quoted search qualifier cannot match exactly (\" \\ ,)",
     "date": "an ISO 8601 date or timestamp -> its YYYY-MM-DD date (for comparisons)",
+    "due_day": "an ISO 8601 timestamp -> the US Pacific calendar day GitHub keeps of a milestone due date (YYYY-MM-DD)",
     "empty_as_none": "\"\" -> null",
 }

@@ -21,6 +21,7 @@ import httpx
 from ghmcp_runtime.caller import usable_token
 from ghmcp_runtime.context import ToolContext, UpstreamResponse
 from ghmcp_runtime.errors import OutcomeUnknown, ToolError, UpstreamError
+from ghmcp_runtime.forge_clock import ForgeClock
 from ghmcp_runtime.forge_profile import ForgeProfile
 from ghmcp_runtime.forges import GITHUB
 from ghmcp_runtime.host_guard import is_loopback
@@ -135,6 +136,7 @@ class ForgeUpstream:
         self._sleep = sleep
         self._jitter = jitter
         self._cache = cache  # conditional reads, per caller; applies to the client built here
+        self.forge_clock = ForgeClock()  # the forge's clock against ours, from every answer's Date
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None or (self._owns_client and self._client.is_closed):
@@ -275,6 +277,7 @@ class ForgeUpstream:
             error: str | None = None
             forge_id: str | None = None
             cached: str | None = None
+            sent_at = time.time()  # the wall clock idempotency records attempts with
             try:
                 resp = await self._http().request(
                     method, url, params=params or None, headers=headers,
@@ -285,6 +288,8 @@ class ForgeUpstream:
                 if self.forge.request_id_header:
                     forge_id = resp.headers.get(self.forge.request_id_header)
                 cached = _cache_outcome(resp)
+                if cached != "not_modified":  # a cached answer's Date is as old as the answer
+                    self.forge_clock.observe(resp.headers.get("date"), sent_at, time.time())
                 self._note_rate_limit(ctx, resp)
             except httpx.RequestError as exc:
                 error = type(exc).__name__

@@ -29,7 +29,7 @@ from typing import Any
 
 from ghmcp_runtime.concurrent import outcomes
 from ghmcp_runtime.context import UpstreamResponse
-from ghmcp_runtime.errors import OutcomeUnknown, ToolError
+from ghmcp_runtime.errors import OutcomeUnknown, ToolError, WriteLog
 
 Resource = dict[str, Any]
 Views = Mapping[str, Callable[[Mapping[str, Any]], Any]]
@@ -88,18 +88,21 @@ def judge(before: Mapping[str, Any], after: Resource, views: Views, targets: Map
 
 async def run_steps(waves: Sequence[Sequence[Step]], before: Resource, *, views: Views,
                     targets: Mapping[str, Any], reread: Callable[[], Awaitable[Resource]],
-                    names: Mapping[str, str] | None = None) -> Outcome:
+                    names: Mapping[str, str] | None = None, log: WriteLog | None = None) -> Outcome:
     """Send the waves in order (a wave's steps together), following the resource; judge it
-    against the targets."""
+    against the targets. `log` (the call's `ToolContext.writes`) is kept current, so an error
+    raised after a write, here or by the caller, names exactly what was applied."""
     now = before
+    log = log if log is not None else WriteLog()
     for wave in waves:
-        now = await _run_wave(wave, before, now, views, list(targets), names or {}, reread)
+        now = await _run_wave(wave, before, now, views, list(targets), names or {}, reread, log)
     return judge(before, now, views, targets, names)
 
 
 async def _run_wave(wave: Sequence[Step], before: Resource, now: Resource, views: Views,
                     fields: list[str], names: Mapping[str, str],
-                    reread: Callable[[], Awaitable[Resource]]) -> Resource:
+                    reread: Callable[[], Awaitable[Resource]], log: WriteLog) -> Resource:
+    log.sent = True
     answers = await outcomes([step.send for step in wave])
     start = now
     failed: list[tuple[int, ToolError]] = []  # by position in the wave
@@ -118,11 +121,14 @@ async def _run_wave(wave: Sequence[Step], before: Resource, now: Resource, views
         now = settled  # what GitHub holds once every write of the wave has ended
         failed += [(i, err) for i, err in lost if not wave[i].shows(views, start, settled)]
         lost = []
+    log.applied = named(_differs(views, fields, before, now), names)
     if not failed and not lost:
         return now
+    log.unknown = named([f for i, _ in lost for f in wave[i].fields], names)
     first = min(failed + lost, key=lambda pair: pair[0])[1]
-    raise _annotated(first, before, now, views, fields, names, settled=settled is not None,
-                     unknown=[f for i, _ in lost for f in wave[i].fields] or None) from None
+    if isinstance(first, OutcomeUnknown) and settled is not None:
+        first.not_applied()
+    raise log.annotate(first) from None
 
 
 async def _settle(reread: Callable[[], Awaitable[Resource]]) -> Resource | None:
@@ -130,17 +136,3 @@ async def _settle(reread: Callable[[], Awaitable[Resource]]) -> Resource | None:
         return await reread()
     except ToolError:
         return None
-
-
-def _annotated(err: ToolError, before: Mapping[str, Any], now: Mapping[str, Any], views: Views,
-               fields: list[str], names: Mapping[str, str], *, settled: bool,
-               unknown: Sequence[str] | None) -> ToolError:
-    if isinstance(err, OutcomeUnknown) and settled:
-        err.not_applied()
-    applied = named(_differs(views, fields, before, now), names)
-    if applied:
-        err.details = {**(err.details or {}), "applied_fields": applied}
-        err.message += f" Applied before the failure: {', '.join(applied)}."
-    if unknown is not None:
-        err.message += f" Whether {', '.join(named(unknown, names))} changed is unknown: read the resource first."
-    return err

@@ -6,7 +6,7 @@ declared in github_issues.yaml. Copied into the package as `hooks.py`, typed aga
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, cast
 
 from ghmcp_runtime import ToolContext, ToolError, repair
@@ -240,10 +240,51 @@ async def _existing_labels(ctx: ToolContext, args: Mapping[str, Any],
         names=names, repair=repair("list_labels", "github_list_labels", _repo(args), CREATE_LABEL))
 
 
+async def _milestone_exists(ctx: ToolContext, args: Mapping[str, Any]) -> None:
+    """A milestone number GitHub would refuse is refused before anything is written."""
+    number = args.get("milestone")
+    if not isinstance(number, int) or isinstance(number, bool):
+        return  # a title is resolved among the open milestones; null clears
+    try:
+        await ctx.call(ops.ISSUES_GET_MILESTONE, path={**_repo(args), "milestone_number": number})
+    except ToolError as err:
+        if err.code != ops.ISSUES_GET_MILESTONE.not_found:
+            raise
+        raise ToolError("milestone_not_found", NO_SUCH_NUMBER,
+                        details={"field": "milestone", "reason": "no milestone has this number"}) from None
+
+
+async def _assignable(ctx: ToolContext, args: Mapping[str, Any]) -> None:
+    """Logins GitHub would refuse as assignees are refused before anything is written (GitHub's
+    own check: the repository's assignees, then one question per login not on the first page)."""
+    if args.get("assignee_logins"):
+        await require_names(
+            ctx, catalog=ops.ISSUES_LIST_ASSIGNEES, lookup=ops.ISSUES_CHECK_USER_CAN_BE_ASSIGNED,
+            path=_repo(args), names={"assignee_logins": args["assignee_logins"]},
+            code="invalid_field", kind="assignee", key="login", param="assignee",
+            absent="cannot be assigned in the repository")
+
+
+def _refuse_before_writing(args: Mapping[str, Any]) -> None:
+    """Values GitHub refuses that need no read to know: a title of only whitespace (GitHub trims
+    titles) and a reopening reason for a closed issue."""
+    if "title" in args and not str(args["title"]).strip():
+        raise ToolError("invalid_field", "The title is empty once GitHub trims its surrounding "
+                        "whitespace; nothing was changed.",
+                        details={"field": "title", "reason": "only whitespace"})
+    if args.get("state") == "closed" and args.get("state_reason") == "reopened":
+        raise ToolError("invalid_field", "state_reason reopened goes with state open; nothing was "
+                        "changed.", details={"field": "state_reason",
+                                             "reason": "reopened is not a reason to close"})
+
+
 def _as_milestone_error(err: ToolError) -> ToolError:
+    """GitHub refusing the milestone in the PATCH (deleted after it was checked); what the call
+    had applied by then is added to whatever this returns (ctx.writes)."""
     if err.code != "invalid_field" or (err.details or {}).get("field") != "milestone":
         return err
-    return ToolError("milestone_not_found", NO_SUCH_NUMBER,
+    return ToolError("milestone_not_found", "GitHub refused the milestone number (it was deleted "
+                     "after it was checked).",
                      details={"field": "milestone", "reason": "GitHub rejected the milestone number"})
 
 
@@ -262,11 +303,18 @@ async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs, resolve: R
     # One wave of reads: the milestone by title, the label names, and the issue (started last:
     # its version is checked). Any read needing a second request widens the window between the
     # version check and the writes, so the issue is then read again after them.
+    # Every value GitHub could refuse is checked here (labels, milestone, assignees), so a write
+    # wave never meets a refusal beside writes it cannot take back.
+    _refuse_before_writing(args)
     wanted = {"add_labels": args.get("add_labels", []), "remove_labels": args.get("remove_labels", [])}
     sent = ctx.requests_sent
-    resolved, names, current = await gather([
-        lambda: resolve(args), lambda: _existing_labels(ctx, args, wanted), lambda: _get_raw_issue(ctx, args)])
-    if ctx.requests_sent - sent > 1 + any(wanted.values()) + isinstance(args.get("milestone"), str):
+    reads: list[Callable[[], Awaitable[Any]]] = [lambda: resolve(args), lambda: _existing_labels(ctx, args, wanted),
+             lambda: _milestone_exists(ctx, args), lambda: _assignable(ctx, args),
+             lambda: _get_raw_issue(ctx, args)]
+    resolved, names, _, _, current = await gather(reads, limit=len(reads))
+    one_each = (1 + any(wanted.values()) + (args.get("milestone") is not None)
+                + bool(args.get("assignee_logins")))
+    if ctx.requests_sent - sent > one_each:
         current = await _get_raw_issue(ctx, args)
     args = cast(GithubUpdateIssueArgs, resolved)
     add, remove = (list(dict.fromkeys(names[f])) for f in ("add_labels", "remove_labels"))
@@ -297,7 +345,8 @@ async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs, resolve: R
     try:
         done = await run_steps(waves, dict(current),
                                views={**ISSUE_VIEWS, **label_views(add, remove)}, targets=targets,
-                               reread=lambda: _get_raw_issue(ctx, args), names=ROW_FIELD)
+                               reread=lambda: _get_raw_issue(ctx, args), names=ROW_FIELD,
+                               log=ctx.writes)
     except ToolError as err:
         raise _as_milestone_error(err) from None
     return _answer(ctx, done.after, done.changed, altered(args, done.after, TEXT_FIELDS), done.ignored)

@@ -10,6 +10,13 @@ ISSUES_ADD_LABELS = Operation(
     not_found="issue_not_found",
     success_status=(200,),
 )
+ISSUES_CHECK_USER_CAN_BE_ASSIGNED = Operation(
+    operation_id="issues/check-user-can-be-assigned",
+    method="GET",
+    path="/repos/{owner}/{repo}/assignees/{assignee}",
+    not_found="invalid_field",
+    success_status=(204,),
+)
 ISSUES_CREATE = Operation(
     operation_id="issues/create",
     method="POST",
@@ -50,6 +57,20 @@ ISSUES_GET_LABEL = Operation(
     method="GET",
     path="/repos/{owner}/{repo}/labels/{name}",
     not_found="label_not_found",
+    success_status=(200,),
+)
+ISSUES_GET_MILESTONE = Operation(
+    operation_id="issues/get-milestone",
+    method="GET",
+    path="/repos/{owner}/{repo}/milestones/{milestone_number}",
+    not_found="milestone_not_found",
+    success_status=(200,),
+)
+ISSUES_LIST_ASSIGNEES = Operation(
+    operation_id="issues/list-assignees",
+    method="GET",
+    path="/repos/{owner}/{repo}/assignees",
+    not_found="repo_not_found",
     success_status=(200,),
 )
 ISSUES_LIST_COMMENTS = Operation(

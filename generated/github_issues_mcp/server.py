@@ -38,7 +38,7 @@ from ghmcp_runtime.runner import completer, declared, resolving
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+0683e566dc22"
+FINGERPRINT = "github-issues-mcp@0.1.0+d1a0c5e143d5"
 
 
 def _text(name: str) -> str:
@@ -1075,6 +1075,9 @@ TOOLS = (
             operations.ISSUES_UNLOCK,
             operations.ISSUES_LIST_LABELS_FOR_REPO,
             operations.ISSUES_GET_LABEL,
+            operations.ISSUES_GET_MILESTONE,
+            operations.ISSUES_LIST_ASSIGNEES,
+            operations.ISSUES_CHECK_USER_CAN_BE_ASSIGNED,
         ),
         annotations=Annotations(
             read_only=False, open_world=True, destructive=True, idempotent=True
@@ -1154,6 +1157,9 @@ TOOLS = (
             operations.ISSUES_UNLOCK,
             operations.ISSUES_LIST_LABELS_FOR_REPO,
             operations.ISSUES_GET_LABEL,
+            operations.ISSUES_GET_MILESTONE,
+            operations.ISSUES_LIST_ASSIGNEES,
+            operations.ISSUES_CHECK_USER_CAN_BE_ASSIGNED,
             operations.ISSUES_LIST_FOR_REPO,
             operations.SEARCH_ISSUES_AND_PULL_REQUESTS,
         ),

@@ -33,7 +33,7 @@ from ghmcp_runtime.runner import declared
 
 from . import operations
 
-FINGERPRINT = "github-milestones-mcp@0.1.0+01bac30e5b1e"
+FINGERPRINT = "github-milestones-mcp@0.1.0+146cd5cc471d"
 
 
 def _text(name: str) -> str:
@@ -262,7 +262,7 @@ GITHUB_UPDATE_MILESTONE = Declaration(
                     "due_on": "due_on",
                     "state": "state",
                 },
-                normalize={"due_on": "date"},
+                normalize={"due_on": "due_day"},
             ),
             settle=Settle(),
             stored=Stored(fields={"title": ("title",), "description": ("description",)}),

@@ -25,9 +25,9 @@ pytestmark = pytest.mark.anyio
 TOKEN = "ghp_everyservertesttoken00000000000000001"
 
 
-def _env(api_url: str) -> dict[str, str]:
+def _env(server: Server, api_url: str) -> dict[str, str]:
     # no PYTHONPATH: the venv alone must find the package, from any directory
-    return {"PATH": os.environ.get("PATH", ""), "GITHUB_API_URL": api_url, "GITHUB_TOKEN": TOKEN}
+    return {"PATH": os.environ.get("PATH", ""), **server.env(api_url, TOKEN)}
 
 
 def tools_json(listed: Any) -> bytes:
@@ -40,7 +40,7 @@ def tools_json(listed: Any) -> bytes:
 async def test_the_console_script_serves_the_published_tools(server: Server, tmp_path: Path) -> None:
     script = Path(sys.executable).parent / server.name
     assert script.is_file(), f"{script} is missing: `make generate` installs every server's console script"
-    params = StdioServerParameters(command=str(script), env=_env("https://api.github.com"),
+    params = StdioServerParameters(command=str(script), env=_env(server, "https://forge.example.com/api"),
                                    cwd=str(tmp_path))
     async with Client(params, cache=None) as client:
         assert client.server_info is not None and client.server_info.name == server.name
@@ -52,7 +52,7 @@ async def test_every_read_tool_answers_from_githubs_examples(server: Server, pri
                                                             tmp_path: Path) -> None:
     mock = prism(read_operations(server), overrides=server.overrides)
     params = StdioServerParameters(command=sys.executable, args=["-m", server.package],
-                                   env=_env(mock.base_url), cwd=str(tmp_path))
+                                   env=_env(server, mock.base_url), cwd=str(tmp_path))
     async with Client(params, cache=None) as client:
         for tool in read_tools(server):
             result = await client.call_tool(tool.name, dict(tool.example))

@@ -61,3 +61,38 @@ async def test_a_read_only_collaborator_cannot_push_or_ask(fake: FakeGitHub, see
 async def test_unknown_users_are_not_found(gh: httpx.AsyncClient) -> None:
     response = await gh.get(permission_url("nobody-here"))
     assert response.status_code == 404
+
+
+async def test_assignable_users_are_the_collaborators(fake: FakeGitHub, gh: httpx.AsyncClient) -> None:
+    listed = await gh.get(f"/repos/{OWNER}/{REPO}/assignees", params={"per_page": 100})
+    logins = [u["login"] for u in listed.json()]
+    assert listed.status_code == 200 and "hubot" in logins and "jane" not in logins
+    assert logins == sorted(logins, key=str.casefold)
+    checks = {login: (await gh.get(f"/repos/{OWNER}/{REPO}/assignees/{login}")).status_code
+              for login in ("hubot", "HUBOT", "jane", "nobody-here")}
+    assert checks == {"hubot": 204, "HUBOT": 204, "jane": 404, "nobody-here": 404}
+
+
+async def test_an_installation_token_acts_as_its_bot_and_cannot_read_the_user(
+        fake: FakeGitHub, seeded: dict[str, int]) -> None:
+    fake.add_installation_token("ghs_installationtoken000000000000000001", "triage-bot")
+    async with fake.client("ghs_installationtoken000000000000000001") as bot:
+        user = await bot.get("/user")
+        created = await bot.post(f"/repos/{OWNER}/{REPO}/issues", json={"title": "from an app"})
+    assert user.status_code == 403 and user.json()["message"] == "Resource not accessible by integration"
+    assert "x-oauth-scopes" not in user.headers
+    assert created.status_code == 201
+    assert (created.json()["user"]["login"], created.json()["user"]["type"]) == ("triage-bot[bot]", "Bot")
+
+
+async def test_every_answer_carries_the_fakes_clock_in_date(gh: httpx.AsyncClient, fake: FakeGitHub) -> None:
+    from email.utils import parsedate_to_datetime
+
+    from fakegithub import offset_clock
+
+    fake.clock = offset_clock(-45)
+    answer = await gh.get(f"/repos/{OWNER}/{REPO}")
+    missing = await gh.get(f"/repos/{OWNER}/{REPO}/assignees/nobody-here")
+    shown = parsedate_to_datetime(answer.headers["date"])
+    assert abs((fake.state.now() - shown).total_seconds()) <= 1
+    assert "date" in missing.headers

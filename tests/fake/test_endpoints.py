@@ -48,6 +48,8 @@ async def test_every_operation_happy_path(fake: FakeGitHub, gh: httpx.AsyncClien
         ("GET", "/user", None, 200),
         ("GET", "/user/repos", {"per_page": 100}, 200),
         ("GET", f"{R}/collaborators/hubot/permission", None, 200),
+        ("GET", f"{R}/assignees", None, 200),
+        ("GET", f"{R}/assignees/hubot", None, 204),
     ]
     for method, url, payload, status in calls:
         if method == "GET":

@@ -54,8 +54,8 @@ class Session:
 class Opened:
     """`async with Opened(server) as session:` — one official-client session on a server."""
 
-    def __init__(self, server: Any, secrets: tuple[str, ...] = ()) -> None:
-        self.client = Client(server, cache=None)
+    def __init__(self, server: Any, secrets: tuple[str, ...] = (), mode: str = "auto") -> None:
+        self.client = Client(server, cache=None, mode=mode)
         self.secrets = secrets
 
     async def __aenter__(self) -> Session:

@@ -59,20 +59,28 @@ async def test_a_keyed_issue_is_stored_exactly_as_sent(fake: FakeGitHub, seeded:
     assert [r.body for r in fake.calls("issues/create")] == [{"title": "Safari crash", **extra}]
 
 
+def written_at(fake: FakeGitHub) -> datetime:
+    """When the fake stamped its last write (created_at of what a lost answer created)."""
+    stamp = fake.state._last_stamp
+    assert stamp is not None
+    return stamp
+
+
 async def test_comment_recovery_reads_every_page_of_a_busy_thread(fake: FakeGitHub,
                                                                   seeded: dict[str, Any]) -> None:
     """Regression: recovery read only the first 100 comments of the window, so on a thread with
-    120 recent comments the retry posted a second comment."""
+    120 comments made while the call ran the retry posted a second comment."""
     number = fake.add_issue(OWNER, REPO, "busy thread")
-    for i in range(120):
-        fake.add_comment(OWNER, REPO, number, f"bot comment {i}", author="hubot")
-    for i in range(30):  # the caller's own recent comments, other words
-        fake.add_comment(OWNER, REPO, number, f"{SAID} ({i})", author="octocat")
     srv = server(fake)
     args = {**REPO_ARGS, "issue_number": number, "body": SAID, "idempotency_key": "busy-0001"}
     lose_the_answer(fake, "issues/create-comment")
     lost = await call(srv, "github_add_comment", args)
     assert lost["code"] == "upstream_unavailable"
+    during = written_at(fake)  # made in the same second as the lost write
+    for i in range(120):
+        fake.add_comment(OWNER, REPO, number, f"bot comment {i}", author="hubot", created_at=during)
+    for i in range(30):  # the caller's own, other words
+        fake.add_comment(OWNER, REPO, number, f"{SAID} ({i})", author="octocat", created_at=during)
     retry = await call(srv, "github_add_comment", args)
     assert "code" not in retry, retry
     assert len(fake.calls("issues/create-comment")) == 1
@@ -83,12 +91,13 @@ async def test_comment_recovery_reads_every_page_of_a_busy_thread(fake: FakeGitH
 
 async def test_issue_recovery_finds_the_issue_among_the_callers_newest(fake: FakeGitHub,
                                                                        seeded: dict[str, Any]) -> None:
-    for i in range(150):
-        fake.add_issue(OWNER, REPO, f"Safari crash #{i}", body=SAID, author="octocat")
     srv = server(fake)
     args = {**REPO_ARGS, "title": "Safari crash", "body": SAID, "idempotency_key": "newest-0001"}
     lose_the_answer(fake, "issues/create")
     assert (await call(srv, "github_create_issue", args))["code"] == "upstream_unavailable"
+    during = written_at(fake)
+    for i in range(150):  # the caller's own, made while the call ran (another agent's)
+        fake.add_issue(OWNER, REPO, f"Safari crash #{i}", body=SAID, author="octocat", created_at=during)
     retry = await call(srv, "github_create_issue", args)
     assert [i.number for i in fake.issues(OWNER, REPO) if i.title == "Safari crash"] == [retry["issue"]["issue_number"]]
     assert len(fake.calls("issues/create")) == 1
@@ -140,8 +149,11 @@ async def test_two_identical_candidates_leave_the_outcome_unknown_and_write_noth
     for _ in range(2):  # the key stays unresolved: never a blind second post
         unknown = await call(srv, "github_add_comment", args)
         assert unknown["code"] == "outcome_unknown" and unknown["temporary"] is False
+        mine = [c.id for c in fake.comments(OWNER, REPO, number) if c.body == SAID]
         assert unknown["details"] == {"field": "idempotency_key", "count": 2,
-                                      "reason": unknown["details"]["reason"]}
+                                      "reason": unknown["details"]["reason"],
+                                      "candidates": unknown["details"]["candidates"]}
+        assert [c["id"] for c in unknown["details"]["candidates"]] == mine
         assert unknown["repair"]["tool"] == "github_get_issue"
         assert unknown["repair"]["arguments"] == {**REPO_ARGS, "issue_number": number}
         assert SAID not in json.dumps(unknown)

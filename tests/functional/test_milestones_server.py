@@ -114,7 +114,7 @@ async def test_update_changes_only_what_differs(fake: FakeGitHub, seeded: dict[s
     base = {**REPO_ARGS, "milestone_number": number}
     async with opened(fake) as s:
         same = await s.ok("github_update_milestone", {**base, "title": "v2.0", "description": "old",
-                                                      "due_on": "2027-05-01T00:00:00Z"})
+                                                      "due_on": "2027-05-01T12:00:00Z"})
         assert same["changed_fields"] == [] and fake.calls("issues/update-milestone") == []
         closed = await s.ok("github_update_milestone", {**base, "state": "closed", "description": "old"})
         assert closed["changed_fields"] == ["state"]

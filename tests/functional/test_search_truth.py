@@ -113,3 +113,16 @@ async def test_incomplete_search_results_are_reported(fake: FakeGitHub, seeded: 
         _, partial = await call(client, "github_search_issues", args)
     assert "incomplete" not in complete and len(complete["issues"]) == 6
     assert partial["incomplete"] is True and len(partial["issues"]) == 2
+
+
+def test_n11_every_list_tool_states_its_cursor_semantics() -> None:
+    # offset pages can skip or repeat items that move between pages (inherent: GitHub pages by
+    # offset); an agent must be told, and that a search cursor works only with its own query
+    from github_issues_mcp import SERVER as ISSUES
+    from github_milestones_mcp import SERVER as MILESTONES
+
+    tools = {t.name: t.description for spec in (ISSUES, MILESTONES) for t in spec.tools}
+    for name in ("github_search_issues", "github_list_labels", "github_list_milestones"):
+        assert "offsets" in tools[name], name
+    assert "skipped or repeated" in tools["github_search_issues"]
+    assert "same arguments" in tools["github_search_issues"]

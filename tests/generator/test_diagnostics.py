@@ -200,7 +200,7 @@ def _mistakes() -> list[Mistake]:
         r"template reads 'current': not a parameter or an earlier step")
     add("settle-without-compare",
         lambda: replace(t, "settle: {against: current}", "settle: {}", delete),
-        r"settle needs `compare` against an earlier read on the same step, or on a delete `against`")
+        r"settle needs `compare` against an earlier read on the same step, on a delete `against`")
     add("settle-against-no-step",
         lambda: replace(t, "settle: {against: current}", "settle: {against: currant}", delete),
         r"settle needs `compare` against an earlier read")

@@ -278,8 +278,13 @@ async def test_settings_select_the_redis_store_for_build_server(redis_url: str, 
         first = await a.call_tool("github_create_issue", args)
         second = await b.call_tool("github_create_issue", args)
     assert first.structured_content["issue"]["issue_number"] == second.structured_content["issue"]["issue_number"]
-    keys = await raw.keys(DEFAULT_PREFIX + "*")
-    assert len(keys) == 1 and json.loads(await raw.get(keys[0]))["s"] == "done"
+    keys = sorted(await raw.keys(DEFAULT_PREFIX + "*"))
+    claims = [k for k in keys if k.startswith(DEFAULT_PREFIX + "claims:")]
+    entries = [k for k in keys if k not in claims]
+    assert len(entries) == 1 and json.loads(await raw.get(entries[0]))["s"] == "done"
+    # the issue's id is claimed for that key: no other call's recovery may adopt it
+    issue_id = next(i.id for i in fake.issues(OWNER, REPO) if i.title == "Wired")
+    assert len(claims) == 1 and await raw.zrange(claims[0], 0, -1) == [str(issue_id)]
     assert len(fake.calls("issues/create")) == 1
     assert fake.violations == []
 
@@ -300,3 +305,31 @@ async def test_an_attempt_longer_than_the_lease_keeps_it_across_replicas(
     """Regression: the lease was never renewed, so the other replica took the key over after it
     ran out and wrote a second time while the first attempt was still running."""
     await long_attempt_scenario(stores[0], stores[1])
+
+
+async def test_lost_attempts_and_claimed_items_are_shared_by_replicas(stores: list[RedisStore]) -> None:
+    from ghmcp_runtime.idempotency import Attempt, ItemClaim
+
+    a, b, _ = stores
+    first = (await a.claim("k", "fp", 600, lease_s=0.2)).lease
+    assert first
+    await a.mark_unknown("k", first, Attempt(100.0, 101.5, -45.0))
+    seen = await b.claim("k", "fp", 600)
+    assert seen.attempts == (Attempt(100.0, 101.5, -45.0),) and not seen.lapsed
+    second = await b.take_over("k", lease_s=0.2)
+    assert second
+    await b.mark_unknown("k", second, Attempt(200.0, 201.0, None))
+    third = await a.take_over("k", lease_s=0.2)  # this attempt dies without a word
+    assert third
+    await anyio.sleep(0.3)
+    later = await b.claim("k", "fp", 600)
+    assert later.attempts == (Attempt(100.0, 101.5, -45.0), Attempt(200.0, 201.0, None)) and later.lapsed
+
+    await a.claim_item(ItemClaim("scope-1", "41"), ttl_s=0.3)
+    done = (await a.claim("k2", "fp", 600)).lease
+    assert done
+    await a.complete("k2", done, {"n": 1}, ItemClaim("scope-1", "42"))
+    assert await b.claimed("scope-1") == frozenset({"41", "42"})
+    assert await b.claimed("scope-2") == frozenset()
+    await anyio.sleep(0.4)
+    assert await b.claimed("scope-1") == frozenset({"42"})  # 41's claim expired

@@ -70,9 +70,11 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     return Installed(python, home)
 
 
-def _server_env(api_url: str, **extra: str) -> dict[str, str]:
-    return clean_env(GITHUB_API_URL=api_url, GHMCP_CURSOR_SECRET="wheel-tests",
-                      GHMCP_SERVER_SECRET="wheel-tests", GHMCP_ALLOW_INSECURE_API_URL="1", **extra)
+def _server_env(server: str, api_url: str, token: str | None = None) -> dict[str, str]:
+    """The forge's own variables (GITHUB_*, FORGEJO_*) for `server`; the token only when given."""
+    forge = BY_PACKAGE[server].env(api_url, token or "")
+    return clean_env(GHMCP_CURSOR_SECRET="wheel-tests", GHMCP_SERVER_SECRET="wheel-tests",
+                     GHMCP_ALLOW_INSECURE_API_URL="1", **{k: v for k, v in forge.items() if v})
 
 
 async def _serves_the_published_surface(client: Client, server: str) -> None:
@@ -120,7 +122,7 @@ async def test_the_installed_command_serves_tools_json_over_stdio(installed: Ins
                                                                    prism: StartPrism) -> None:
     mock = prism(read_operations(BY_PACKAGE[server]), overrides=BY_PACKAGE[server].overrides)
     params = StdioServerParameters(command=str(installed.script(server)),
-                                   env=_server_env(mock.base_url, GITHUB_TOKEN=TOKEN), cwd=str(installed.home))
+                                   env=_server_env(server, mock.base_url, TOKEN), cwd=str(installed.home))
     async with Client(params, cache=None) as client:
         await _serves_the_published_surface(client, server)
 
@@ -129,7 +131,7 @@ async def test_the_installed_command_serves_tools_json_over_stdio(installed: Ins
 async def test_the_installed_command_serves_tools_json_over_http(installed: Installed, server: str,
                                                                  prism: StartPrism) -> None:
     mock = prism(read_operations(BY_PACKAGE[server]), overrides=BY_PACKAGE[server].overrides)
-    with _http_server([str(installed.script(server))], _server_env(mock.base_url),
+    with _http_server([str(installed.script(server))], _server_env(server, mock.base_url),
                       installed.home) as port:
         async with mcp_client(f"http://127.0.0.1:{port}/mcp", TOKEN) as client:
             await _serves_the_published_surface(client, server)

@@ -302,7 +302,10 @@ async def test_recover_gets_the_first_attempts_start_across_take_overs() -> None
         await go(r, Writes(unknown()), recover=recover)
     clock.now = 300.0
     assert await go(r, Writes(), recover=recover) == {"number": 1}
-    assert [s.timestamp() for s in starts] == [1_800_000_000.0] * 2
+    assert [h.started_at for h in starts] == [1_800_000_000.0] * 2
+    # each lost attempt recorded when its write ran: the first, then the second
+    assert [len(h.attempts) for h in starts] == [1, 2] and not starts[1].unrecorded
+    assert all(a.start <= a.end for a in starts[1].attempts)
 
 
 async def test_a_lost_answer_advises_the_same_key_only_when_there_is_one() -> None:
@@ -319,3 +322,84 @@ async def test_a_lost_answer_advises_the_same_key_only_when_there_is_one() -> No
     with pytest.raises(OutcomeUnknown) as keyed:
         await go(runner(), Writes(lost()))
     assert keyed.value.details == {"reason": RETRY_WITH_THE_SAME_KEY}
+
+
+async def test_n06_a_recovery_that_cannot_read_keeps_the_key_and_answers_outcome_unknown() -> None:
+    # n06 (d): the error used to release the key, and the next retry posted a duplicate
+    store = MemoryStore(clock=Clock())
+    r, w = IdempotencyRunner(store), Writes(unknown())
+    with pytest.raises(OutcomeUnknown):
+        await go(r, w)
+
+    async def refused(history: Any) -> Any:
+        raise ToolError("insufficient_scope", "Resource not accessible by integration")
+
+    for _ in range(2):
+        with pytest.raises(ToolError) as info:
+            await go(r, w, recover=refused)
+        assert info.value.code == "outcome_unknown" and not info.value.temporary
+        assert "insufficient_scope" in str(info.value.details)
+    assert w.calls == 1  # never a second write
+    assert (await store.claim(store_key("k1", "u_1", "issues_create"), "fp1", 600)).state == "pending"
+
+
+async def test_claimed_items_are_kept_with_results_keyed_or_not_and_handed_to_recovery() -> None:
+    # n09, n06 (e): an item another call answered with is never adopted
+    store = MemoryStore(clock=Clock())
+    r = IdempotencyRunner(store)
+    shared = ("issues_create", "octo", "repo")
+
+    async def claimed_run(item: str) -> Any:
+        return await r.run(key=None, scope=("u_2", *shared), fingerprint="fp", run=Writes(),
+                           recover=None, shared=shared, claimed=lambda: item)
+
+    await claimed_run("41")  # an unkeyed call answered with item 41
+    await r.run(key="a", scope=("u_1", *shared), fingerprint="fp", run=Writes(), recover=None,
+                shared=shared, claimed=lambda: "42")
+    with pytest.raises(OutcomeUnknown):
+        await r.run(key="b", scope=("u_1", *shared), fingerprint="fp", run=Writes(unknown()),
+                    recover=None, shared=shared, claimed=lambda: None)
+    seen: list[Any] = []
+
+    async def recover(history: Any) -> Any:
+        seen.append(history.claimed)
+        return None
+
+    await r.run(key="b", scope=("u_1", *shared), fingerprint="fp", run=Writes(), recover=recover,
+                shared=shared, claimed=lambda: "43")
+    assert seen == [frozenset({"41", "42"})]
+
+
+async def test_a_store_that_cannot_say_what_is_claimed_leaves_the_outcome_unknown() -> None:
+    class NoClaims(MemoryStore):
+        async def claimed(self, scope: str) -> frozenset[str]:
+            raise ConnectionError("store down")
+
+    r, w = IdempotencyRunner(NoClaims(clock=Clock())), Writes(unknown())
+    kw: dict[str, Any] = {"shared": ("t",), "claimed": lambda: None}
+    with pytest.raises(OutcomeUnknown):
+        await r.run(key="k", scope=("u",), fingerprint="fp", run=w, recover=None, **kw)
+
+    async def recover(history: Any) -> Any:
+        raise AssertionError("not without the claims")
+
+    with pytest.raises(ToolError) as info:
+        await r.run(key="k", scope=("u",), fingerprint="fp", run=w, recover=recover, **kw)
+    assert info.value.code == "outcome_unknown" and w.calls == 1
+
+
+async def test_n15_a_key_reused_while_its_outcome_is_unknown_says_the_first_may_have_written() -> None:
+    r = runner()
+    with pytest.raises(OutcomeUnknown):
+        await go(r, Writes(unknown()))
+    look = {"next_step": "find_issue", "tool": "github_search_issues", "arguments": {}}
+    with pytest.raises(ToolError) as info:
+        await r.run(key="k1", scope=("u_1", "issues_create"), fingerprint="other", run=Writes(),
+                    recover=None, repair=look)
+    assert info.value.code == "invalid_field" and "may have written" in info.value.message
+    assert info.value.repair == look
+    await go(r, Writes())  # the original arguments settle it
+    with pytest.raises(ToolError) as done:
+        await r.run(key="k1", scope=("u_1", "issues_create"), fingerprint="other", run=Writes(),
+                    recover=None, repair=look)
+    assert "may have written" not in done.value.message and done.value.repair is None

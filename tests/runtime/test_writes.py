@@ -10,7 +10,7 @@ import pytest
 
 from ghmcp_runtime.concurrent import MAX_CONCURRENT
 from ghmcp_runtime.context import UpstreamResponse
-from ghmcp_runtime.errors import ToolError
+from ghmcp_runtime.errors import ToolError, WriteLog
 from ghmcp_runtime.writes import Resource, Step, run_steps
 
 pytestmark = pytest.mark.anyio
@@ -88,3 +88,22 @@ async def test_every_step_of_a_failing_wave_runs_and_no_later_wave_is_sent() -> 
                         reread=reread, names=NAMES)
     assert sorted(sent) == ["add", "title"]
     assert caught.value.details == {"applied_fields": ["labels"]}
+
+
+async def test_the_write_log_annotates_any_error_the_caller_raises_after_the_writes() -> None:
+    # n01: an error mapper that builds a new error must not drop what was applied
+    before = {"title": "t", "labels": ["b"], "reason": None}
+    log = WriteLog()
+    assert log.annotate(ToolError("invalid_field", "Before any write.")).details is None
+    with pytest.raises(ToolError) as caught:
+        await run_steps([[step(("add",), {"labels": ["a", "b"]}), step(("title",), {}, fail=True)]],
+                        dict(before), views=VIEWS, targets={"add": frozenset({"a"}), "title": "T"},
+                        reread=reread, names=NAMES, log=log)
+    assert caught.value.details == {"applied_fields": ["labels"]}
+    mapped = log.annotate(ToolError("milestone_not_found", "GitHub refused it.",
+                                    details={"field": "milestone"}))
+    assert mapped.details == {"field": "milestone", "applied_fields": ["labels"]}
+    assert mapped.message == "GitHub refused it. Applied before the failure: labels."
+    assert log.annotate(mapped).message == mapped.message  # once
+    nothing = WriteLog(sent=True)
+    assert nothing.annotate(ToolError("conflict", "x")).details == {"applied_fields": []}

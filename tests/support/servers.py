@@ -19,6 +19,14 @@ class Server:
     overrides: Path
     name: str  # the distribution and console script
     package: str  # generated/<package>/
+    forge: str = "github"  # the forge profile (ghmcp_runtime.forges): its token and URL variables
+
+    def env(self, api_url: str, token: str) -> dict[str, str]:
+        """The variables that point the server at `api_url` with `token` (GITHUB_*, FORGEJO_*)."""
+        from ghmcp_runtime.forges import FORGES
+
+        profile = FORGES[self.forge]
+        return {profile.api_url_env: api_url, profile.token_env: token}
 
     @property
     def directory(self) -> Path:
@@ -32,7 +40,8 @@ def discover(overrides: Path = OVERRIDES) -> list[Server]:
     found = []
     for path in sorted(overrides.glob("*.yaml")):
         data: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
-        found.append(Server(path, data["server"]["name"], data["server"]["package"]))
+        server = data["server"]
+        found.append(Server(path, server["name"], server["package"], server.get("forge", "github")))
     return found
 
 

@@ -1,0 +1,9 @@
+"""A stateful, contract-faithful fake of Forgejo's REST API (repository and organisation labels,
+issues and pull requests carrying them, organisations, scoped tokens, private repositories,
+faults), validated against the pinned Forgejo description; it shares its machinery (request
+pipeline, faults, contract checks, transports, serving) with `fakegithub`."""
+
+from fakeforgejo.fake import OPERATIONS, FakeForgejo
+from fakeforgejo.state import ALL_SCOPES, Issue, Label, Org, Repo, Token, User
+
+__all__ = ["ALL_SCOPES", "OPERATIONS", "FakeForgejo", "Issue", "Label", "Org", "Repo", "Token", "User"]

@@ -1,0 +1,118 @@
+"""Forgejo's JSON for the fake's objects (`services/convert` of Forgejo v11.0.1), and paging.
+
+Fields Forgejo sends as `null` although the description types them non-null (an open issue's
+`closed_at`, an issue's `milestone`, `assignee`, `pull_request`, `due_date`) are left out, so every
+answer validates against the pinned description.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
+from urllib.parse import urlencode
+
+from fakeforgejo.state import Issue, Label, Org, Repo, State, User
+from fakegithub.clock import iso
+
+T = TypeVar("T")
+DEFAULT_PAGING_NUM = 30  # [api] DEFAULT_PAGING_NUM
+MAX_RESPONSE_ITEMS = 50  # [api] MAX_RESPONSE_ITEMS
+
+
+def user(api: str, u: User) -> dict[str, Any]:
+    web = api.removesuffix("/api/v1")
+    return {"id": u.id, "login": u.login, "login_name": "", "full_name": u.full_name,
+            "email": f"{u.login.lower()}@noreply.forgejo.test", "avatar_url": f"{web}/avatars/{u.id}",
+            "html_url": f"{web}/{u.login}", "language": "", "is_admin": False, "active": True,
+            "prohibit_login": False, "restricted": False, "visibility": "public",
+            "created": iso(u.created) if u.created else "2024-01-01T00:00:00Z"}
+
+
+def org(api: str, o: Org) -> dict[str, Any]:
+    web = api.removesuffix("/api/v1")
+    return {"id": o.id, "name": o.name, "username": o.name, "full_name": "", "email": "",
+            "avatar_url": f"{web}/avatars/o{o.id}", "description": "", "website": "",
+            "location": "", "visibility": o.visibility, "repo_admin_change_team_access": True}
+
+
+def label(api: str, lb: Label, state: State) -> dict[str, Any]:
+    if lb.repo is not None:
+        repo = state.repos[lb.repo]
+        url = f"{api}/repos/{repo.owner}/{repo.name}/labels/{lb.id}"
+    else:
+        owner = state.orgs[lb.org or ""]
+        url = f"{api}/orgs/{owner.name}/labels/{lb.id}"
+    return {"id": lb.id, "name": lb.name, "exclusive": lb.exclusive, "is_archived": lb.is_archived,
+            "color": lb.color.lstrip("#"), "description": lb.description, "url": url}
+
+
+def repository(api: str, r: Repo, state: State, login: str) -> dict[str, Any]:
+    web = api.removesuffix("/api/v1")
+    access = state.access(r, login)
+    owner = state.user(r.owner)
+    return {
+        "id": r.id, "name": r.name, "full_name": r.full_name, "owner": user(api, owner),
+        "description": "", "empty": False, "private": r.private, "fork": False, "template": False,
+        "mirror": False, "size": 0, "html_url": f"{web}/{r.full_name}",
+        "url": f"{api}/repos/{r.full_name}", "clone_url": f"{web}/{r.full_name}.git",
+        "default_branch": "main", "has_issues": True, "has_pull_requests": True,
+        "archived": False, "created_at": iso(r.created_at), "updated_at": iso(r.created_at),
+        "open_issues_count": sum(1 for i in r.issues.values() if not i.is_pull and i.state == "open"),
+        "permissions": {"admin": access == "write", "push": access == "write", "pull": access != "none"},
+    }
+
+
+def issue(api: str, r: Repo, i: Issue, state: State) -> dict[str, Any]:
+    web = api.removesuffix("/api/v1")
+    kind = "pulls" if i.is_pull else "issues"
+    out: dict[str, Any] = {
+        "id": i.id, "number": i.number, "title": i.title, "body": "", "ref": "",
+        "url": f"{api}/repos/{r.full_name}/issues/{i.number}",
+        "html_url": f"{web}/{r.full_name}/{kind}/{i.number}",
+        "user": user(api, state.user(i.author)),
+        "labels": [label(api, lb, state) for lb in state.issue_labels(i)],
+        "state": i.state, "is_locked": False, "comments": 0,
+        "created_at": iso(i.created_at), "updated_at": iso(i.updated_at),
+        "repository": {"id": r.id, "name": r.name, "owner": r.owner, "full_name": r.full_name},
+    }
+    if i.state == "closed":
+        out["closed_at"] = iso(i.updated_at)
+    if i.is_pull:
+        out["pull_request"] = {"merged": False, "draft": False,
+                               "html_url": f"{web}/{r.full_name}/pulls/{i.number}"}
+    return out
+
+
+def page_size(query: Mapping[str, str]) -> tuple[int, int]:
+    """(page, limit) as `utils.GetListOptions`: limit 0 or absent -> 30, above 50 -> 50."""
+    def number(name: str) -> int:
+        try:
+            return int(query.get(name, "0"))
+        except ValueError:
+            return 0
+
+    limit = number("limit")
+    limit = DEFAULT_PAGING_NUM if limit <= 0 else min(limit, MAX_RESPONSE_ITEMS)
+    return max(1, number("page")), limit
+
+
+def paginate(items: Sequence[T], query: Mapping[str, str]) -> list[T]:
+    page, limit = page_size(query)
+    return list(items[(page - 1) * limit: page * limit])
+
+
+def link_header(url: str, query: Mapping[str, str], total: int) -> str | None:
+    """`ctx.SetLinkHeader`: next/last/first/prev links in Forgejo's order, or None for one page."""
+    page, limit = page_size(query)
+    last = max(1, math.ceil(total / limit))
+
+    def at(n: int) -> str:
+        return f"<{url}?{urlencode({**query, 'page': str(n), 'limit': str(limit)})}>"
+
+    parts = []
+    if page < last:
+        parts += [f'{at(page + 1)}; rel="next"', f'{at(last)}; rel="last"']
+    if page > 1:
+        parts += [f'{at(1)}; rel="first"', f'{at(page - 1)}; rel="prev"']
+    return ", ".join(parts) or None

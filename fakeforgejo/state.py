@@ -1,0 +1,197 @@
+"""The Forgejo fake's world: users, organisations, repositories, repository and organisation
+labels, issues and pull requests carrying them, and scoped access tokens.
+
+Plain dataclasses plus the permission rules the label endpoints check (Forgejo v11.0.1,
+`routers/api/v1/api.go`): repository labels need write access to issues or pulls, organisation
+labels need organisation ownership; private repositories and organisations are 404 to outsiders.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from fakegithub.clock import Clock, system_clock
+
+# Forgejo's token scope categories and which endpoint group needs which (api.go)
+SCOPE_ISSUE, SCOPE_ORG, SCOPE_REPO, SCOPE_USER = "issue", "organization", "repository", "user"
+ALL_SCOPES = ("write:issue", "write:organization", "write:repository", "write:user")
+
+
+class ApiError(Exception):
+    """An error answer as Forgejo's `ctx.Error` writes it: `{message, url}`."""
+
+    def __init__(self, status: int, message: str, *, errors: list[str] | None = None) -> None:
+        super().__init__(f"{status} {message}")
+        self.status = status
+        self.message = message
+        self.errors = errors  # 404s carry `errors: []`
+
+
+def not_found() -> ApiError:
+    return ApiError(404, "The target couldn't be found.", errors=[])
+
+
+@dataclass
+class User:
+    login: str
+    id: int
+    full_name: str = ""
+    created: datetime | None = None
+
+
+@dataclass
+class Org:
+    name: str
+    id: int
+    visibility: Literal["public", "limited", "private"] = "public"
+    owners: set[str] = field(default_factory=set)  # case-folded logins
+    members: set[str] = field(default_factory=set)  # case-folded logins (owners are members too)
+
+
+@dataclass
+class Label:
+    id: int
+    name: str
+    color: str  # "#rrggbb", as Forgejo stores it (answers drop the "#")
+    description: str = ""
+    exclusive: bool = False
+    is_archived: bool = False
+    repo: tuple[str, str] | None = None  # case-folded (owner, name); None for an org label
+    org: str | None = None  # case-folded org name
+
+
+@dataclass
+class Issue:
+    id: int
+    number: int
+    title: str
+    author: str
+    created_at: datetime
+    updated_at: datetime
+    state: Literal["open", "closed"] = "open"
+    label_ids: list[int] = field(default_factory=list)
+    is_pull: bool = False
+
+
+@dataclass
+class Repo:
+    id: int
+    owner: str
+    name: str
+    private: bool
+    created_at: datetime
+    owner_is_org: bool = False
+    # case-folded login -> "read" or "write" (owners and org owners need no entry)
+    collaborators: dict[str, str] = field(default_factory=dict)
+    issues: dict[int, Issue] = field(default_factory=dict)  # by number (issues and pulls share it)
+    next_number: int = 1
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.owner.casefold(), self.name.casefold())
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.owner}/{self.name}"
+
+
+@dataclass
+class Token:
+    token: str
+    login: str
+    scopes: tuple[str, ...]  # e.g. ("write:issue", "read:organization"), or "all"
+
+    def allows(self, category: str, write: bool) -> bool:
+        if "all" in self.scopes:
+            return True
+        wanted = {f"write:{category}"} if write else {f"read:{category}", f"write:{category}"}
+        return bool(wanted & set(self.scopes))
+
+
+class State:
+    """All mutable data of one fake; handlers use it under the fake's lock."""
+
+    def __init__(self, clock: Clock | None = None) -> None:
+        self.clock: Clock = clock or system_clock
+        self.users: dict[str, User] = {}
+        self.orgs: dict[str, Org] = {}
+        self.repos: dict[tuple[str, str], Repo] = {}
+        self.labels: dict[int, Label] = {}  # every label, by id, in creation order
+        self.tokens: dict[str, Token] = {}
+        self.admins: set[str] = set()
+        self._ids: dict[str, int] = {}
+
+    def next_id(self, kind: str) -> int:
+        value = self._ids.get(kind, 0) + 1
+        self._ids[kind] = value
+        return value
+
+    def now(self) -> datetime:
+        return self.clock().replace(microsecond=0)
+
+    # accounts --------------------------------------------------------------------------------
+
+    def user(self, login: str) -> User:
+        key = login.casefold()
+        if key not in self.users:
+            self.users[key] = User(login, self.next_id("user"), created=self.now())
+        return self.users[key]
+
+    def org(self, name: str) -> Org | None:
+        return self.orgs.get(name.casefold())
+
+    def repo(self, owner: str, name: str) -> Repo | None:
+        return self.repos.get((owner.casefold(), name.casefold()))
+
+    def find_account(self, name: str) -> User | Org | None:
+        return self.users.get(name.casefold()) or self.orgs.get(name.casefold())
+
+    # permissions (what the token's user may see and do) ----------------------------------------
+
+    def is_admin(self, login: str) -> bool:
+        return login.casefold() in self.admins
+
+    def org_member(self, org: Org, login: str) -> bool:
+        return login.casefold() in org.members | org.owners or self.is_admin(login)
+
+    def org_owner(self, org: Org, login: str) -> bool:
+        return login.casefold() in org.owners or self.is_admin(login)
+
+    def can_see_org(self, org: Org, login: str) -> bool:
+        """Public and limited organisations are visible to every signed-in user."""
+        return org.visibility != "private" or self.org_member(org, login)
+
+    def access(self, repo: Repo, login: str) -> Literal["none", "read", "write"]:
+        key = login.casefold()
+        if self.is_admin(login) or key == repo.owner.casefold():
+            return "write"
+        org = self.org(repo.owner) if repo.owner_is_org else None
+        if org is not None and self.org_owner(org, login):
+            return "write"
+        granted = repo.collaborators.get(key)
+        if granted is not None:
+            return "write" if granted == "write" else "read"
+        if repo.private or (org is not None and not self.can_see_org(org, login)):
+            return "none"
+        return "read"
+
+    # labels ----------------------------------------------------------------------------------
+
+    def repo_labels(self, repo: Repo) -> list[Label]:
+        return [lb for lb in self.labels.values() if lb.repo == repo.key]
+
+    def org_labels(self, org: Org) -> list[Label]:
+        return [lb for lb in self.labels.values() if lb.org == org.name.casefold()]
+
+    def issue_labels(self, issue: Issue) -> list[Label]:
+        return [self.labels[i] for i in issue.label_ids if i in self.labels]
+
+    def delete_label(self, label: Label) -> None:
+        """Forgejo deletes the label and strips it from every issue and pull request."""
+        del self.labels[label.id]
+        for repo in self.repos.values():
+            for issue in repo.issues.values():
+                if label.id in issue.label_ids:
+                    issue.label_ids.remove(label.id)
