@@ -178,7 +178,76 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
         f"RSS {f['rss_before_mib']:.1f} → {f['rss_after_mib']:.1f} MiB",
         o["calls_per_s"] / f["calls_per_s"], "higher", "0 failed", o["failures"] == 0, "one run"))
     rows.extend(_budget_rows(r))
+    rows.extend(_trial_rows(r))
     return rows
+
+
+TRIAL_CMD = "`make bench ONLY=agent_trial` (bench/agent_trial.py)"
+
+
+def _trial_rows(r: dict[str, Any]) -> list[Row]:
+    t = r.get("agent_trial")
+    if not t:
+        return []
+    ours, peer = t["ours"], t["peer"]
+    tasks = len(ours["calls_per_task"])
+    checks = f"; end state {ours['checks_passed']}/{ours['checks_total']}"
+    peer_checks = f"; end state {peer['checks_passed']}/{peer['checks_total']}"
+    return [
+        Row("trial_calls", f"Agent trial, {tasks} tasks (single, triage, batch): tool calls, ours vs the "
+            "peer's best sequence", f"{ours['tool_calls']}{checks}", f"FastMCP {peer['tool_calls']}{peer_checks}",
+            ours["tool_calls"] / peer["tool_calls"], "lower", "≤ 0.70\u00d7",
+            ours["tool_calls"] / peer["tool_calls"] <= 0.7
+            and ours["checks_passed"] == ours["checks_total"], TRIAL_CMD),
+        Row("trial_bytes", "Agent trial: result bytes the agent read", _b(ours["result_bytes"]),
+            _b(peer["result_bytes"]), ours["result_bytes"] / peer["result_bytes"], "lower", "≤ 0.25\u00d7",
+            ours["result_bytes"] / peer["result_bytes"] <= 0.25, "same"),
+        Row("trial_tools", "Agent trial: `tools/list` the agent read", _b(ours["tools_list_bytes"]),
+            _b(peer["tools_list_bytes"]), ours["tools_list_bytes"] / peer["tools_list_bytes"], "lower", "—",
+            None, "same"),
+    ]
+
+
+def _trial_details(r: dict[str, Any], w: Callable[[str], None]) -> None:
+    t = r.get("agent_trial")
+    if not t:
+        return
+    ours, peer = t["ours"], t["peer"]
+    w("## 9. Agent trial: tasks in calls\n")
+    w(f"{TRIAL_CMD}: a careful scripted agent on this server (official client, in memory) and the "
+      "best sequence of calls on FastMCP's one-tool-per-operation server over the same 17 operations "
+      "(bench/peer_fastmcp.py `trial`: it lists with the listing's own filters, reads labels off the "
+      "rows it found and writes each issue once), each against the same seeded fake (the demo "
+      "repository plus three closed issues about exports and two labels), which is reset between "
+      "them. Result bytes are the text content of each result (what a model reads); `tools/list` "
+      "is the tools array as each client received it. Every end-state check reads the fake.\n")
+    w("| task | kind | ours: calls | FastMCP: calls |")
+    w("|---|---|---:|---:|")
+    from bench.agent_trial import KINDS
+    for task, n in ours["calls_per_task"].items():
+        w(f"| {task} | {KINDS.get(task, '?')} | {n} | {peer['calls_per_task'].get(task, 0)} |")
+    w(f"| **total** | | **{ours['tool_calls']}** | **{peer['tool_calls']}** |")
+    w("")
+    w("| | ours | FastMCP 4.1.6 | ratio |")
+    w("|---|---:|---:|---:|")
+    for kind in ("single", "triage", "batch"):
+        a, b = ours["calls_per_kind"].get(kind, 0), peer["calls_per_kind"].get(kind, 0)
+        w(f"| calls, {kind} tasks | {a} | {b} | {_ratio(a / b) if b else '—'} |")
+    w(f"| result bytes | {ours['result_bytes']:,} | {peer['result_bytes']:,} | "
+      f"{_ratio(ours['result_bytes'] / peer['result_bytes'])} |")
+    w(f"| `tools/list` bytes | {ours['tools_list_bytes']:,} | {peer['tools_list_bytes']:,} | "
+      f"{_ratio(ours['tools_list_bytes'] / peer['tools_list_bytes'])} |")
+    w(f"| end-state checks | {ours['checks_passed']}/{ours['checks_total']} | "
+      f"{peer['checks_passed']}/{peer['checks_total']} | |")
+    w(f"| error results | {ours['errors']} | {peer['errors']} | |")
+    w("")
+    w("**What limits it: tasks on one issue.** The batch and triage tasks are where calls go: each "
+      "batch is one `github_update_issues` call (a search's filters in `match`, or a list of "
+      "numbers) where the peer lists and then writes every issue; a triage question is one "
+      "`github_search_issues` with its filters. On single-issue tasks both need about one call a "
+      "step; ours pays one more where the agent learns a label is missing from the error it gets "
+      "(the peer's sequence is told in advance), and one less where a read brings the comments "
+      "along.\n")
 
 
 def _rt(side: dict[str, Any]) -> str:
@@ -338,6 +407,18 @@ def explain(row: Row, r: dict[str, Any]) -> str:
         )
     if key.startswith("rt_"):
         return _explain_roundtrips(r)
+    if key == "resp_summary":
+        rs = r["response_size"]
+        extra = rs["ours_summary"].get("triage_fields_bytes")
+        if extra is not None:
+            raw = rs["raw_page"]["bytes"]
+            bare = rs["ours_summary"]["structured_bytes"] - extra
+            full = rs["ours_full"]["structured_bytes"] / rs["ours_summary"]["structured_bytes"]
+            return ("**What limits it: the triage fields.** Summary rows carry each issue's assignees and "
+                    f"milestone (issue 21), {_b(extra)} on this page ({_b(extra / rs['ours_summary']['issues'])} "
+                    f"a row); without them the page is {_b(bare)} ({bare / raw:.3f}\u00d7 raw). They let "
+                    "one search answer \"unassigned\" or \"no milestone\" without a `detail: full` read "
+                    f"of every row, which costs {full:.1f}\u00d7 the summary page.")
     if key.startswith("generation"):
         return _explain_generation(r)
     return "See the section below."
@@ -741,6 +822,7 @@ def _details(r: dict[str, Any], w: Callable[[str], None]) -> None:
     w("")
     _roundtrip_details(r, w)
     _untrusted_text_details(r, w)
+    _trial_details(r, w)
     w("## Method and caveats\n")
     w("* **The fake GitHub** (`bench/fake_server.py`) is the project's stateful `fakegithub`, seeded "
       "deterministically, in its own process on 127.0.0.1, with openapi-core validation switched off "

@@ -65,6 +65,7 @@ GHMCP_DIR = BENCH / "peers" / "github-mcp-server"
 GHMCP_TOOLS = ("issue_read", "issue_write", "search_issues", "list_issues", "add_issue_comment",
                "get_label", "list_label", "label_write")
 GET_ISSUE_ARGS = {"owner": OWNER, "repo": REPO, "issue_number": ISSUE}
+TRIAGE_FIELDS = ("assignees", "milestone")  # summary-row fields a triage question needs
 LIST_QUERY = {"state": "open", "sort": "updated", "direction": "desc", "per_page": 30, "page": 1}
 HTTP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json",
                 "mcp-protocol-version": "2025-11-25", "authorization": f"Bearer {TOKEN}"}
@@ -513,6 +514,10 @@ def bench_response_size(peer_py: Path, spec: Path, fake_url: str) -> dict[str, A
             structured = message["result"]["structuredContent"]
             out[f"ours_{detail}"] = {"issues": len(structured["issues"]),
                                      "structured_bytes": nbytes(structured), "wire_line_bytes": line}
+            if detail == "summary":  # what the triage fields (issue 21) cost on this page
+                bare = {**structured, "issues": [{k: v for k, v in row.items() if k not in TRIAGE_FIELDS}
+                                                 for row in structured["issues"]]}
+                out["ours_summary"]["triage_fields_bytes"] = nbytes(structured) - nbytes(bare)
         rid = ours.request("tools/call", {"name": "github_get_issue", "arguments": {
             **GET_ISSUE_ARGS, "detail": "summary"}})
         message, line = ours.wait_for(rid)
@@ -662,7 +667,7 @@ def environment(peer: dict[str, str]) -> dict[str, Any]:
 
 
 SECTIONS = ("generation", "cold_start", "surface", "per_call", "response_size", "http", "roundtrips",
-            "rate_limit", "untrusted_text")
+            "agent_trial", "rate_limit", "untrusted_text")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -743,6 +748,11 @@ def main(argv: list[str] | None = None) -> int:
 
         results["untrusted_text"] = measure()
         lap("untrusted_text")
+    if "agent_trial" in wanted:
+        from bench.agent_trial import compare
+
+        results["agent_trial"] = compare()
+        lap("agent_trial")
     results["section_s"] = sections
     if not only:
         results["runtime_s"] = time.perf_counter() - started

@@ -79,6 +79,18 @@ class Report(Protocol):
     def __call__(self, loc: Loc, message: str, hint: str = "", rule: str = "") -> None: ...
 
 
+class Counted:
+    """A Report that counts what it passes on (a builder's problems since it started)."""
+
+    def __init__(self, error: Report) -> None:
+        self.error = error
+        self.count = 0
+
+    def report(self, loc: Loc, message: str, hint: str = "", rule: str = "") -> None:
+        self.count += 1
+        self.error(loc, message, hint, rule)
+
+
 READ_METHODS = frozenset({"GET", "HEAD"})
 RECIPE_VALUES = frozenset({"count", "next_page", "page_size"})
 RESERVED = RECIPE_VALUES | {RESPONSE}  # names templates read before parameters and steps

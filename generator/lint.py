@@ -16,6 +16,7 @@ from generator.render import compact_bytes, wire_tool
 from generator.schemas import is_union
 from generator.spec import index_operations, request_body_schema, resolve_ref
 from generator.yamlsrc import Located
+from ghmcp_runtime.errors import ENVELOPE_OUTPUT_SCHEMA
 from ghmcp_runtime.rules import Rule, check_rules
 
 COMBINATORS = ("oneOf", "anyOf", "allOf")
@@ -107,6 +108,11 @@ def _object_nodes(schema: Any, path: str = "") -> Iterator[tuple[str, dict[str, 
                     yield from _object_nodes(sub, f"{path}/{key}/{i}")
 
 
+def names_the_envelope(node: Mapping[str, Any]) -> bool:
+    """The error envelope named by its always-present fields (like each tool's error branch)."""
+    return "properties" not in node and node.get("required") == ENVELOPE_OUTPUT_SCHEMA["required"]
+
+
 def _keys(schema: Any) -> Iterator[str]:
     if isinstance(schema, dict):
         for key, value in schema.items():
@@ -123,6 +129,8 @@ def _schemas(ctx: Ctx, tool: IRTool) -> None:
         for path, node in _object_nodes(wire[label]):
             if path in OPEN_BY_DESIGN or (path == "" and "oneOf" in node and label == "outputSchema"):
                 continue
+            if label == "outputSchema" and names_the_envelope(node):
+                continue  # a batch item's error: the error branch's envelope, closed in the catalog
             if node.get("additionalProperties") is not False:
                 param = path[1:].split(".")[0].removesuffix("[]") if label == "inputSchema" else ""
                 where = ctx.param_where(tool, param) if param else ctx.where(tool)

@@ -379,6 +379,39 @@ class IdempotencyDef(Strict):
     recover: RecoverDef | None = None
 
 
+class ConfirmDef(Strict):
+    message: str = Field(description="the question; reads parameters and, in a batch, {count} and {items}")
+    when: str | dict[str, Any] | None = Field(default=None, description="ask only then: a parameter or {param: value}")
+    over: int = Field(default=0, ge=0, description="a batch asks only for more items than this")
+
+
+class BatchSourceDef(Strict):
+    tool: str = Field(description="a paged listing tool of this server (cursor in, has_more and next_cursor out)")
+    param: Identifier = Field(description="the object parameter this tool gets, holding the listing's filters")
+    description: str = Field(description="the filter parameter's description")
+    omitted: str = Field(description="what leaving the filter parameter out means")
+    fixed: dict[str, Any] = Field(default_factory=dict, description="the listing's other arguments (templates)")
+    rows: str = Field(description="the listing's output holding the rows")
+    field: str = Field(description="the row field naming an item")
+
+
+class BatchDef(Strict):
+    each: str = Field(description="the tool that changes one item; it runs once per item")
+    item: str = Field(description="its parameter an item fills, e.g. issue_number")
+    items: str | None = Field(default=None, description="this tool's list parameter naming the items")
+    source: BatchSourceDef | None = Field(default=None, description="items a listing finds instead")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="each's other arguments (templates)")
+    zip: dict[str, str] = Field(default_factory=dict, description="list parameter -> each's parameter, "
+                                "paired with `items` by position")
+    changed: str = Field(default="changed_fields", description="each's output naming what it changed")
+    dry_run: str | None = Field(default=None, description="the boolean parameter asking for a dry run")
+    cursor: str = Field(default="cursor", description="the parameter carrying next_cursor")
+    key: str | None = Field(default=None, description="the idempotency-key parameter")
+    scope: list[str] = Field(default_factory=list, description="parameters the key is scoped to")
+    max_items: int = Field(default=100, ge=1, le=100, description="items per call")
+    confirm: ConfirmDef | None = None
+
+
 class ToolDef(Strict):
     name: str
     title: str
@@ -387,6 +420,10 @@ class ToolDef(Strict):
         "the X-MCP-Toolsets header select this tool by; required once the file declares toolsets")
     handler: str | None = Field(default=None, description="async hook; omit to run from `steps`")
     steps: list[StepDef] | None = None
+    batch: BatchDef | None = Field(default=None, description="instead of steps: one change applied to "
+                                   "many items through another tool (outputs and codes derived)")
+    confirm: ConfirmDef | None = Field(default=None, description="declared steps: ask the user first "
+                                       "when the client can show a question")
     idempotency: IdempotencyDef | None = None
     operations: list[str] = Field(default_factory=list, description="hooks: the operations they call")
     description: str
@@ -394,7 +431,7 @@ class ToolDef(Strict):
     annotations: Annotations
     params: list[Annotated[ParamDef, BeforeValidator(_shared_reference, json_schema_input_type=str | ParamDef)]]
     rules: list[Rule] = Field(default_factory=list)
-    output: list[OutputField]
+    output: list[OutputField] = Field(default_factory=list, description="required unless `batch`")
     errors: list[str] | None = Field(default=None, description="default: every code the tool can emit")
     field_map: dict[str, str] = Field(default_factory=dict)
     renamed_from: str | None = Field(

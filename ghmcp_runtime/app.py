@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import logging
 import os
 import re
@@ -16,18 +18,24 @@ import anyio
 import httpx
 from mcp import MCPError
 from mcp.server import CacheHint, Server, ServerRequestContext
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import NoBackChannelError
 from mcp.types import (
     INVALID_PARAMS,
     CallToolRequestParams,
     CallToolResult,
+    InputRequiredResult,
     ListToolsResult,
     PaginatedRequestParams,
 )
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 
+from ghmcp_runtime.batch import Pacer
 from ghmcp_runtime.caller import Caller, identity_key, resolve_caller, usable_token
 from ghmcp_runtime.concurrent import DEFAULT_INFLIGHT_PER_CALLER, MAX_CONCURRENT
+from ghmcp_runtime.confirm import FORM, QUESTION, InputRequired, accepted
 from ghmcp_runtime.context import CursorCodec, Idempotency, ToolContext, Upstream
 from ghmcp_runtime.cursors import HmacCursorCodec
 from ghmcp_runtime.discovery import LIST_TTL_MS, SurfaceDiscovery, cache_scope, fingerprint_line
@@ -55,7 +63,7 @@ from ghmcp_runtime.idempotency import DEFAULT_KEYS_PER_CALLER, IdempotencyRunner
 from ghmcp_runtime.lockdown import Lockdown, TrustCache, requested
 from ghmcp_runtime.logs import UVICORN_LOG_CONFIG, call_fields, log_event, route_library_logs
 from ghmcp_runtime.model import ServerSpec, ToolSpec
-from ghmcp_runtime.outbound import rpc_error, tool_error, tool_result
+from ghmcp_runtime.outbound import input_required_result, rpc_error, tool_error, tool_result, visible
 from ghmcp_runtime.projection import ShapeProjector
 from ghmcp_runtime.redis_store import REDIS_SCHEMES, eviction_warnings, open_store
 from ghmcp_runtime.resources import ResourceRuntime, internal_rpc_error
@@ -135,6 +143,10 @@ class Settings:
     http_cache_max_bytes: int | None = None
     http_cache_max_bytes_per_caller: int | None = None
     inflight_per_caller: int = DEFAULT_INFLIGHT_PER_CALLER
+    # batches: write requests start at least this far apart (GitHub's best practices ask 1 s), and
+    # a rate limit asking for a longer wait stops the batch instead of waiting
+    write_interval_s: float = 1.0
+    batch_max_wait_s: float = 60.0
     # the server's surface (HTTP requests narrow it)
     exposure: ExposureFlags = field(default_factory=ExposureFlags)
 
@@ -161,6 +173,8 @@ class Settings:
                 env, "GHMCP_HTTP_CACHE_MAX_BYTES_PER_CALLER", 0) or None,
             inflight_per_caller=_count_env(env, "GHMCP_MAX_INFLIGHT_PER_CALLER",
                                            DEFAULT_INFLIGHT_PER_CALLER),
+            write_interval_s=_float_env(env, "GHMCP_WRITE_INTERVAL_S", 1.0),
+            batch_max_wait_s=_float_env(env, "GHMCP_BATCH_MAX_WAIT_S", 60.0),
             exposure=ExposureFlags.from_env(env),
         )
 
@@ -291,7 +305,7 @@ class _ToolRuntime:
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: CallToolRequestParams
-    ) -> CallToolResult:
+    ) -> CallToolResult | InputRequiredResult:
         request_id = _request_id()
         caller = self.caller_of(ctx.request)
         with call_fields(caller=caller.identity, request_id=request_id):
@@ -300,15 +314,21 @@ class _ToolRuntime:
                 log_event("tool_call", tool=params.name[:64], ms=0,
                           outcome="unknown_tool" if tool is None else "hidden_tool")
                 raise unknown_tool(params.name)
-            return await self._call_logged(tool, caller, params.arguments, request_id)
+            host = _CallHost(self, caller, ctx, params)
+            return await self._call_logged(tool, caller, params.arguments, request_id, host)
 
     async def _call_logged(
-        self, tool: ToolSpec, caller: Caller, arguments: Mapping[str, Any] | None, request_id: str
-    ) -> CallToolResult:
+        self, tool: ToolSpec, caller: Caller, arguments: Mapping[str, Any] | None, request_id: str,
+        host: _CallHost | None = None,
+    ) -> CallToolResult | InputRequiredResult:
         start = time.perf_counter()
         outcome = "ok"
         try:
-            return tool_result(await self._call(tool, caller, arguments, request_id))
+            payload = await self._call(tool, caller, arguments, request_id, host)
+            return tool_result(payload)
+        except InputRequired as asked:
+            outcome = "input_required"
+            return input_required_result(QUESTION, asked.message, FORM, asked.digest)
         except ToolError as err:
             outcome = err.code
             # a handled outcome needs no traceback; kept, it would hold every frame (and the
@@ -324,8 +344,22 @@ class _ToolRuntime:
                       ms=round((time.perf_counter() - start) * 1000))
 
     async def _call(
-        self, tool: ToolSpec, caller: Caller, arguments: Mapping[str, Any] | None, request_id: str
+        self, tool: ToolSpec, caller: Caller, arguments: Mapping[str, Any] | None, request_id: str,
+        host: _CallHost | None,
     ) -> dict[str, Any]:
+        result, tctx = await self.run_tool(tool, caller, arguments, request_id, host=host)
+        payload = {**result, "request_id": request_id}
+        remaining, limit = tctx.rate_limit.get("remaining"), tctx.rate_limit.get("limit")
+        if remaining is not None and limit and remaining < limit * LOW_RATE_LIMIT_FRACTION:
+            payload["rate_limit_remaining"] = remaining
+        return payload
+
+    async def run_tool(
+        self, tool: ToolSpec, caller: Caller, arguments: Mapping[str, Any] | None, request_id: str,
+        *, host: _CallHost | None, dry_run: bool = False, paced: Pacer | None = None,
+    ) -> tuple[Mapping[str, Any], ToolContext]:
+        """Validate the arguments, run the handler, release lockdown: a tool's result and its
+        context (a direct call, or one a batch makes: `paced` items one request at a time)."""
         args = arguments if arguments is not None else {}
         validator = self.validators[tool.name]
         invalid = validator.validate(args)
@@ -336,6 +370,9 @@ class _ToolRuntime:
         if repos is not None:
             repos.check_arguments(args)
         tctx = self.context_for(tool, caller, args, request_id)
+        tctx.host, tctx.dry_run, tctx.pace = host, dry_run, paced
+        if paced is not None:
+            tctx.slots = anyio.CapacityLimiter(1)
         try:
             result = await tool.handler(tctx, args)
             await tctx.release_held()
@@ -346,11 +383,7 @@ class _ToolRuntime:
             raise
         if not isinstance(result, Mapping):
             raise TypeError(f"handler of {tool.name} returned {type(result).__name__}, not a mapping")
-        payload = {**result, "request_id": request_id}
-        remaining, limit = tctx.rate_limit.get("remaining"), tctx.rate_limit.get("limit")
-        if remaining is not None and limit and remaining < limit * LOW_RATE_LIMIT_FRACTION:
-            payload["rate_limit_remaining"] = remaining
-        return payload
+        return result, tctx
 
     def context_for(
         self, tool: ToolSpec, caller: Caller, args: Mapping[str, Any], request_id: str
@@ -370,6 +403,63 @@ class _ToolRuntime:
     def _error(self, err: ToolError, request_id: str, caller: Caller) -> CallToolResult:
         envelope = self.view_of(caller).envelope(err, request_id)
         return tool_error(envelope, error_text(err))
+
+
+@dataclass(slots=True)
+class _CallHost:
+    """`context.Host` for one tools/call: other tools run as the same caller, progress goes to
+    the request's progressToken, confirmations go to the client (ghmcp_runtime.confirm)."""
+
+    runtime: _ToolRuntime
+    caller: Caller
+    request: ServerRequestContext[Any]
+    params: CallToolRequestParams
+    pacer: Pacer | None = None
+
+    @property
+    def write_interval_s(self) -> float:
+        return self.runtime.settings.write_interval_s
+
+    @property
+    def max_wait_s(self) -> float:
+        return self.runtime.settings.batch_max_wait_s
+
+    async def run_tool(self, ctx: ToolContext, name: str, args: Mapping[str, Any], *, dry_run: bool,
+                       paced: bool) -> dict[str, Any]:
+        if paced and self.pacer is None:
+            self.pacer = Pacer(self.write_interval_s)  # one pace for every item of the call
+        try:
+            result, _ = await self.runtime.run_tool(
+                self.runtime.tools[name], self.caller, args, ctx.request_id, host=self,
+                dry_run=dry_run, paced=self.pacer if paced else None)
+        except ToolError as err:
+            if err.repair is not None and err.repair.get("tool") not in self.runtime.surface_of(self.caller).tools:
+                err.repair = None  # no repair through a tool this caller cannot see
+            raise
+        return dict(result)
+
+    async def progress(self, done: float, total: float | None, message: str | None) -> None:
+        await self.request.session.report_progress(done, total, message)  # no-op without a token
+
+    async def confirm(self, message: str, digest: str) -> None:
+        caps = self.request.session.client_capabilities
+        asks = caps.elicitation if caps is not None else None
+        if asks is None or (asks.form is None and asks.url is not None):
+            return  # the client cannot show a form: the explicit arguments are the confirmation
+        if self.request.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            answer = (self.params.input_responses or {}).get(QUESTION)
+            if answer is None or self.params.request_state != digest or not hasattr(answer, "action"):
+                raise InputRequired(message, digest)  # answered with input_required (MRTR)
+            accepted(answer.action, getattr(answer, "content", None))
+            return
+        if not self.request.session.can_send_request:
+            return  # stateless HTTP: no channel to ask on; the explicit path stands
+        try:
+            result = await self.request.session.elicit_form(visible(message), FORM,
+                                                            related_request_id=self.request.request_id)
+        except NoBackChannelError:
+            return
+        accepted(result.action, result.content)
 
 
 def build_server(
@@ -420,6 +510,12 @@ def build_server(
         on_completion=guarded(resources.complete) if resources and spec.templates else None,
     )
     SurfaceDiscovery(server, runtime.caller_of, runtime.view_of, runtime.exposure.base).install(guarded)
+    # MRTR: the requestState of a confirmation is sealed (AES-GCM) and bound to the tool, its
+    # arguments and the caller; replicas sharing GHMCP_SERVER_SECRET accept each other's
+    secret = settings.server_secret
+    security = (RequestStateSecurity(keys=[hashlib.sha256(b"ghmcp-request-state:" + secret).hexdigest()])
+                if secret else RequestStateSecurity.ephemeral())
+    server.middleware.append(RequestStateBoundary(security, default_audience=spec.name))
     return server
 
 

@@ -21,6 +21,9 @@ from mcp.types import (
     CallToolResult,
     CompleteResult,
     Completion,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    InputRequiredResult,
     ReadResourceResult,
     TextContent,
     TextResourceContents,
@@ -28,7 +31,7 @@ from mcp.types import (
 
 from ghmcp_runtime.untrusted import Clean, sanitize
 
-__all__ = ["Clean", "completion", "resource_json", "resource_result", "rpc_error", "tool_error",
+__all__ = ["Clean", "completion", "input_required_result", "resource_json", "resource_result", "rpc_error", "tool_error",
            "tool_result", "visible"]
 
 
@@ -53,6 +56,13 @@ def tool_result(payload: Mapping[str, Any]) -> CallToolResult:
     shown = visible(payload)
     return CallToolResult(content=[TextContent(type="text", text=_json(shown))],
                           structured_content=shown)
+
+
+def input_required_result(key: str, message: str, form: Mapping[str, Any], state: str) -> InputRequiredResult:
+    """A call answered with a question (2026-07-28's input_required): `message` asked with `form`
+    under `key`; `state` is what the retry brings back."""
+    params = ElicitRequestFormParams(message=visible(message), requested_schema=dict(form))
+    return InputRequiredResult(input_requests={key: ElicitRequest(params=params)}, request_state=state)
 
 
 def tool_error(envelope: Mapping[str, Any], text: str) -> CallToolResult:

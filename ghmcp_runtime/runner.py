@@ -10,19 +10,21 @@ When several steps of one wave fail, the earliest declared failure is reported.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlencode
 
 from ghmcp_runtime.catalog import require_names
 from ghmcp_runtime.concurrent import gather
-from ghmcp_runtime.context import ToolContext, UpstreamResponse
+from ghmcp_runtime.confirm import digest as confirm_digest
+from ghmcp_runtime.context import READ_METHODS, ToolContext, UpstreamResponse
 from ghmcp_runtime.declared import (
     Absent,
     Compare,
     Completion,
+    Confirm,
     Declaration,
     ErrorSpec,
     Guard,
@@ -122,7 +124,17 @@ async def resolve_args(ctx: ToolContext, specs: tuple[Resolve, ...],
     return out
 
 
-def prepare(decl: Declaration, args: Mapping[str, Any]) -> dict[str, Any]:
+class Prepared(Protocol):
+    """What `prepare` reads: a Declaration or a Batch."""
+
+    @property
+    def defaults(self) -> Mapping[str, Any]: ...
+
+    @property
+    def transforms(self) -> Mapping[str, str]: ...
+
+
+def prepare(decl: Prepared, args: Mapping[str, Any]) -> dict[str, Any]:
     """Arguments with defaults filled in and transforms applied; a refusal is invalid_field."""
     out = {**decl.defaults, **args}
     for name, transform in decl.transforms.items():
@@ -133,6 +145,19 @@ def prepare(decl: Declaration, args: Mapping[str, Any]) -> dict[str, Any]:
                 raise ToolError("invalid_field", f"Invalid argument `{name}`: {refused.reason}.",
                                 details={"field": name, "reason": refused.reason}) from None
     return out
+
+
+async def confirm_or_refuse(ctx: ToolContext, spec: Confirm, args: Mapping[str, Any], *,
+                            count: int | None = None, items: Sequence[Any] = ()) -> None:
+    """Ask the user before a destructive call (ghmcp_runtime.confirm), when `spec` applies: its
+    conditions hold, and a batch changes more than `spec.over` items. A dry run never asks."""
+    if ctx.dry_run or not all(holds(c, args) for c in spec.when):
+        return
+    if count is not None and count <= spec.over:
+        return
+    shown = ", ".join(f"#{i}" for i in items)
+    message = render(spec.message, Scope(dict(args), {}, {"count": count, "items": shown}))
+    await ctx.confirm(str(message), confirm_digest(ctx.tool.name, ctx.arguments, items))
 
 
 def _repair(spec: ErrorSpec, scope: Scope) -> dict[str, Any] | None:
@@ -197,6 +222,8 @@ class _Call:
         return Scope(self.args, self.results, {RESPONSE: response_scope(self.outcomes), **extra})
 
     async def run(self) -> dict[str, Any]:
+        if self.decl.confirm is not None:
+            await confirm_or_refuse(self.ctx, self.decl.confirm, self.args)
         idem = self.decl.idempotency
         key = self.given.get(idem.key) if idem is not None else None
         if idem is None:
@@ -284,6 +311,8 @@ class _Call:
             body = self.only_changed(step.compare, body)
             if not body:
                 return
+        if self.ctx.dry_run and step.operation.method not in READ_METHODS:
+            return  # planned: compare named what would change (the generator allows no other write)
         if step.names_exist is not None:
             await self.require_names(step, step.names_exist, path)
             return

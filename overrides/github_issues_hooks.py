@@ -25,7 +25,7 @@ from ghmcp_runtime.paging import has_next_link as _has_next
 from ghmcp_runtime.runner import Resolver, resolves_itself
 from ghmcp_runtime.stored import altered
 from ghmcp_runtime.walk import walk
-from ghmcp_runtime.writes import run_steps
+from ghmcp_runtime.writes import named, run_steps
 
 from . import operations as ops
 from .types import (
@@ -334,6 +334,9 @@ async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs, resolve: R
     targets = issue_targets({**args, **{f: names[f] for f in names if f in args}}, UPDATE_FIELDS)
     answers: dict[str, Any] = {}
     waves = update_steps(ctx, WRITES, args, current, targets, add, remove, answers)
+    if ctx.dry_run:  # a batch's dry run: what these writes would change; none is sent
+        planned = named([f for wave in waves for step in wave for f in step.fields], ROW_FIELD)
+        return _answer(ctx, current, planned, altered(args, current, TEXT_FIELDS), [])
 
     def unchanged_meanwhile(_: Any) -> None:
         """With expected_version, the PATCH's answer shows whether someone else changed the
@@ -358,15 +361,20 @@ async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs, resolve: R
                                check=unchanged_meanwhile if "expected_version" in args else None)
     except ToolError as err:
         raise _as_milestone_error(err) from None
+    return _answer(ctx, done.after, done.changed, altered(args, done.after, TEXT_FIELDS), done.ignored)
+
+
+def _answer(ctx: ToolContext, issue: Mapping[str, Any], changed: list[str], text: list[str],
+            ignored: list[str]) -> GithubUpdateIssueResult:
     result: GithubUpdateIssueResult = {
-        "issue": cast(IssueRow, ctx.row("issue", "issue", done.after)),
-        "version": ctx.version("issue", done.after),
-        "changed_fields": done.changed,
-        "stored_as_sent": not (text := altered(args, done.after, TEXT_FIELDS)),
+        "issue": cast(IssueRow, ctx.row("issue", "issue", issue)),
+        "version": ctx.version("issue", issue),
+        "changed_fields": changed,
+        "stored_as_sent": not text,
     }
     if text:
         result["altered_fields"] = text
-    if done.ignored:
-        result["ignored_fields"] = done.ignored
+    if ignored:
+        result["ignored_fields"] = ignored
     return result
 

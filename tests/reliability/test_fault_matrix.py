@@ -84,6 +84,8 @@ CASES = [
     ToolCase("github_update_label", "issues/update-label",
              lambda s: {**REPO_ARGS, "name": "triage", "description": "Updated by the matrix"}),
     ToolCase("github_delete_label", "issues/delete-label", lambda s: {**REPO_ARGS, "name": "wontfix"}),
+    ToolCase("github_update_issues", "issues/update",
+             lambda s: {**REPO_ARGS, "issue_numbers": [s["first"]], "state": "closed"}),
 ]
 
 
@@ -190,11 +192,13 @@ async def _run(case: ToolCase, cond: Condition) -> tuple[Cell, Any, FakeGitHub, 
     other_writes = sum(1 for s, o in zip(recorder.sent, ops, strict=True)
                        if s.method in WRITE_METHODS and o != case.op)
     data = result.structured_content or {}
+    failed = data if result.is_error else next(  # a batch answers its item's envelope
+        (item["error"] for item in data.get("items", []) if item["outcome"] == "error"), None)
     cell = Cell(
         condition=cond.key, tool=case.tool, endpoint=f"{op.method} {case.op}",
-        code=data.get("code", "ok") if result.is_error else "ok",
-        temporary=data.get("temporary") if result.is_error else None,
-        retry_after_ms=data.get("retry_after_ms") if result.is_error else None,
+        code=("" if result.is_error else "item ") + failed.get("code", "ok") if failed else "ok",
+        temporary=failed.get("temporary") if failed else None,
+        retry_after_ms=failed.get("retry_after_ms") if failed else None,
         attempts=attempts, writes_applied=writes_applied, other_writes=other_writes,
     )
     return cell, result, fake, recorder
@@ -357,7 +361,8 @@ def render(cells: list[Cell], lease_cells: list[LeaseCell]) -> str:
         "millisecond backoff (production: 0.25\u20132 s), waits from `Retry-After` honoured only when they fit",
         "the retry budget; writes are never retried.",
         "",
-        "Columns: **code** returned (`ok` = success), **temp.** = `temporary`, **retry after** =",
+        "Columns: **code** returned (`ok` = success; `item X` = a batch answered, its one item failed",
+        "with X), **temp.** = `temporary`, **retry after** =",
         "`retry_after_ms`, **attempts** = requests that reached the faulted endpoint (more than 1 =",
         "retried), **applied** = writes the fake performed at that endpoint, **dup.** = a write",
         "applied twice (asserted never). The test also asserts, for every cell: a schema-valid result",

@@ -13,7 +13,8 @@ from ghmcp_runtime.outbound import Clean, rpc_error, tool_error, tool_result, vi
 ROOT = Path(__file__).resolve().parents[2]
 BUILDERS = frozenset({"CallToolResult", "ReadResourceResult", "TextResourceContents",
                       "BlobResourceContents", "CompleteResult", "MCPError", "ErrorData",
-                      "GetPromptResult", "TextContent"})
+                      "GetPromptResult", "TextContent", "InputRequiredResult",
+                      "ElicitRequest", "ElicitRequestFormParams"})
 CHOKE_POINT = ROOT / "ghmcp_runtime" / "outbound.py"
 
 
