@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import logging
 import os
 import re
@@ -63,7 +62,13 @@ from ghmcp_runtime.idempotency import DEFAULT_KEYS_PER_CALLER, IdempotencyRunner
 from ghmcp_runtime.lockdown import Lockdown, TrustCache, requested
 from ghmcp_runtime.logs import UVICORN_LOG_CONFIG, call_fields, log_event, route_library_logs
 from ghmcp_runtime.model import ServerSpec, ToolSpec
-from ghmcp_runtime.outbound import input_required_result, rpc_error, tool_error, tool_result, visible
+from ghmcp_runtime.outbound import (
+    input_required_result,
+    rpc_error,
+    tool_error,
+    tool_result,
+    visible,
+)
 from ghmcp_runtime.projection import ShapeProjector
 from ghmcp_runtime.redis_store import REDIS_SCHEMES, eviction_warnings, open_store
 from ghmcp_runtime.resources import ResourceRuntime, internal_rpc_error
