@@ -1,9 +1,18 @@
-"""A scripted agent trial: the six kinds of tasks of the LLM trial (find an issue, read it, create
-one with labels/assignee/milestone given by title, comment, close as not planned with a label
-change, label an issue with a label that does not exist yet) through the official MCP client (in
-memory) against the demo fake; counts tool calls and result bytes, then checks the end state.
+"""A scripted agent trial: the tasks of the LLM trials, done by a careful agent through this server
+and by the best sequence of calls on FastMCP's one-tool-per-operation server over the same
+operations, each against the same seeded fake; counts tool calls and result bytes, reads the
+`tools/list` each agent read, then checks the end state in the fake.
 
-The agent is a fixed policy, not a model. It adapts to what the surface offers, the way a careful
+Task kinds (issue 21 added the last two):
+
+* single: find an issue, read it, create one with labels/assignee/milestone given by title,
+  comment, close as not planned with a label change, label an issue with a label that does not
+  exist yet (the six of the first LLM trial);
+* triage: one issue gets a comment and a label swapped;
+* batch: reopen and tag every closed issue that mentions a word, then file a summary issue; add
+  a label to every open issue by a user that lacks it; close every open issue with a comment.
+
+Our agent is a fixed policy, not a model. It adapts to what the surface offers, the way a careful
 agent does, so the same script runs against any version of the server:
 
 * after a create or update it re-reads the issue (github_get_issue) unless the write's answer
@@ -12,45 +21,87 @@ agent does, so the same script runs against any version of the server:
   otherwise it looks for the number on issues read with detail full (github_search_issues);
 * on label_not_found it calls the repair's tool, unless the repair's alternative names
   github_create_label: then it creates the label at once;
+* a batch goes through github_update_issues when the server has it, else one update per issue
+  found by a search;
 * a wrong guess is a failed end-state check, never an exception.
 
-Result bytes are the UTF-8 bytes of each result's text content (what the model reads).
+The peer's sequence (bench/peer_fastmcp.py `trial`, in bench/.peer-venv) is the fewest calls an
+agent that knows FastMCP's tools needs: it lists with the listing's own filters, reads labels off
+the rows it found and writes each issue once. Result bytes are the UTF-8 bytes of each result's
+text content (what the model reads).
 
-    .venv/bin/python bench/agent_trial.py            # this tree
-    PYTHONPATH=/tmp/before:/tmp/before/generated .venv/bin/python bench/agent_trial.py  # another
+    .venv/bin/python bench/agent_trial.py            # ours and the peer, side by side (JSON)
+    .venv/bin/python bench/agent_trial.py --ours     # this tree only
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
+import subprocess
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from mcp import Client
+sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
 
-from fakegithub.demo import DEMO_TOKEN, OWNER, REPO, demo_fake
-from ghmcp_runtime.app import Settings, build_server
-from ghmcp_runtime.upstream import ForgeUpstream
-from github_issues_mcp import SERVER
+from mcp import Client  # noqa: E402
+
+from fakegithub.demo import DEMO_TOKEN, OWNER, REPO, demo_fake  # noqa: E402
+from fakegithub.fake import FakeGitHub  # noqa: E402
+from ghmcp_runtime.app import Settings, build_server  # noqa: E402
+from ghmcp_runtime.upstream import ForgeUpstream  # noqa: E402
+from github_issues_mcp import SERVER  # noqa: E402
 
 REPO_ARGS = {"owner": OWNER, "repo": REPO}
 NEW_TITLE = "Dark mode setting is lost after a reload"
 COMMENT = "Reproduced on Safari 17.3 as well."
 NEW_LABEL = "needs-repro"
+EXPORT_ISSUES = [("CSV export drops the header row", "The export writes rows but no header.", ["bug"]),
+                 ("Export button missing on mobile", "On phones the export menu entry is gone.", ["enhancement"]),
+                 ("Exported dates are in UTC", "Users expect local time in the export.", [])]
+PLAN: dict[str, Any] = {  # what each task asks, shared with the peer's sequence
+    "find": "Safari login redirect", "milestone": "v1.1", "new_title": NEW_TITLE, "comment": COMMENT,
+    "close": "Support multiple boards", "new_label": NEW_LABEL,
+    "triage": {"number": 8, "comment": "Archiving is planned for v1.1; see the docs meanwhile.",
+               "remove": "question", "add": "documentation"},
+    "reopen": {"word": "export", "label": "regression", "summary_title": "Export regressions to re-check",
+               "summary": "Reopened after the CSV rewrite:"},
+    "tag": {"author": "jane-doe", "label": "community"},
+}
+KINDS = {"find": "single", "read": "single", "create": "single", "comment": "single", "close": "single",
+         "new label": "single", "triage": "triage", "reopen": "batch", "tag": "batch",
+         "close commented": "batch"}
+
+
+def trial_fake() -> FakeGitHub:
+    """The demo repository plus what the triage and batch tasks work on; checkpointed."""
+    fake = demo_fake()
+    for name, color in (("regression", "b60205"), ("community", "0e8a16")):
+        fake.add_label(OWNER, REPO, name, color)
+    for title, body, labels in EXPORT_ISSUES:
+        fake.add_issue(OWNER, REPO, title, body, labels=labels, author="hubot", state="closed")
+    jane = [i for i in fake.issues(OWNER, REPO, pull_requests=False) if i.author == "jane-doe" and i.state == "open"]
+    fake.get_issue(OWNER, REPO, jane[0].number).label_ids.append(
+        next(lb.id for lb in fake.labels(OWNER, REPO) if lb.name == "community"))
+    fake.checkpoint()
+    return fake
 
 
 @dataclass
 class Agent:
     client: Client
     schemas: dict[str, Any]
-    calls: list[tuple[str, int, bool]] = field(default_factory=list)  # tool, bytes, isError
+    task: str = ""
+    calls: list[dict[str, Any]] = field(default_factory=list)
 
     async def call(self, tool: str, **args: Any) -> dict[str, Any]:
         result = await self.client.call_tool(tool, {**REPO_ARGS, **args})
         text = "".join(c.text for c in result.content if c.type == "text")
-        self.calls.append((tool, len(text.encode("utf-8")), bool(result.is_error)))
+        self.calls.append({"task": self.task, "tool": tool, "bytes": len(text.encode("utf-8")),
+                           "error": bool(result.is_error)})
         data: dict[str, Any] = result.structured_content or json.loads(text)
         return data
 
@@ -91,80 +142,190 @@ class Agent:
             answer = await self.call("github_update_issue", issue_number=number, add_labels=[label])
         await self.shown(answer, number)
 
+    async def each(self, match: dict[str, Any], change: dict[str, Any]) -> list[int]:
+        """Apply `change` to every issue `match` finds: one batch call, or a search and one update
+        per issue on a server without github_update_issues. The issues changed."""
+        if "github_update_issues" in self.schemas:
+            done = await self.call("github_update_issues", match=match, **change)
+            return [r["issue_number"] for r in done["items"] if r["outcome"] == "changed"]
+        rows = (await self.call("github_search_issues", **match))["issues"]
+        for row in rows:
+            await self.call("github_update_issue", issue_number=row["issue_number"], **change)
+        return [r["issue_number"] for r in rows]
 
-async def tasks(agent: Agent) -> dict[str, int]:
-    # 1. find an issue; 2. read it
-    safari = await agent.find("Safari login redirect")
+
+async def tasks(agent: Agent) -> None:
+    agent.task = "find"
+    safari = await agent.find(PLAN["find"])
+    agent.task = "read"
     await agent.call("github_get_issue", issue_number=safari)
-    # 3. create with labels, an assignee and a milestone named by its title
+    agent.task = "create"
     created = await agent.call("github_create_issue", title=NEW_TITLE, labels=["bug"],
-                               assignee_logins=["monalisa"], **await agent.milestone_arg("v1.1"))
-    number = int(created.get("issue", created).get("issue_number"))
-    await agent.shown(created, number)
-    # 4. comment on the issue found in 1
+                               assignee_logins=["monalisa"], **await agent.milestone_arg(PLAN["milestone"]))
+    await agent.shown(created, int(created.get("issue", created).get("issue_number")))
+    agent.task = "comment"
     await agent.call("github_add_comment", issue_number=safari, body=COMMENT)
-    # 5. close as not planned with a label change
-    boards = await agent.find("Support multiple boards")
+    agent.task = "close"
+    boards = await agent.find(PLAN["close"])
     closed = await agent.call("github_update_issue", issue_number=boards, state="closed",
-                              state_reason="not_planned", add_labels=["wontfix"],
-                              remove_labels=["triage"])
+                              state_reason="not_planned", add_labels=["wontfix"], remove_labels=["triage"])
     await agent.shown(closed, boards)
-    # 6. label an issue with a label the repository does not have yet
+    agent.task = "new label"
     await agent.add_label(safari, NEW_LABEL, "e4e669")
-    return {"safari": safari, "created": number, "boards": boards}
+    agent.task = "triage"
+    triage = PLAN["triage"]
+    await agent.call("github_add_comment", issue_number=triage["number"], body=triage["comment"])
+    await agent.call("github_update_issue", issue_number=triage["number"], add_labels=[triage["add"]],
+                     remove_labels=[triage["remove"]])
+    agent.task = "reopen"
+    word = PLAN["reopen"]
+    reopened = await agent.each({"query": word["word"], "state": "closed"},
+                                {"state": "open", "add_labels": [word["label"]]})
+    numbers = ", ".join(f"#{n}" for n in reopened)
+    await agent.call("github_create_issue", title=word["summary_title"], body=f"{word['summary']} {numbers}")
+    agent.task = "tag"
+    tag = PLAN["tag"]
+    await agent.each({"creator_login": tag["author"], "lacks_labels": [tag["label"]]}, {"add_labels": [tag["label"]]})
+    agent.task = "close commented"
+    await agent.each({"min_comments": 1}, {"state": "closed"})
 
 
-def checks(fake: Any, numbers: dict[str, int]) -> dict[str, bool]:
-    """The 11 end-state checks, read from the fake directly."""
-    new = fake.get_issue(OWNER, REPO, numbers["created"])
-    boards = fake.get_issue(OWNER, REPO, numbers["boards"])
+@dataclass(frozen=True)
+class Before:
+    """What the checks compare against: the trial fake before any task ran."""
+
+    jane_open: frozenset[int]
+    commented_open: frozenset[int]  # open issues with a comment once the earlier tasks commented
+    uncommented_open: frozenset[int]
+    export: frozenset[int]
+
+
+def before(fake: FakeGitHub) -> Before:
+    issues = fake.issues(OWNER, REPO, pull_requests=False)
+    open_ = [i for i in issues if i.state == "open"]
+    commented = {i.number for i in open_ if i.comments} | {5, PLAN["triage"]["number"]}
+    boards = next(i.number for i in issues if i.title == "Support multiple boards")
+    return Before(
+        jane_open=frozenset(i.number for i in open_ if i.author == "jane-doe"),
+        commented_open=frozenset(commented - {boards}),
+        uncommented_open=frozenset(i.number for i in open_ if not i.comments and i.number not in commented
+                                   and i.number != boards),
+        export=frozenset(i.number for i in issues if any(i.title == t for t, _, _ in EXPORT_ISSUES)))
+
+
+def checks(fake: FakeGitHub, was: Before) -> dict[str, bool]:
+    """The end-state checks, read from the fake directly."""
+    issues = {i.number: i for i in fake.issues(OWNER, REPO, pull_requests=False)}
+    by_title = {i.title: i for i in issues.values()}
+    new = by_title.get(NEW_TITLE)
+    safari = by_title["Login redirects loop on Safari"]
+    boards = by_title["Support multiple boards"]
     titles = {m.number: m.title for m in fake.milestones(OWNER, REPO)}
-    boards_labels = fake.label_names(OWNER, REPO, numbers["boards"])
+    boards_labels = fake.label_names(OWNER, REPO, boards.number)
+    triaged = fake.label_names(OWNER, REPO, PLAN["triage"]["number"])
+    summary = by_title.get(PLAN["reopen"]["summary_title"])
+    labelled = {n for n in issues if PLAN["tag"]["label"] in fake.label_names(OWNER, REPO, n)}
     return {
-        "created: title": new.title == NEW_TITLE,
-        "created: labels": fake.label_names(OWNER, REPO, new.number) == ["bug"],
-        "created: assignee": new.assignees == ["monalisa"],
-        "created: milestone v1.1": titles.get(new.milestone or 0) == "v1.1",
-        "comment posted": any(c.body == COMMENT for c in fake.comments(OWNER, REPO, numbers["safari"])),
+        "created: title": new is not None,
+        "created: labels": new is not None and fake.label_names(OWNER, REPO, new.number) == ["bug"],
+        "created: assignee": new is not None and new.assignees == ["monalisa"],
+        "created: milestone v1.1": new is not None and titles.get(new.milestone or 0) == "v1.1",
+        "comment posted": any(c.body == COMMENT for c in fake.comments(OWNER, REPO, safari.number)),
         "closed": boards.state == "closed",
         "not planned": boards.state_reason == "not_planned",
         "wontfix added": "wontfix" in boards_labels,
         "triage removed": "triage" not in boards_labels,
         "label created": any(lb.name == NEW_LABEL for lb in fake.labels(OWNER, REPO)),
-        "label applied": NEW_LABEL in fake.label_names(OWNER, REPO, numbers["safari"]),
+        "label applied": NEW_LABEL in fake.label_names(OWNER, REPO, safari.number),
+        "triage: commented": any(c.body == PLAN["triage"]["comment"]
+                                 for c in fake.comments(OWNER, REPO, PLAN["triage"]["number"])),
+        "triage: label swapped": PLAN["triage"]["add"] in triaged and PLAN["triage"]["remove"] not in triaged,
+        "reopen: every match reopened": all(issues[n].state == "open" for n in was.export),
+        "reopen: every match tagged": all("regression" in fake.label_names(OWNER, REPO, n) for n in was.export),
+        "reopen: summary lists them": summary is not None and all(f"#{n}" in (summary.body or "")
+                                                                   for n in was.export),
+        "tag: every open issue of the user": was.jane_open <= labelled,
+        "tag: nobody else's": labelled <= was.jane_open,
+        "close commented: all closed": all(issues[n].state == "closed" for n in was.commented_open),
+        "close commented: no other": all(issues[n].state == "open" for n in was.uncommented_open),
+    }
+
+
+def summarize(calls: list[dict[str, Any]], tools_list_bytes: int, results: dict[str, bool]) -> dict[str, Any]:
+    per_task: dict[str, int] = {}
+    for c in calls:
+        per_task[c["task"]] = per_task.get(c["task"], 0) + 1
+    per_kind: dict[str, int] = {}
+    for task, n in per_task.items():
+        per_kind[KINDS[task]] = per_kind.get(KINDS[task], 0) + n
+    return {
+        "tool_calls": len(calls), "result_bytes": sum(c["bytes"] for c in calls),
+        "errors": sum(1 for c in calls if c["error"]), "tools_list_bytes": tools_list_bytes,
+        "checks_passed": sum(results.values()), "checks_total": len(results), "checks": results,
+        "calls_per_task": per_task, "calls_per_kind": per_kind, "calls": calls,
+    }
+
+
+async def ours(fake: FakeGitHub) -> dict[str, Any]:
+    was = before(fake)
+    upstream = ForgeUpstream(base_url="http://fake.test", api_version=SERVER.api_version,
+                             transport=fake.asgi_transport())
+    server = build_server(SERVER, Settings(token=DEMO_TOKEN, write_interval_s=0.0), upstream=upstream)
+    async with Client(server, cache=None) as client:
+        listed = await client.list_tools()
+        schemas = {t.name: t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools}
+        tools_bytes = len(json.dumps(list(schemas.values()), separators=(",", ":")).encode("utf-8"))
+        agent = Agent(client, schemas)
+        try:
+            await tasks(agent)
+            results = checks(fake, was)
+        except (KeyError, StopIteration, ValueError, TypeError) as exc:
+            results = {f"script stopped: {type(exc).__name__}": False}
+    return {"server": SERVER.fingerprint, **summarize(agent.calls, tools_bytes, results)}
+
+
+def peer(fake: FakeGitHub) -> dict[str, Any]:
+    """The peer's sequence on the same seeded fake, served on loopback."""
+    from bench.peer import ensure_peer_venv, trimmed_spec
+
+    was = before(fake)
+    python, spec = ensure_peer_venv(log=False), trimmed_spec()
+    with fake.serve() as url:
+        out = subprocess.run([str(python), str(Path(__file__).with_name("peer_fastmcp.py")), "trial",
+                              str(spec), url, DEMO_TOKEN], input=json.dumps(PLAN), capture_output=True,
+                             text=True, check=True)
+    run = json.loads(out.stdout.strip().splitlines()[-1])
+    return {"server": "FastMCP 4.1.6 OpenAPI provider", **summarize(run["calls"], run["tools_list_bytes"],
+                                                                       checks(fake, was))}
+
+
+def compare() -> dict[str, Any]:
+    """Ours, then the fake reset to the same seed, then the peer; ratios are ours ÷ peer."""
+    fake = trial_fake()
+    mine = asyncio.run(ours(fake))
+    fake.reset()
+    theirs = peer(fake)
+    return {
+        "ours": mine, "peer": theirs,
+        "ratio": {key: round(mine[key] / theirs[key], 3) for key in ("tool_calls", "result_bytes",
+                                                                    "tools_list_bytes")},
     }
 
 
 async def trial() -> dict[str, Any]:
-    fake = demo_fake()
-    upstream = ForgeUpstream(base_url="http://fake.test", api_version=SERVER.api_version,
-                              transport=fake.asgi_transport())
-    server = build_server(SERVER, Settings(token=DEMO_TOKEN), upstream=upstream)
-    async with Client(server, cache=None) as client:
-        listed = await client.list_tools()
-        schemas = {t.name: t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools}
-        agent = Agent(client, schemas)
-        try:
-            numbers = await tasks(agent)
-            results = checks(fake, numbers)
-        except (KeyError, StopIteration, ValueError, TypeError) as exc:
-            results = {f"script stopped: {type(exc).__name__}": False}
-    return {
-        "server": SERVER.fingerprint,
-        "tool_calls": len(agent.calls),
-        "result_bytes": sum(b for _, b, _ in agent.calls),
-        "errors": sum(1 for *_, e in agent.calls if e),
-        "checks_passed": sum(results.values()),
-        "checks": results,
-        "calls": [{"tool": t, "bytes": b, "error": e} for t, b, e in agent.calls],
-    }
+    """This tree only (the test runs it)."""
+    return await ours(trial_fake())
 
 
-def main() -> int:
-    report = asyncio.run(trial())
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--ours", action="store_true", help="this tree only (no peer venv needed)")
+    args = parser.parse_args(argv)
+    report = asyncio.run(trial()) if args.ours else compare()
     json.dump(report, sys.stdout, indent=1)
     sys.stdout.write("\n")
-    return 0 if report["checks_passed"] == len(report["checks"]) else 1
+    runs = [report] if args.ours else [report["ours"], report["peer"]]
+    return 0 if all(r["checks_passed"] == r["checks_total"] for r in runs) else 1
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ def main(examples: int) -> None:
     @given(documents())
     def check(document: str) -> None:
         COUNTS["documents"] += 1
-        hidden = hidden_in_rendering(RENDERER.render(document))
+        hidden = hidden_in_rendering(RENDERER.render(document), document)
         cleaned, _ = strip_hidden_markup(document)
         COUNTS["hidden"] += len(hidden)
         for marker in set(re.findall(r"MARK\d+X", document)) - hidden:

@@ -3,6 +3,7 @@
     peer_fastmcp.py stdio  SPEC BASE_URL TOKEN          # a stdio server (cold start, stdio calls)
     peer_fastmcp.py http   SPEC BASE_URL TOKEN PORT     # streamable HTTP, stateless, JSON responses
     peer_fastmcp.py inmem  SPEC BASE_URL TOKEN ISSUE WARMUP CALLS   # per-call timings -> stdout JSON
+    peer_fastmcp.py trial  SPEC BASE_URL TOKEN < PLAN.json   # the agent trial's best sequence
 
 The upstream client is `httpx2.AsyncClient(base_url=BASE_URL)` carrying the token and GitHub's
 headers, the documented way to point the provider at an API (fastmcp 4.x has no httpx).
@@ -82,6 +83,91 @@ async def _time(fn: Any, warmup: int, calls: int) -> list[float]:
     return samples
 
 
+# -- the agent trial's best sequence (bench/agent_trial.py) ---------------------------------------
+
+
+class _Calls:
+    """Calls one client made, with the bytes of each result's text content (what a model reads)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.log: list[dict[str, Any]] = []
+
+    async def __call__(self, task: str, tool: str, **args: Any) -> Any:
+        result = await self.client.call_tool(tool, {"owner": OWNER, "repo": REPO, **args}
+                                             if tool != "searchissues_and_pull_requests" else args)
+        text = "".join(c.text for c in result.content if c.type == "text")
+        self.log.append({"task": task, "tool": tool, "bytes": len(text.encode("utf-8")),
+                         "error": bool(result.is_error)})
+        data = result.structured_content or {}
+        return data.get("result", data)
+
+
+def _names(row: dict[str, Any]) -> list[str]:
+    return [lb["name"] for lb in row.get("labels", [])]
+
+
+async def _trial(spec_path: str, base_url: str, token: str, plan: dict[str, Any]) -> dict[str, Any]:
+    """The fewest calls an agent that knows FastMCP's tools needs for each task of the trial."""
+    from mcp import Client
+
+    mcp = server(spec_path, base_url, token)
+    async with Client(mcp._mcp_server, cache=None) as client:
+        listed = await client.list_tools()
+        tools_bytes = len(json.dumps([t.model_dump(by_alias=True, exclude_none=True, mode="json")
+                                      for t in listed.tools], separators=(",", ":")).encode("utf-8"))
+        call = _Calls(client)
+        scope = f"repo:{OWNER}/{REPO} is:issue"
+
+        async def find(task: str, words: str) -> dict[str, Any]:
+            found = await call(task, "searchissues_and_pull_requests", q=f"{words} {scope}")
+            row: dict[str, Any] = found["items"][0]
+            return row
+
+        safari = await find("find", plan["find"])
+        await call("read", "issuesget", issue_number=safari["number"])
+        await call("read", "issueslist_comments", issue_number=safari["number"])
+        milestones = await call("create", "issueslist_milestones", state="open")
+        number = next(m["number"] for m in milestones if m["title"] == plan["milestone"])
+        await call("create", "issuescreate", title=plan["new_title"], labels=["bug"],
+                   assignees=["monalisa"], milestone=number)
+        await call("comment", "issuescreate_comment", issue_number=safari["number"], body=plan["comment"])
+        boards = await find("close", plan["close"])
+        keep = [n for n in _names(boards) if n != "triage"]
+        await call("close", "issuesupdate", issue_number=boards["number"], state="closed",
+                   state_reason="not_planned", labels=[*keep, "wontfix"])
+        await call("new label", "issuescreate_label", name=plan["new_label"], color="e4e669")
+        await call("new label", "issuesadd_labels", issue_number=safari["number"],
+                   body={"labels": [plan["new_label"]]})
+        # triage one issue: a comment and a label swapped
+        triaged = plan["triage"]
+        await call("triage", "issuescreate_comment", issue_number=triaged["number"], body=triaged["comment"])
+        await call("triage", "issuesremove_label", issue_number=triaged["number"], name=triaged["remove"])
+        await call("triage", "issuesadd_labels", issue_number=triaged["number"],
+                   body={"labels": [triaged["add"]]})
+        # batch: reopen and tag every closed issue mentioning a word, then a summary issue
+        word = plan["reopen"]
+        found = await call("reopen", "searchissues_and_pull_requests",
+                           q=f"{word['word']} {scope} is:closed", per_page=100)
+        for row in found["items"]:
+            await call("reopen", "issuesupdate", issue_number=row["number"], state="open",
+                       labels=[*_names(row), word["label"]])
+        numbers = ", ".join(f"#{row['number']}" for row in found["items"])
+        await call("reopen", "issuescreate", title=word["summary_title"], body=f"{word['summary']} {numbers}")
+        # batch: a label on every open issue by a user that lacks it
+        tag = plan["tag"]
+        rows = await call("tag", "issueslist_for_repo", state="open", creator=tag["author"], per_page=100)
+        for row in rows:
+            if "pull_request" not in row and tag["label"] not in _names(row):
+                await call("tag", "issuesadd_labels", issue_number=row["number"], body={"labels": [tag["label"]]})
+        # batch: close every open issue that has a comment
+        rows = await call("close commented", "issueslist_for_repo", state="open", per_page=100)
+        for row in rows:
+            if "pull_request" not in row and row["comments"] > 0:
+                await call("close commented", "issuesupdate", issue_number=row["number"], state="closed")
+    return {"tools_list_bytes": tools_bytes, "calls": call.log}
+
+
 def main(argv: list[str]) -> int:
     mode, spec_path, base_url, token, *rest = argv
     if mode == "stdio":
@@ -90,6 +176,9 @@ def main(argv: list[str]) -> int:
         server(spec_path, base_url, token).run(
             "http", show_banner=False, host="127.0.0.1", port=int(rest[0]), path="/mcp",
             stateless_http=True, json_response=True)
+    elif mode == "trial":
+        result = asyncio.run(_trial(spec_path, base_url, token, json.loads(sys.stdin.read())))
+        sys.stdout.write(json.dumps(result) + "\n")
     elif mode == "inmem":
         issue, warmup, calls = (int(x) for x in rest)
         result = asyncio.run(_inmem(spec_path, base_url, token, issue, warmup, calls))

@@ -178,7 +178,76 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
         f"RSS {f['rss_before_mib']:.1f} → {f['rss_after_mib']:.1f} MiB",
         o["calls_per_s"] / f["calls_per_s"], "higher", "0 failed", o["failures"] == 0, "one run"))
     rows.extend(_budget_rows(r))
+    rows.extend(_trial_rows(r))
     return rows
+
+
+TRIAL_CMD = "`make bench ONLY=agent_trial` (bench/agent_trial.py)"
+
+
+def _trial_rows(r: dict[str, Any]) -> list[Row]:
+    t = r.get("agent_trial")
+    if not t:
+        return []
+    ours, peer = t["ours"], t["peer"]
+    tasks = len(ours["calls_per_task"])
+    checks = f"; end state {ours['checks_passed']}/{ours['checks_total']}"
+    peer_checks = f"; end state {peer['checks_passed']}/{peer['checks_total']}"
+    return [
+        Row("trial_calls", f"Agent trial, {tasks} tasks (single, triage, batch): tool calls, ours vs the "
+            "peer's best sequence", f"{ours['tool_calls']}{checks}", f"FastMCP {peer['tool_calls']}{peer_checks}",
+            ours["tool_calls"] / peer["tool_calls"], "lower", "≤ 0.70\u00d7",
+            ours["tool_calls"] / peer["tool_calls"] <= 0.7
+            and ours["checks_passed"] == ours["checks_total"], TRIAL_CMD),
+        Row("trial_bytes", "Agent trial: result bytes the agent read", _b(ours["result_bytes"]),
+            _b(peer["result_bytes"]), ours["result_bytes"] / peer["result_bytes"], "lower", "≤ 0.25\u00d7",
+            ours["result_bytes"] / peer["result_bytes"] <= 0.25, "same"),
+        Row("trial_tools", "Agent trial: `tools/list` the agent read", _b(ours["tools_list_bytes"]),
+            _b(peer["tools_list_bytes"]), ours["tools_list_bytes"] / peer["tools_list_bytes"], "lower", "—",
+            None, "same"),
+    ]
+
+
+def _trial_details(r: dict[str, Any], w: Callable[[str], None]) -> None:
+    t = r.get("agent_trial")
+    if not t:
+        return
+    ours, peer = t["ours"], t["peer"]
+    w("## 9. Agent trial: tasks in calls\n")
+    w(f"{TRIAL_CMD}: a careful scripted agent on this server (official client, in memory) and the "
+      "best sequence of calls on FastMCP's one-tool-per-operation server over the same 17 operations "
+      "(bench/peer_fastmcp.py `trial`: it lists with the listing's own filters, reads labels off the "
+      "rows it found and writes each issue once), each against the same seeded fake (the demo "
+      "repository plus three closed issues about exports and two labels), which is reset between "
+      "them. Result bytes are the text content of each result (what a model reads); `tools/list` "
+      "is the tools array as each client received it. Every end-state check reads the fake.\n")
+    w("| task | kind | ours: calls | FastMCP: calls |")
+    w("|---|---|---:|---:|")
+    from bench.agent_trial import KINDS
+    for task, n in ours["calls_per_task"].items():
+        w(f"| {task} | {KINDS.get(task, '?')} | {n} | {peer['calls_per_task'].get(task, 0)} |")
+    w(f"| **total** | | **{ours['tool_calls']}** | **{peer['tool_calls']}** |")
+    w("")
+    w("| | ours | FastMCP 4.1.6 | ratio |")
+    w("|---|---:|---:|---:|")
+    for kind in ("single", "triage", "batch"):
+        a, b = ours["calls_per_kind"].get(kind, 0), peer["calls_per_kind"].get(kind, 0)
+        w(f"| calls, {kind} tasks | {a} | {b} | {_ratio(a / b) if b else '—'} |")
+    w(f"| result bytes | {ours['result_bytes']:,} | {peer['result_bytes']:,} | "
+      f"{_ratio(ours['result_bytes'] / peer['result_bytes'])} |")
+    w(f"| `tools/list` bytes | {ours['tools_list_bytes']:,} | {peer['tools_list_bytes']:,} | "
+      f"{_ratio(ours['tools_list_bytes'] / peer['tools_list_bytes'])} |")
+    w(f"| end-state checks | {ours['checks_passed']}/{ours['checks_total']} | "
+      f"{peer['checks_passed']}/{peer['checks_total']} | |")
+    w(f"| error results | {ours['errors']} | {peer['errors']} | |")
+    w("")
+    w("**What limits it: tasks on one issue.** The batch and triage tasks are where calls go: each "
+      "batch is one `github_update_issues` call (a search's filters in `match`, or a list of "
+      "numbers) where the peer lists and then writes every issue; a triage question is one "
+      "`github_search_issues` with its filters. On single-issue tasks both need about one call a "
+      "step; ours pays one more where the agent learns a label is missing from the error it gets "
+      "(the peer's sequence is told in advance), and one less where a read brings the comments "
+      "along.\n")
 
 
 def _rt(side: dict[str, Any]) -> str:
@@ -220,6 +289,16 @@ def _budget_rows(r: dict[str, Any]) -> list[Row]:
             on["budget"] / off["budget"], "lower", "a 304 costs no budget",
             on["not_modified"] > 0 and on["budget"] < off["budget"],
             "`make bench ONLY=rate_limit` (GHMCP_HTTP_CACHE=memory vs off)"))
+    ut = r.get("untrusted_text")
+    if ut:
+        worst = ut["corpus_worst"]
+        rows.append(Row(
+            "untrusted_text", "Cleaning untrusted text: the costliest hostile 64 KiB field of the "
+            "corpus (security review t25/t26 cases, more shapes, generated documents) vs a plain field",
+            f"{worst['ms']:.2f} ms", f"plain issue body {ut['plain_ms']:.2f} ms (prose without markup "
+            f"{ut['prose_ms']:.2f} ms)", worst["x_plain"], "lower", "≤ 3\u00d7 and ≤ 5 ms per 64 KiB",
+            worst["x_plain"] <= 3 and worst["ms"] <= 5, "`make bench ONLY=untrusted_text` "
+            "(bench/cleaner_cost.py)"))
     return rows
 
 
@@ -229,10 +308,11 @@ def _status(met: bool | None) -> str:
 
 def weakest(rows: list[Row]) -> Row:
     """The peer comparison we lose by the widest factor (generation compares with json.load, not
-    a peer, the like-for-like surface row restates the surface row, and the per-tool surface rows
-    compare with our own earlier surface, so all of those are left out)."""
+    a peer, the like-for-like surface row restates the surface row, the per-tool surface rows
+    compare with our own earlier surface, and the cleaner with a plain field, so all of those are
+    left out)."""
     peers = [x for x in rows if not x.key.startswith(("generation", "rl_", "surface_tool_"))
-             and x.key not in ("surface_ghmcp_noout", "rt_all")]
+             and x.key not in ("surface_ghmcp_noout", "rt_all", "untrusted_text")]
     return max(peers, key=lambda x: x.disadvantage)
 
 
@@ -327,6 +407,18 @@ def explain(row: Row, r: dict[str, Any]) -> str:
         )
     if key.startswith("rt_"):
         return _explain_roundtrips(r)
+    if key == "resp_summary":
+        rs = r["response_size"]
+        extra = rs["ours_summary"].get("triage_fields_bytes")
+        if extra is not None:
+            raw = rs["raw_page"]["bytes"]
+            bare = rs["ours_summary"]["structured_bytes"] - extra
+            full = rs["ours_full"]["structured_bytes"] / rs["ours_summary"]["structured_bytes"]
+            return ("**What limits it: the triage fields.** Summary rows carry each issue's assignees and "
+                    f"milestone (issue 21), {_b(extra)} on this page ({_b(extra / rs['ours_summary']['issues'])} "
+                    f"a row); without them the page is {_b(bare)} ({bare / raw:.3f}\u00d7 raw). They let "
+                    "one search answer \"unassigned\" or \"no milestone\" without a `detail: full` read "
+                    f"of every row, which costs {full:.1f}\u00d7 the summary page.")
     if key.startswith("generation"):
         return _explain_generation(r)
     return "See the section below."
@@ -489,6 +581,45 @@ def _roundtrip_details(r: dict[str, Any], w: Callable[[str], None]) -> None:
             w(f"| {label} | {x['requests']} | {x['not_modified']} | {x['budget']} | "
               f"{x['budget'] / x['calls']:.2f} | {_s(x['wall_s'])} |")
         w("")
+
+
+def _untrusted_text_details(r: dict[str, Any], w: Callable[[str], None]) -> None:
+    ut = r.get("untrusted_text")
+    if not ut:
+        return
+    w("## 10. Cleaning untrusted text\n")
+    w(f"`bench/cleaner_cost.py` (`make bench ONLY=untrusted_text`): `untrusted.sanitize` on fields "
+      f"of {ut['field_chars']:,} characters (GitHub's body limit), each the fastest of {ut['runs']} "
+      "interleaved runs; *plain* is an ordinary issue body with nothing hidden (prose, code spans, "
+      "`<id>`), *prose* a text without a single markup character. The corpus is the security "
+      f"review's t25 cases and t26 body, more dense shapes and {ut['generated']} generated documents "
+      "(tests/support/hostile_text.py); tests/security/test_t25_sanitize_cpu.py asserts ≤ 3\u00d7 plain "
+      "for every one of them at 64 KiB and 16 KiB. Rows marked *worst found* are the costliest "
+      "shapes found while building the cleaner, kept out of that test.\n")
+    before = ut["before_s"]
+    w("Before (main 592ce31, one run each, same machine): "
+      + "; ".join(f"{name} {seconds:.2f} s" for name, seconds in before.items())
+      + f". Now the corpus median is {ut['corpus_median_x_plain']:.2f}\u00d7 plain.\n")
+    w("| field | ms | \u00d7 plain | \u00d7 prose |")
+    w("|---|---:|---:|---:|")
+    w(f"| plain issue body | {ut['plain_ms']:.2f} | 1.00 | {ut['plain_ms'] / ut['prose_ms']:.2f} |")
+    w(f"| prose without markup | {ut['prose_ms']:.2f} | {ut['prose_ms'] / ut['plain_ms']:.2f} | 1.00 |")
+    rows = sorted(ut["rows"].items(), key=lambda item: -item[1]["ms"])
+    for name, row in rows[:25]:
+        mark = " (worst found)" if row["worst_found"] else ""
+        w(f"| {name}{mark} | {row['ms']:.2f} | {row['x_plain']:.2f} | {row['x_prose']:.2f} |")
+    w(f"| … {len(rows) - 25} more, all cheaper | | | |" if len(rows) > 25 else "")
+    w("")
+    w("How the cost stays linear: a short field (≤ 8 KiB, ≤ 200 lines and special characters) gets "
+      "the structure-aware scan, which keeps code as written (~1 ms at worst); any other field "
+      "gets regex passes, one per opener kind, whose work is the regex engine's (code is not told "
+      "apart there: a comment shown as code is removed too, and counted). Each removed piece, "
+      "each invisible character and each joiner or selector looked at is one engine step, and a "
+      "field pays for a bounded number of them (one per 64 or 16 characters, at least 256 or "
+      "1,024): past that, the text is cut at the next one, counted as one more piece. Over HTTP "
+      "the long strings of an upstream answer are cleaned before projection one at a time with the "
+      "event loop free in between (tests/security/test_t26_sanitize_dos.py: another caller's "
+      "latency while one caller keeps reading a hostile issue stays within 2\u00d7 idle).\n")
 
 
 def _surface_before_after(sf: dict[str, Any], w: Callable[[str], None]) -> None:
@@ -690,6 +821,8 @@ def _details(r: dict[str, Any], w: Callable[[str], None]) -> None:
           f"{x['p99_ms']:.1f} ms | {x['rss_before_mib']:.1f} → {x['rss_after_mib']:.1f} MiB |")
     w("")
     _roundtrip_details(r, w)
+    _untrusted_text_details(r, w)
+    _trial_details(r, w)
     w("## Method and caveats\n")
     w("* **The fake GitHub** (`bench/fake_server.py`) is the project's stateful `fakegithub`, seeded "
       "deterministically, in its own process on 127.0.0.1, with openapi-core validation switched off "

@@ -29,7 +29,7 @@ import sys
 import time
 import types
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -65,6 +65,7 @@ GHMCP_DIR = BENCH / "peers" / "github-mcp-server"
 GHMCP_TOOLS = ("issue_read", "issue_write", "search_issues", "list_issues", "add_issue_comment",
                "get_label", "list_label", "label_write")
 GET_ISSUE_ARGS = {"owner": OWNER, "repo": REPO, "issue_number": ISSUE}
+TRIAGE_FIELDS = ("assignees", "milestone")  # summary-row fields a triage question needs
 LIST_QUERY = {"state": "open", "sort": "updated", "direction": "desc", "per_page": 30, "page": 1}
 HTTP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json",
                 "mcp-protocol-version": "2025-11-25", "authorization": f"Bearer {TOKEN}"}
@@ -513,6 +514,10 @@ def bench_response_size(peer_py: Path, spec: Path, fake_url: str) -> dict[str, A
             structured = message["result"]["structuredContent"]
             out[f"ours_{detail}"] = {"issues": len(structured["issues"]),
                                      "structured_bytes": nbytes(structured), "wire_line_bytes": line}
+            if detail == "summary":  # what the triage fields (issue 21) cost on this page
+                bare = {**structured, "issues": [{k: v for k, v in row.items() if k not in TRIAGE_FIELDS}
+                                                 for row in structured["issues"]]}
+                out["ours_summary"]["triage_fields_bytes"] = nbytes(structured) - nbytes(bare)
         rid = ours.request("tools/call", {"name": "github_get_issue", "arguments": {
             **GET_ISSUE_ARGS, "detail": "summary"}})
         message, line = ours.wait_for(rid)
@@ -662,7 +667,7 @@ def environment(peer: dict[str, str]) -> dict[str, Any]:
 
 
 SECTIONS = ("generation", "cold_start", "surface", "per_call", "response_size", "http", "roundtrips",
-            "rate_limit")
+            "agent_trial", "rate_limit", "untrusted_text")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -684,11 +689,13 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     WORK.mkdir(parents=True, exist_ok=True)
     quiet_stderr()
-    peer_py = ensure_peer_venv()
-    spec = trimmed_spec()
-    reps = 5
     results: dict[str, Any] = json.loads(RESULTS.read_text()) if only else {}
-    results.update({"environment": environment(peer_versions()), "fastmcp": FASTMCP_VERSION})
+    local = {"generation", "untrusted_text"}  # sections that need neither the peer nor the fake
+    peer_py = ensure_peer_venv() if wanted - local else Path()
+    spec = trimmed_spec() if wanted - local else Path()
+    reps = 5
+    peer = peer_versions() if wanted - local else results["environment"]["peer"]
+    results.update({"environment": environment(peer), "fastmcp": FASTMCP_VERSION})
     sections: dict[str, float] = results.get("section_s", {}) if only else {}
     mark = time.perf_counter()
 
@@ -705,7 +712,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             results["generation"] = bench_generation(args.quick)
         lap("generation")
-    with fake_process() as fake_url:
+    with fake_process() if wanted - local else nullcontext("") as fake_url:
         if "cold_start" in wanted:
             cold = bench_cold_start(peer_py, spec, fake_url, 7)
             results["surface"] = bench_surface(results.get("surface", {}), cold["_listing"]["fastmcp"]["tools"])
@@ -736,6 +743,16 @@ def main(argv: list[str] | None = None) -> int:
         if "rate_limit" in wanted:
             results["rate_limit"] = bench_rate_limit(fake_url, peer_py, spec, log)
             lap("rate_limit")
+    if "untrusted_text" in wanted:
+        from bench.cleaner_cost import measure
+
+        results["untrusted_text"] = measure()
+        lap("untrusted_text")
+    if "agent_trial" in wanted:
+        from bench.agent_trial import compare
+
+        results["agent_trial"] = compare()
+        lap("agent_trial")
     results["section_s"] = sections
     if not only:
         results["runtime_s"] = time.perf_counter() - started

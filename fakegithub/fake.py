@@ -283,6 +283,33 @@ class FakeGitHub(FakeForge):
         with self.lock:
             return self._item(owner, repo, number)
 
+    def add_sub_issue(self, owner: str, repo: str, parent: int, child: int) -> None:
+        """Seed a sub-issue link (no checks): `child` goes last under `parent` (numbers)."""
+        with self.lock:
+            p, c = self._item(owner, repo, parent), self._item(owner, repo, child)
+            self.state.sub_issues.setdefault(p.id, []).append(c.id)
+            self.state.parent_of[c.id] = p.id
+
+    def add_blocker(self, owner: str, repo: str, number: int, blocked_by: int) -> None:
+        """Seed a dependency (no checks): issue `number` is blocked by `blocked_by`."""
+        with self.lock:
+            item, blocker = self._item(owner, repo, number), self._item(owner, repo, blocked_by)
+            self.state.blocked_by.setdefault(item.id, []).append(blocker.id)
+
+    def sub_issue_numbers(self, owner: str, repo: str, parent: int) -> list[int]:
+        """The numbers of a parent's sub-issues in this repository, in their order."""
+        with self.lock:
+            by_id = {i.id: i.number for i in self._repo(owner, repo).issues.values()}
+            return [by_id[i] for i in self.state.sub_issues.get(self._item(owner, repo, parent).id, [])
+                    if i in by_id]
+
+    def blocker_numbers(self, owner: str, repo: str, number: int) -> list[int]:
+        """The numbers of the issues (of this repository) blocking issue `number`."""
+        with self.lock:
+            by_id = {i.id: i.number for i in self._repo(owner, repo).issues.values()}
+            return [by_id[i] for i in self.state.blocked_by.get(self._item(owner, repo, number).id, [])
+                    if i in by_id]
+
     def labels(self, owner: str, repo: str) -> list[Label]:
         with self.lock:
             return list(self._repo(owner, repo).labels.values())

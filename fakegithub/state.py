@@ -199,6 +199,10 @@ class State:
         self.tokens: dict[str, Token] = {}
         self.repos: dict[tuple[str, str], Repo] = {}  # by (owner, name), case-folded
         self.global_collaborators: set[str] = set()  # case-folded logins
+        # the sub-issue tree and blocked-by dependencies, by issue id (fakegithub/sub_issue_handlers.py)
+        self.sub_issues: dict[int, list[int]] = {}  # parent id -> its sub-issues' ids, in order
+        self.parent_of: dict[int, int] = {}  # sub-issue id -> parent id
+        self.blocked_by: dict[int, list[int]] = {}  # issue id -> ids of the issues blocking it
         self._ids: dict[str, int] = {}
         self._last_stamp: datetime | None = None
 

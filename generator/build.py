@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from generator.batch import build_batch, build_confirm
 from generator.catalog import builtin_codes
 from generator.declare import DeclarationBuilder, error_spec, match_of, split_path
 from generator.diagnostics import Diagnostic, Level, Where, closest
@@ -142,7 +143,13 @@ class Builder:
         self.check_coverage()
         self.error_rules = self.build_error_rules()
         shapes = self.build_shapes()
-        tools = [self.build_tool(i, t, shapes) for i, t in enumerate(self.o.tools)]
+        # a batch runs other tools of the server: they are built first
+        tools: list[IRTool | None] = [None] * len(self.o.tools)
+        built_by_name: dict[str, IRTool] = {}
+        for i in sorted(range(len(self.o.tools)), key=lambda k: self.o.tools[k].batch is not None):
+            built_tool = tools[i] = self.build_tool(i, self.o.tools[i], shapes, built_by_name)
+            if built_tool is not None and built_tool.batch is None:
+                built_by_name[built_tool.name] = built_tool
         self.check_tool_names()
         self.check_toolsets()
         built = [t for t in tools if t is not None]
@@ -171,6 +178,7 @@ class Builder:
                 used=tuple(sorted({op.operation_id for t in built for op in t.operations})),
                 excluded=tuple(sorted(self.o.coverage.excluded.items())),
                 categories=tuple(sorted(self.o.coverage.categories)),
+                subcategories=tuple(sorted(self.o.coverage.subcategories)),
             ),
             hooks_file=self.hooks_file,
             hooks_source=self.hooks_source,
@@ -350,9 +358,10 @@ class Builder:
             if self.lookup_op(op_id, loc) is not None and op_id in used:
                 self.error(loc, f"{op_id} is excluded but tool {self.o.tools[used[op_id]].name} uses it",
                            "drop it from coverage.excluded")
-        categories = set(self.o.coverage.categories)
+        categories, subcategories = set(self.o.coverage.categories), set(self.o.coverage.subcategories)
         for op in sorted(self.ops.values(), key=lambda o: o.operation_id):
-            if op.category in categories and op.operation_id not in used \
+            claimed = op.category in categories or op.subcategory in subcategories
+            if claimed and op.operation_id not in used \
                     and op.operation_id not in self.o.coverage.excluded:
                 self.error(
                     ("coverage", "excluded"),
@@ -530,7 +539,8 @@ class Builder:
                                untrusted=f.untrusted))
         return tuple(out)
 
-    def build_tool(self, index: int, tool: ToolDef, shapes: Mapping[str, IRShape]) -> IRTool | None:
+    def build_tool(self, index: int, tool: ToolDef, shapes: Mapping[str, IRShape],
+                   tools: Mapping[str, IRTool]) -> IRTool | None:
         loc: tuple[str | int, ...] = ("tools", index)
         before = len([p for p in self.problems if p.level is Level.ERROR])
         ops = []
@@ -538,12 +548,21 @@ class Builder:
             op = self.ops.get(op_id)
             if op is not None:
                 ops.append(self.build_operation(op))
-        if tool.handler is not None and tool.steps is not None:
-            self.error((*loc, "handler"), f"tool {tool.name} has both `handler` and `steps`",
-                       "declare `steps` (preferred) or name a hook, not both")
-        elif tool.handler is None and tool.steps is None:
+        kinds = [k for k in ("handler", "steps", "batch") if getattr(tool, k) is not None]
+        if len(kinds) > 1:
+            self.error((*loc, kinds[1]), f"tool {tool.name} has both `{kinds[0]}` and `{kinds[1]}`",
+                       "declare `steps` (preferred), a `batch`, or name a hook: one of them")
+        elif not kinds:
             self.error(loc, f"tool {tool.name} has neither `steps` nor `handler`",
                        "declare what it does with `steps` (see docs/overrides.md)")
+        elif tool.batch is not None and tool.output:
+            self.error((*loc, "output"), f"batch tool {tool.name} declares outputs",
+                       "drop `output`: a batch answers items, summary, has_more, next_cursor, stopped")
+        elif tool.batch is None and not tool.output:
+            self.error(loc, f"tool {tool.name} declares no output", "list the success payload under `output`")
+        elif tool.confirm is not None and tool.steps is None:
+            self.error((*loc, "confirm"), f"confirm applies to declared steps, not to tool {tool.name}",
+                       "a batch declares it under batch.confirm")
         elif tool.handler is not None and not tool.operations:
             self.error((*loc, "operations"), f"tool {tool.name} runs a hook but lists no operations",
                        "list every operation the hook calls under operations")
@@ -561,12 +580,13 @@ class Builder:
             if name in names[:k]:
                 self.error((*loc, "params", k, "name"), f"duplicate parameter {name!r}")
             self.check_identifier((*loc, "params", k, "name"), name, "parameter")
+        added = [tool.batch.source.param] if tool.batch is not None and tool.batch.source else []
         for k, rule in enumerate(tool.rules):
             if rule.equals is not None and rule.kind != "requires":
                 self.error((*loc, "rules", k, "equals"), f"equals applies to requires rules, not {rule.kind}",
                            "remove equals, or make the rule kind: requires")
             for field in [*rule.fields, *([rule.when] if rule.when else [])]:
-                if field not in names:
+                if field not in names + added:
                     self.error((*loc, "rules", k), f"rule names unknown parameter {field!r}",
                                f"parameters are: {', '.join(names)}")
         variable = "detail" in names  # the `detail` parameter chooses the rows' density
@@ -591,7 +611,7 @@ class Builder:
         implied |= self.server_rule_codes(ops, implied)
         repairs_of_rules = tuple((where, rule.error.repair) for where, rule in self.error_rules
                                  if rule.error.repair is not None and rule.error.code in implied)
-        declaration = None
+        declaration = batch = None
         repairs: tuple[tuple[Where, Repair], ...] = tuple(
             (self.loc.where((*loc, "params", k, "resolve", "unknown", "repair")), r.unknown.repair)
             for k, p in enumerate(tool.params) for r in resolve
@@ -610,6 +630,18 @@ class Builder:
             declaration = dataclasses.replace(declaration, resolve=resolve)
             field_map = {**derived_map, **field_map}
             implied |= raised
+            if tool.confirm is not None:
+                declaration = dataclasses.replace(declaration, confirm=build_confirm(
+                    tool.confirm, (*loc, "confirm"), {p.name for p in built_params}, self.error))
+                implied.add("confirmation_declined")
+        if tool.batch is not None:
+            made = build_batch(tool, loc, built_params, tools, resolve, self.error)
+            if made is None:
+                return None
+            batch, built_params, built_output = made.batch, made.params, made.output
+            implied = set(made.codes) | {r.unknown.code for r in resolve if r.unknown.code}
+            ran = [tools[name] for name in (batch.each, batch.source.tool if batch.source else None) if name]
+            ops = list({op.operation_id: op for t in ran for op in t.operations}.values())
         errors = implied if tool.errors is None else set(tool.errors)
         for code in sorted(implied - errors):
             self.error((*loc, "errors"), f"tool {tool.name} can emit {code!r} but does not declare it",
@@ -646,6 +678,7 @@ class Builder:
             toolset=tool.toolset,
             handler=tool.handler,
             declaration=declaration,
+            batch=batch,
             resolve=resolve,
             repairs=repairs,
             operations=tuple(ops),
@@ -794,7 +827,8 @@ class Builder:
                 text += " " + p.null_means.strip()
         schema = {"description": text, **schema}
         return IRParam(name=p.name, required=p.required, schema=schema,
-                       python_type=python_type(schema), source=p.source, transform=p.transform)
+                       python_type=python_type(schema), source=p.source, transform=p.transform,
+                       given=p.given)
 
     def build_output(
         self, f: OutputField, shapes: Mapping[str, IRShape], loc: tuple[str | int, ...], variable: bool

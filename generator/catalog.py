@@ -58,6 +58,8 @@ _WORDING: dict[str, ErrorCodeDef] = {
                              "exactly, or too many changed since); nothing new was written.",
                              "Look with the tool in repair; if the item is missing, call again with "
                              "a new idempotency_key."),
+    "confirmation_declined": _code(False, "The user did not confirm this destructive call when asked; "
+                                   "nothing was changed.", "Ask the user; call again only if they agree."),
     "internal_error": _code(False, "The server hit an unexpected error; nothing more is known.",
                             "Report it with the request_id."),
 }

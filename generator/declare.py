@@ -79,6 +79,18 @@ class Report(Protocol):
     def __call__(self, loc: Loc, message: str, hint: str = "", rule: str = "") -> None: ...
 
 
+class Counted:
+    """A Report that counts what it passes on (a builder's problems since it started)."""
+
+    def __init__(self, error: Report) -> None:
+        self.error = error
+        self.count = 0
+
+    def report(self, loc: Loc, message: str, hint: str = "", rule: str = "") -> None:
+        self.count += 1
+        self.error(loc, message, hint, rule)
+
+
 READ_METHODS = frozenset({"GET", "HEAD"})
 RECIPE_VALUES = frozenset({"count", "next_page", "page_size"})
 RESERVED = RECIPE_VALUES | {RESPONSE}  # names templates read before parameters and steps
@@ -585,7 +597,35 @@ class DeclarationBuilder:
         if "id" not in shown.get("properties", {}):
             self.error(sloc, f"{read_op.operation_id} answers without an `id`",
                        "settle tells the same resource by its id before and after the write")
-        return Settle(path=dict(s.path), against=None if raw.compare else against)
+        find, find_path = self.settle_find(s.find, sloc, raw, read)
+        return Settle(path=dict(s.path), against=None if raw.compare else against, find=find,
+                      find_path=find_path)
+
+    def settle_find(self, op_id: str | None, loc: Loc, raw: StepDef,
+                    read: Step) -> tuple[Operation | None, dict[str, Any]]:
+        """The listing a delete's settle looks for the resource's id in, and its path (the read's
+        own values for the path parameters they share)."""
+        if op_id is None:
+            return None, {}
+        floc = (*loc, "find")
+        op = self.ops.get(op_id)
+        if op is None or op_id not in self.runtime_ops:
+            guess = closest(op_id, list(self.ops))
+            self.error(floc, f"unknown operationId {op_id!r}", f"did you mean {guess!r}?" if guess else "")
+            return None, {}
+        if raw.compare is not None or self.runtime_ops[op_id].method not in READ_METHODS:
+            self.error(floc, "settle.find is a list operation, on a delete's settle",
+                       "name the operation that lists the resources the delete removes one of")
+            return None, {}
+        rows = success_schema(self.document, op) or {}  # a listing's: its rows
+        if "id" not in rows.get("properties", {}):
+            self.error(floc, f"{op_id} does not list rows with an `id`",
+                       "settle.find looks for the deleted resource's id among the rows")
+        missing = [p for p in path_names(op) if p not in read.path]
+        if missing:
+            self.error(floc, f"{op_id} needs path parameters {', '.join(missing)} the read has not",
+                       "list the resources of the same parent the read addressed")
+        return self.runtime_ops[op_id], {p: read.path[p] for p in path_names(op) if p in read.path}
 
     def settle_create(self, s: Any, sloc: Loc, earlier: list[Step]) -> Settle | None:
         listing = next((e for e in earlier if e.id == s.against and e.absent is not None), None)

@@ -399,7 +399,8 @@ def drift_report(old_doc: JSON, new_doc: JSON, overrides: OverrideFile, located:
     out += body
     coverage = _coverage_lines(overrides, before, after, use)
     if coverage:
-        out += ["", f"Coverage (categories: {', '.join(sorted(overrides.coverage.categories))})", *coverage]
+        claimed = sorted([*overrides.coverage.categories, *overrides.coverage.subcategories])
+        out += ["", f"Coverage (categories: {', '.join(claimed)})", *coverage]
     if patch_problems:
         out += ["", "Spec patches that no longer apply to the new spec", *patch_problems]
     return "\n".join(out) + "\n"
@@ -407,10 +408,10 @@ def drift_report(old_doc: JSON, new_doc: JSON, overrides: OverrideFile, located:
 
 def _coverage_lines(overrides: OverrideFile, before: Mapping[str, SpecOperation],
                     after: Mapping[str, SpecOperation], use: Usage) -> list[str]:
-    categories = set(overrides.coverage.categories)
+    categories, subcategories = set(overrides.coverage.categories), set(overrides.coverage.subcategories)
     lines = []
     for op_id, op in sorted(after.items()):
-        if op.category in categories and op_id not in before:
+        if (op.category in categories or op.subcategory in subcategories) and op_id not in before:
             claimed = op_id in use.tools or op_id in overrides.coverage.excluded
             lines.append(f"  - operation {op_id} added ({op.method.upper()} {op.path})"
                          + ("" if claimed else ": neither used nor excluded; generation fails until "

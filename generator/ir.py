@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.diagnostics import Where
-from ghmcp_runtime.declared import Completion, Declaration, OnError, Repair, Resolve
+from ghmcp_runtime.declared import Batch, Completion, Declaration, OnError, Repair, Resolve
 from ghmcp_runtime.model import LockdownRule
 
 JSONObject = dict[str, Any]
@@ -56,6 +56,7 @@ class IRParam:
     python_type: str
     source: str | None
     transform: str | None = None
+    given: bool = False  # an identifier from outside the server (rule composability)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,6 +93,7 @@ class IRTool:
     handler: str | None  # a hook, or None for a declared tool
     declaration: Declaration | None
     resolve: tuple[Resolve, ...] = ()  # name-or-id parameters (hooks: resolved before the hook runs)
+    batch: Batch | None = None  # a batch tool: its recipe (then handler and declaration are None)
     repairs: tuple[tuple[Where, Repair], ...]  # every declared repair, where the file says it
     operations: tuple[IROperation, ...]
     params: tuple[IRParam, ...]
@@ -123,6 +125,7 @@ class Coverage:
     used: tuple[str, ...]
     excluded: tuple[tuple[str, str], ...]
     categories: tuple[str, ...]
+    subcategories: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

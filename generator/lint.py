@@ -16,6 +16,7 @@ from generator.render import compact_bytes, wire_tool
 from generator.schemas import is_union
 from generator.spec import index_operations, request_body_schema, resolve_ref
 from generator.yamlsrc import Located
+from ghmcp_runtime.errors import ENVELOPE_OUTPUT_SCHEMA
 from ghmcp_runtime.rules import Rule, check_rules
 
 COMBINATORS = ("oneOf", "anyOf", "allOf")
@@ -82,6 +83,7 @@ def lint(server: IRServer, located: Located | None = None,
         _spec_bounds(ctx, tool)
         _description_budget(ctx, tool)
     _total_budget(ctx)
+    _composability(ctx)
     lint_text.check(ctx)
     lint_behaviour.check(ctx)
     lint_examples.check(ctx)
@@ -106,6 +108,11 @@ def _object_nodes(schema: Any, path: str = "") -> Iterator[tuple[str, dict[str, 
                     yield from _object_nodes(sub, f"{path}/{key}/{i}")
 
 
+def names_the_envelope(node: Mapping[str, Any]) -> bool:
+    """The error envelope named by its always-present fields (like each tool's error branch)."""
+    return "properties" not in node and node.get("required") == ENVELOPE_OUTPUT_SCHEMA["required"]
+
+
 def _keys(schema: Any) -> Iterator[str]:
     if isinstance(schema, dict):
         for key, value in schema.items():
@@ -122,6 +129,8 @@ def _schemas(ctx: Ctx, tool: IRTool) -> None:
         for path, node in _object_nodes(wire[label]):
             if path in OPEN_BY_DESIGN or (path == "" and "oneOf" in node and label == "outputSchema"):
                 continue
+            if label == "outputSchema" and names_the_envelope(node):
+                continue  # a batch item's error: the error branch's envelope, closed in the catalog
             if node.get("additionalProperties") is not False:
                 param = path[1:].split(".")[0].removesuffix("[]") if label == "inputSchema" else ""
                 where = ctx.param_where(tool, param) if param else ctx.where(tool)
@@ -415,3 +424,21 @@ def _total_budget(ctx: Ctx) -> None:
                   f"{budget:,} ({budget // count:,} per tool)",
                   "shorten descriptions, parameter wording or output fields (`make generate` prints "
                   "the bytes per tool), or raise server.tools_budget_bytes deliberately")
+
+
+# -- composability ---------------------------------------------------------------------------
+
+
+def _composability(ctx: Ctx) -> None:
+    """Every identifier a tool requires is returned by another tool of the server (or resolved by
+    the tool itself): an agent can always find the value it must pass (generator/compose.py)."""
+    from generator.compose import sources
+
+    for tool in ctx.server.tools:
+        for param, producers in sources(ctx.server)[tool.name].items():
+            if not producers:
+                ctx.error(ctx.param_where(tool, param), "composability",
+                          f"{tool.name}: no tool of the server returns {param}, which it requires",
+                          f"return a field named {param} from another tool (a qualified name it ends "
+                          "with counts: issue_number for sub_issue_number), resolve it with `resolve:`, "
+                          "or take what agents have instead")

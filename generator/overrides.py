@@ -58,6 +58,9 @@ class ServerSection(Strict):
 class Coverage(Strict):
     categories: list[str] = Field(
         default_factory=list, description="spec categories whose every operation must be used or excluded")
+    subcategories: list[str] = Field(
+        default_factory=list, description="spec subcategories (GitHub's x-github.subcategory, e.g. "
+        "sub-issues) claimed the same way, for a server that covers part of a category")
     excluded: dict[str, str] = Field(default_factory=dict, description="operationId -> one-line reason")
 
 
@@ -139,6 +142,9 @@ class ParamDef(Strict):
     max_items: int | None = None
     transform: str | None = Field(
         default=None, description="a registered transform applied before any call (e.g. hex_color)")
+    given: bool = Field(
+        default=False, description="an identifier the agent has from outside this server (a URL, "
+        "another server, the user): no tool here must return it (rule composability)")
     resolve: ResolveDef | None = Field(
         default=None, description="a string value is a name, looked up in a listing and replaced by "
         "what it names (e.g. a milestone title by its number) before any step")
@@ -316,6 +322,10 @@ class SettleDef(Strict):
         default=None, description="on a delete (no compare): the earlier read whose not-found, once "
         "the answer was lost, shows the delete took effect; on a create: the earlier `absent` step, "
         "whose one matching row, once the answer was lost, is what the write made")
+    find: str | None = Field(
+        default=None, description="on a delete whose read names the resource by something another "
+        "client can change (a label's name): a list operation; the delete took effect only if no "
+        "row has the resource's id (a rename moved it)")
     path: dict[str, Any] = Field(
         default_factory=dict, description="path parameters of the compare read where the write leaves "
         "the resource (a rename: {name: \"{new_name}\"}); templates read parameters only, and one "
@@ -369,6 +379,39 @@ class IdempotencyDef(Strict):
     recover: RecoverDef | None = None
 
 
+class ConfirmDef(Strict):
+    message: str = Field(description="the question; reads parameters and, in a batch, {count} and {items}")
+    when: str | dict[str, Any] | None = Field(default=None, description="ask only then: a parameter or {param: value}")
+    over: int = Field(default=0, ge=0, description="a batch asks only for more items than this")
+
+
+class BatchSourceDef(Strict):
+    tool: str = Field(description="a paged listing tool of this server (cursor in, has_more and next_cursor out)")
+    param: Identifier = Field(description="the object parameter this tool gets, holding the listing's filters")
+    description: str = Field(description="the filter parameter's description")
+    omitted: str = Field(description="what leaving the filter parameter out means")
+    fixed: dict[str, Any] = Field(default_factory=dict, description="the listing's other arguments (templates)")
+    rows: str = Field(description="the listing's output holding the rows")
+    field: str = Field(description="the row field naming an item")
+
+
+class BatchDef(Strict):
+    each: str = Field(description="the tool that changes one item; it runs once per item")
+    item: str = Field(description="its parameter an item fills, e.g. issue_number")
+    items: str | None = Field(default=None, description="this tool's list parameter naming the items")
+    source: BatchSourceDef | None = Field(default=None, description="items a listing finds instead")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="each's other arguments (templates)")
+    zip: dict[str, str] = Field(default_factory=dict, description="list parameter -> each's parameter, "
+                                "paired with `items` by position")
+    changed: str = Field(default="changed_fields", description="each's output naming what it changed")
+    dry_run: str | None = Field(default=None, description="the boolean parameter asking for a dry run")
+    cursor: str = Field(default="cursor", description="the parameter carrying next_cursor")
+    key: str | None = Field(default=None, description="the idempotency-key parameter")
+    scope: list[str] = Field(default_factory=list, description="parameters the key is scoped to")
+    max_items: int = Field(default=100, ge=1, le=100, description="items per call")
+    confirm: ConfirmDef | None = None
+
+
 class ToolDef(Strict):
     name: str
     title: str
@@ -377,6 +420,10 @@ class ToolDef(Strict):
         "the X-MCP-Toolsets header select this tool by; required once the file declares toolsets")
     handler: str | None = Field(default=None, description="async hook; omit to run from `steps`")
     steps: list[StepDef] | None = None
+    batch: BatchDef | None = Field(default=None, description="instead of steps: one change applied to "
+                                   "many items through another tool (outputs and codes derived)")
+    confirm: ConfirmDef | None = Field(default=None, description="declared steps: ask the user first "
+                                       "when the client can show a question")
     idempotency: IdempotencyDef | None = None
     operations: list[str] = Field(default_factory=list, description="hooks: the operations they call")
     description: str
@@ -384,7 +431,7 @@ class ToolDef(Strict):
     annotations: Annotations
     params: list[Annotated[ParamDef, BeforeValidator(_shared_reference, json_schema_input_type=str | ParamDef)]]
     rules: list[Rule] = Field(default_factory=list)
-    output: list[OutputField]
+    output: list[OutputField] = Field(default_factory=list, description="required unless `batch`")
     errors: list[str] | None = Field(default=None, description="default: every code the tool can emit")
     field_map: dict[str, str] = Field(default_factory=dict)
     renamed_from: str | None = Field(
@@ -399,6 +446,7 @@ def tool_operations(tool: ToolDef) -> list[str]:
         recover = [tool.idempotency.recover.call, "users/get-authenticated"]
     lookups = [s.names_exist.lookup for s in tool.steps or [] if s.names_exist and s.names_exist.lookup]
     lookups += [p.resolve.call for p in tool.params if p.resolve is not None]
+    lookups += [s.settle.find for s in tool.steps or [] if s.settle and s.settle.find]
     return list(dict.fromkeys([*(s.call for s in tool.steps or []), *lookups, *recover, *tool.operations]))
 
 

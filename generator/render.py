@@ -12,6 +12,7 @@ import jinja2
 
 from generator import NAME
 from generator.build import const_name
+from generator.compose import sources
 from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
 from generator.format_cache import Caches, FormatCache, default_directory
 from generator.ir import IRAnnotations, IRServer, IRTool
@@ -270,7 +271,8 @@ def render(
     declarations: list[Any] = [t.declaration for t in server.tools if t.declaration is not None]
     declarations += [c for c in completions.values()]
     declarations += [t.declaration for t in server.templates if t.declaration is not None]
-    declarations += [t.resolve for t in server.tools if t.declaration is None and t.resolve]
+    declarations += [t.resolve for t in server.tools if t.declaration is None and t.batch is None and t.resolve]
+    declarations += [t.batch for t in server.tools if t.batch is not None]
     declarations += list(server.error_rules)
     shapes = {s.name: runtime_shape(s) for s in server.shapes}
     context = {
@@ -282,12 +284,14 @@ def render(
         "shapes": server.shapes,
         "runtime_shapes": shapes,
         "declared_classes": sorted(_classes(declarations)),
+        "identifier_sources": sources(server),
         "completions": completions,
         "runner_imports": [name for name, used in (
             ("completer", bool(completions)),
             ("declared", any(t.declaration for t in server.tools)
              or any(t.declaration for t in server.templates)),
-            ("resolving", any(t.resolve and t.declaration is None for t in server.tools))) if used],
+            ("resolving", any(t.resolve and t.handler is not None for t in server.tools))) if used],
+        "batches": any(t.batch is not None for t in server.tools),
         "completion_name": {_pyobj(c): name for name, c in completions.items()},
         "tool_annotations": {t.name: runtime_annotations(t.annotations) for t in server.tools},
         "hooks": hooks_display is not None,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from generator.declare import Loc, Report, bind_path, error_spec, spec_fields, split_path
+from generator.declare import Counted, Loc, Report, bind_path, error_spec, spec_fields, split_path
 from generator.overrides import ParamDef
 from generator.schemas import walk
 from generator.spec import SpecOperation
@@ -26,7 +26,7 @@ def build_resolve(p: ParamDef, loc: Loc, *, kinds: Collection[str], names: Colle
     r = p.resolve
     assert r is not None and p.name is not None
     rloc = (*loc, "resolve")
-    before = _Counter(error)
+    before = Counted(error)
     if "string" not in kinds or len([k for k in kinds if k != "null"]) < 2:
         before.report((*loc, "type"), f"parameter {p.name!r} resolves names but does not take both a "
                       "string and an id", "declare `type: [integer, string]`: a string is a name")
@@ -73,12 +73,3 @@ def build_resolve(p: ParamDef, loc: Loc, *, kinds: Collection[str], names: Colle
                    value=split_path(r.value), unknown=unknown, path=path, query=dict(r.query),
                    choices=r.choices, pages=r.pages)
 
-
-class _Counter:
-    def __init__(self, error: Report) -> None:
-        self.error = error
-        self.count = 0
-
-    def report(self, loc: Loc, message: str, hint: str = "", rule: str = "") -> None:
-        self.count += 1
-        self.error(loc, message, hint, rule)

@@ -48,6 +48,12 @@ class SpecOperation:
     path_item: Mapping[str, JSON]
 
     @property
+    def subcategory(self) -> str:
+        """GitHub's `x-github.subcategory` (empty in other descriptions)."""
+        github = self.node.get("x-github")
+        return str(github.get("subcategory", "")) if isinstance(github, dict) else ""
+
+    @property
     def category(self) -> str:
         """GitHub's `x-github.category`; in other descriptions the operation's first tag."""
         github = self.node.get("x-github")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -29,6 +29,28 @@ _REPOSITORY_URL = re.compile(r"/repos/([^/]+)/([^/]+)$")
 _TOKEN = re.compile(
     r"""(?P<neg>-)?(?:(?P<key>[A-Za-z_]+):(?P<val>"[^"]*"?|\S+)|(?P<phrase>"[^"]*"?)|(?P<word>\S+))"""
 )
+
+# parentheses outside quotes group terms on GitHub: read as spaces, `(x)repo:y` is two terms
+_UNGROUPED = re.compile(r'"[^"]*"?|[()]')
+
+
+def _ungroup(m: re.Match[str]) -> str:
+    return m.group(0) if m.group(0).startswith('"') else " "
+
+
+def scope_terms(q: str) -> Iterator[tuple[bool, str, str]]:
+    """(negated, qualifier, value) of each term of `q` that says where to search (repo:, user:,
+    org:, owner:), read as GitHub reads a query: the same tokenizer confines queries to the
+    allowlist, so the two can never disagree on what a term is. A term negated inside a group
+    (`NOT (repo:x)`) counts as not negated: refusing more is the safe side."""
+    negate_next = False
+    for m in _TOKEN.finditer(_UNGROUPED.sub(_ungroup, q)):
+        negated = bool(m.group("neg")) or negate_next
+        negate_next = m.group("word") == "NOT"
+        key = m.group("key")
+        if key is not None and key.lower() in SCOPE_QUALIFIERS:
+            yield negated, key.lower(), m.group("val").strip('"')
+
 
 REPO_NOT_ALLOWED = ErrorCode(
     code="repo_not_allowed",

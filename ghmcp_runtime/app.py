@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import json
+import hashlib
 import logging
 import os
 import re
@@ -17,19 +17,24 @@ import anyio
 import httpx
 from mcp import MCPError
 from mcp.server import CacheHint, Server, ServerRequestContext
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import NoBackChannelError
 from mcp.types import (
     INVALID_PARAMS,
     CallToolRequestParams,
     CallToolResult,
+    InputRequiredResult,
     ListToolsResult,
     PaginatedRequestParams,
-    TextContent,
 )
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 
+from ghmcp_runtime.batch import Pacer
 from ghmcp_runtime.caller import Caller, identity_key, resolve_caller, usable_token
-from ghmcp_runtime.concurrent import MAX_CONCURRENT
+from ghmcp_runtime.concurrent import DEFAULT_INFLIGHT_PER_CALLER, MAX_CONCURRENT
+from ghmcp_runtime.confirm import FORM, QUESTION, InputRequired, accepted
 from ghmcp_runtime.context import CursorCodec, Idempotency, ToolContext, Upstream
 from ghmcp_runtime.cursors import HmacCursorCodec
 from ghmcp_runtime.discovery import LIST_TTL_MS, SurfaceDiscovery, cache_scope, fingerprint_line
@@ -44,15 +49,28 @@ from ghmcp_runtime.exposure import (
 )
 from ghmcp_runtime.forge_profile import ForgeProfile
 from ghmcp_runtime.forges import GITHUB
-from ghmcp_runtime.host_guard import LOCAL_ORIGINS, host_patterns, is_loopback
+from ghmcp_runtime.host_guard import (
+    LOCAL_ORIGINS,
+    host_patterns,
+    is_loopback,
+    server_token_refusal,
+)
 from ghmcp_runtime.http_cache import ENV as HTTP_CACHE_ENV
+from ghmcp_runtime.http_cache import HttpCache
 from ghmcp_runtime.http_cache import parse_setting as parse_http_cache
-from ghmcp_runtime.idempotency import IdempotencyRunner
+from ghmcp_runtime.idempotency import DEFAULT_KEYS_PER_CALLER, IdempotencyRunner
 from ghmcp_runtime.lockdown import Lockdown, TrustCache, requested
 from ghmcp_runtime.logs import UVICORN_LOG_CONFIG, call_fields, log_event, route_library_logs
 from ghmcp_runtime.model import ServerSpec, ToolSpec
+from ghmcp_runtime.outbound import (
+    input_required_result,
+    rpc_error,
+    tool_error,
+    tool_result,
+    visible,
+)
 from ghmcp_runtime.projection import ShapeProjector
-from ghmcp_runtime.redis_store import open_store
+from ghmcp_runtime.redis_store import REDIS_SCHEMES, eviction_warnings, open_store
 from ghmcp_runtime.resources import ResourceRuntime, internal_rpc_error
 from ghmcp_runtime.surface import SurfaceView, SurfaceViews
 from ghmcp_runtime.upstream import ForgeUpstream, check_api_url
@@ -90,6 +108,22 @@ def _concurrency_env(env: Mapping[str, str]) -> int:
     return int(raw)
 
 
+def _bounded(cache: HttpCache | None, settings: Settings) -> HttpCache | None:
+    if cache is None:
+        return None
+    return replace(cache, max_bytes=settings.http_cache_max_bytes,
+                   max_bytes_per_caller=settings.http_cache_max_bytes_per_caller)
+
+
+def _count_env(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"{name} must be a whole number of at least 1")
+    return int(raw)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Settings:
     """The operator's configuration. The token and API URL come from the forge's own variables
@@ -109,6 +143,16 @@ class Settings:
     lockdown: bool = False  # withhold text by authors without push access (HTTP callers can also ask)
     # upstream requests one tool call may have in flight at once (1: strictly one after another)
     max_concurrent: int = MAX_CONCURRENT
+    # per-caller bounds: live idempotency keys (a new one past it is refused, nothing evicted),
+    # bytes of cached reads (None: http_cache_store.Limits), upstream requests in flight
+    keys_per_caller: int = DEFAULT_KEYS_PER_CALLER
+    http_cache_max_bytes: int | None = None
+    http_cache_max_bytes_per_caller: int | None = None
+    inflight_per_caller: int = DEFAULT_INFLIGHT_PER_CALLER
+    # batches: write requests start at least this far apart (GitHub's best practices ask 1 s), and
+    # a rate limit asking for a longer wait stops the batch instead of waiting
+    write_interval_s: float = 1.0
+    batch_max_wait_s: float = 60.0
     # the server's surface (HTTP requests narrow it)
     exposure: ExposureFlags = field(default_factory=ExposureFlags)
 
@@ -129,6 +173,14 @@ class Settings:
             http_cache=_http_cache_env(env),
             lockdown=env.get("GHMCP_LOCKDOWN", "").strip().lower() in _TRUE,
             max_concurrent=_concurrency_env(env),
+            keys_per_caller=_count_env(env, "GHMCP_IDEMPOTENCY_KEYS_PER_CALLER", DEFAULT_KEYS_PER_CALLER),
+            http_cache_max_bytes=_count_env(env, "GHMCP_HTTP_CACHE_MAX_BYTES", 0) or None,
+            http_cache_max_bytes_per_caller=_count_env(
+                env, "GHMCP_HTTP_CACHE_MAX_BYTES_PER_CALLER", 0) or None,
+            inflight_per_caller=_count_env(env, "GHMCP_MAX_INFLIGHT_PER_CALLER",
+                                           DEFAULT_INFLIGHT_PER_CALLER),
+            write_interval_s=_float_env(env, "GHMCP_WRITE_INTERVAL_S", 1.0),
+            batch_max_wait_s=_float_env(env, "GHMCP_BATCH_MAX_WAIT_S", 60.0),
             exposure=ExposureFlags.from_env(env),
         )
 
@@ -182,7 +234,7 @@ def error_text(err: ToolError) -> str:
 def unknown_tool(name: str) -> MCPError:
     """JSON-RPC -32602, as the MCP spec lists for an unknown tool; the name only when tame."""
     shown = f": {name}" if _TOOL_NAME.fullmatch(name) else ""
-    return MCPError(INVALID_PARAMS, f"Unknown tool{shown}; call tools/list for the available tools.")
+    return rpc_error(INVALID_PARAMS, f"Unknown tool{shown}; call tools/list for the available tools.")
 
 
 def _request_id() -> str:
@@ -249,7 +301,7 @@ class _ToolRuntime:
             caller = resolve_caller(request, server_token=self.settings.token,
                                     key=self.identity_key, exposure=self.exposure)
         except ExposureError as err:
-            raise MCPError(INVALID_PARAMS, str(err)) from None
+            raise rpc_error(INVALID_PARAMS, str(err)) from None
         if request is None:
             self._local_caller = caller
         elif isinstance(scope, dict):
@@ -271,7 +323,7 @@ class _ToolRuntime:
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: CallToolRequestParams
-    ) -> CallToolResult:
+    ) -> CallToolResult | InputRequiredResult:
         request_id = _request_id()
         caller = self.caller_of(ctx.request)
         with call_fields(caller=caller.identity, request_id=request_id):
@@ -280,18 +332,21 @@ class _ToolRuntime:
                 log_event("tool_call", tool=params.name[:64], ms=0,
                           outcome="unknown_tool" if tool is None else "hidden_tool")
                 raise unknown_tool(params.name)
-            return await self._call_logged(tool, caller, params.arguments, request_id)
+            host = _CallHost(self, caller, ctx, params)
+            return await self._call_logged(tool, caller, params.arguments, request_id, host)
 
     async def _call_logged(
-        self, tool: ToolSpec, caller: Caller, arguments: Mapping[str, Any] | None, request_id: str
-    ) -> CallToolResult:
+        self, tool: ToolSpec, caller: Caller, arguments: Mapping[str, Any] | None, request_id: str,
+        host: _CallHost | None = None,
+    ) -> CallToolResult | InputRequiredResult:
         start = time.perf_counter()
         outcome = "ok"
         try:
-            payload = await self._call(tool, caller, arguments, request_id)
-            text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-            return CallToolResult(content=[TextContent(type="text", text=text)],
-                                  structured_content=payload)
+            payload = await self._call(tool, caller, arguments, request_id, host)
+            return tool_result(payload)
+        except InputRequired as asked:
+            outcome = "input_required"
+            return input_required_result(QUESTION, asked.message, FORM, asked.digest)
         except ToolError as err:
             outcome = err.code
             # a handled outcome needs no traceback; kept, it would hold every frame (and the
@@ -307,8 +362,22 @@ class _ToolRuntime:
                       ms=round((time.perf_counter() - start) * 1000))
 
     async def _call(
-        self, tool: ToolSpec, caller: Caller, arguments: Mapping[str, Any] | None, request_id: str
+        self, tool: ToolSpec, caller: Caller, arguments: Mapping[str, Any] | None, request_id: str,
+        host: _CallHost | None,
     ) -> dict[str, Any]:
+        result, tctx = await self.run_tool(tool, caller, arguments, request_id, host=host)
+        payload = {**result, "request_id": request_id}
+        remaining, limit = tctx.rate_limit.get("remaining"), tctx.rate_limit.get("limit")
+        if remaining is not None and limit and remaining < limit * LOW_RATE_LIMIT_FRACTION:
+            payload["rate_limit_remaining"] = remaining
+        return payload
+
+    async def run_tool(
+        self, tool: ToolSpec, caller: Caller, arguments: Mapping[str, Any] | None, request_id: str,
+        *, host: _CallHost | None, dry_run: bool = False, paced: Pacer | None = None,
+    ) -> tuple[Mapping[str, Any], ToolContext]:
+        """Validate the arguments, run the handler, release lockdown: a tool's result and its
+        context (a direct call, or one a batch makes: `paced` items one request at a time)."""
         args = arguments if arguments is not None else {}
         validator = self.validators[tool.name]
         invalid = validator.validate(args)
@@ -319,6 +388,9 @@ class _ToolRuntime:
         if repos is not None:
             repos.check_arguments(args)
         tctx = self.context_for(tool, caller, args, request_id)
+        tctx.host, tctx.dry_run, tctx.pace = host, dry_run, paced
+        if paced is not None:
+            tctx.slots = anyio.CapacityLimiter(1)
         try:
             result = await tool.handler(tctx, args)
             await tctx.release_held()
@@ -329,11 +401,7 @@ class _ToolRuntime:
             raise
         if not isinstance(result, Mapping):
             raise TypeError(f"handler of {tool.name} returned {type(result).__name__}, not a mapping")
-        payload = {**result, "request_id": request_id}
-        remaining, limit = tctx.rate_limit.get("remaining"), tctx.rate_limit.get("limit")
-        if remaining is not None and limit and remaining < limit * LOW_RATE_LIMIT_FRACTION:
-            payload["rate_limit_remaining"] = remaining
-        return payload
+        return result, tctx
 
     def context_for(
         self, tool: ToolSpec, caller: Caller, args: Mapping[str, Any], request_id: str
@@ -352,8 +420,64 @@ class _ToolRuntime:
 
     def _error(self, err: ToolError, request_id: str, caller: Caller) -> CallToolResult:
         envelope = self.view_of(caller).envelope(err, request_id)
-        return CallToolResult(content=[TextContent(type="text", text=error_text(err))],
-                              structured_content=envelope, is_error=True)
+        return tool_error(envelope, error_text(err))
+
+
+@dataclass(slots=True)
+class _CallHost:
+    """`context.Host` for one tools/call: other tools run as the same caller, progress goes to
+    the request's progressToken, confirmations go to the client (ghmcp_runtime.confirm)."""
+
+    runtime: _ToolRuntime
+    caller: Caller
+    request: ServerRequestContext[Any]
+    params: CallToolRequestParams
+    pacer: Pacer | None = None
+
+    @property
+    def write_interval_s(self) -> float:
+        return self.runtime.settings.write_interval_s
+
+    @property
+    def max_wait_s(self) -> float:
+        return self.runtime.settings.batch_max_wait_s
+
+    async def run_tool(self, ctx: ToolContext, name: str, args: Mapping[str, Any], *, dry_run: bool,
+                       paced: bool) -> dict[str, Any]:
+        if paced and self.pacer is None:
+            self.pacer = Pacer(self.write_interval_s)  # one pace for every item of the call
+        try:
+            result, _ = await self.runtime.run_tool(
+                self.runtime.tools[name], self.caller, args, ctx.request_id, host=self,
+                dry_run=dry_run, paced=self.pacer if paced else None)
+        except ToolError as err:
+            if err.repair is not None and err.repair.get("tool") not in self.runtime.surface_of(self.caller).tools:
+                err.repair = None  # no repair through a tool this caller cannot see
+            raise
+        return dict(result)
+
+    async def progress(self, done: float, total: float | None, message: str | None) -> None:
+        await self.request.session.report_progress(done, total, message)  # no-op without a token
+
+    async def confirm(self, message: str, digest: str) -> None:
+        caps = self.request.session.client_capabilities
+        asks = caps.elicitation if caps is not None else None
+        if asks is None or (asks.form is None and asks.url is not None):
+            return  # the client cannot show a form: the explicit arguments are the confirmation
+        if self.request.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            answer = (self.params.input_responses or {}).get(QUESTION)
+            if answer is None or self.params.request_state != digest or not hasattr(answer, "action"):
+                raise InputRequired(message, digest)  # answered with input_required (MRTR)
+            accepted(answer.action, getattr(answer, "content", None))
+            return
+        if not self.request.session.can_send_request:
+            return  # stateless HTTP: no channel to ask on; the explicit path stands
+        try:
+            result = await self.request.session.elicit_form(visible(message), FORM,
+                                                            related_request_id=self.request.request_id)
+        except NoBackChannelError:
+            return
+        accepted(result.action, result.content)
 
 
 def build_server(
@@ -375,14 +499,15 @@ def build_server(
             base_url=settings.api_url_for(spec.forge),
             api_version=spec.api_version,
             timeout=httpx.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
-            cache=parse_http_cache(settings.http_cache),
+            cache=_bounded(parse_http_cache(settings.http_cache), settings),
+            inflight_per_caller=settings.inflight_per_caller,
         )
     runtime = _ToolRuntime(
         spec,
         settings,
         upstream,
         cursors or HmacCursorCodec(settings.server_secret),
-        idempotency or IdempotencyRunner(open_store(settings.idempotency_store)),
+        idempotency or IdempotencyRunner(open_store(settings.idempotency_store, settings.keys_per_caller)),
     )
     resources = (ResourceRuntime(spec, runtime.caller_of, runtime.context_for, runtime.view_of)
                  if spec.resources or spec.templates else None)
@@ -403,6 +528,12 @@ def build_server(
         on_completion=guarded(resources.complete) if resources and spec.templates else None,
     )
     SurfaceDiscovery(server, runtime.caller_of, runtime.view_of, runtime.exposure.base).install(guarded)
+    # MRTR: the requestState of a confirmation is sealed (AES-GCM) and bound to the tool, its
+    # arguments and the caller; replicas sharing GHMCP_SERVER_SECRET accept each other's
+    secret = settings.server_secret
+    security = (RequestStateSecurity(keys=[hashlib.sha256(b"ghmcp-request-state:" + secret).hexdigest()])
+                if secret else RequestStateSecurity.ephemeral())
+    server.middleware.append(RequestStateBoundary(security, default_audience=spec.name))
     return server
 
 
@@ -426,14 +557,16 @@ def http_app(
 
     Every request needs its caller's `Authorization: Bearer` token (401 with the RFC 9728
     challenge otherwise). `allow_server_token` lets requests without the header use the
-    operator's token (GITHUB_TOKEN, FORGEJO_TOKEN…); it is refused unless `host` is loopback."""
+    operator's token (GITHUB_TOKEN, FORGEJO_TOKEN…); it is refused unless `host`, every allowed
+    Host and Origin and the public URL are loopback (host_guard.server_token_refusal)."""
     from ghmcp_runtime.http_auth import HttpAuth
     from ghmcp_runtime.http_transport import streamable_http_app
 
     forge = spec.forge
     settings = (settings or Settings.from_env(forge=forge)).with_secret()
-    if allow_server_token and not is_loopback(host):
-        raise ValueError("--allow-server-token is only allowed on a loopback address")
+    refusal = server_token_refusal(host, allowed_hosts, allowed_origins, settings.public_url)
+    if allow_server_token and refusal is not None:
+        raise ValueError(refusal)
     if allow_server_token and not settings.token:
         raise ValueError(f"--allow-server-token needs {forge.token_env}")
     server = server or build_server(spec, settings)
@@ -471,8 +604,9 @@ def _parser(spec: ServerSpec) -> argparse.ArgumentParser:
                         "replicas (env GHMCP_IDEMPOTENCY_STORE; needs GHMCP_SERVER_SECRET)")
     p.add_argument("--allow-server-token", action="store_true",
                    help="HTTP: let requests without an Authorization header act with "
-                        f"{spec.forge.token_env} (loopback binds only; anyone who can reach the "
-                        "port can then act as you)")
+                        f"{spec.forge.token_env} (loopback only: refused with a non-loopback "
+                        "--allowed-host, --allowed-origin or GHMCP_PUBLIC_URL, which mean a proxy "
+                        "in front; anyone who can reach the port can act as you)")
     p.add_argument("--lockdown", action="store_true",
                    help="withhold issue and comment text by authors without push access to public "
                         "repositories (env GHMCP_LOCKDOWN=1; HTTP callers may also send "
@@ -518,7 +652,7 @@ def run(spec: ServerSpec, argv: Sequence[str] | None = None) -> None:
                        lockdown=args.lockdown or settings.lockdown,
                        exposure=exposure_flags(args, settings.exposure))
     try:
-        store = open_store(settings.idempotency_store)
+        store = open_store(settings.idempotency_store, settings.keys_per_caller)
     except ValueError as exc:
         parser.error(f"--idempotency-store: {exc}")
     try:
@@ -526,11 +660,16 @@ def run(spec: ServerSpec, argv: Sequence[str] | None = None) -> None:
     except ValueError as exc:
         parser.error(str(exc))
     if args.allow_server_token and args.transport == "http":
-        if not is_loopback(args.host):
-            parser.error("--allow-server-token is only allowed with a loopback --host")
+        refusal = server_token_refusal(args.host, args.allowed_host, args.allowed_origin,
+                                       settings.public_url)
+        if refusal is not None:
+            parser.error(refusal)
         if not settings.token:
             parser.error(f"--allow-server-token needs {forge.token_env}")
     _startup_warnings(args, settings, forge)
+    if settings.idempotency_store.startswith(REDIS_SCHEMES):
+        for reason in eviction_warnings(settings.idempotency_store, settings.http_cache):
+            log_event("config_warning", level=logging.WARNING, reason=reason)
     settings = settings.with_secret()
     try:
         server = build_server(spec, settings, idempotency=IdempotencyRunner(store))

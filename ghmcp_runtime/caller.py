@@ -82,6 +82,24 @@ def _authenticated_token(scope: Mapping[str, Any]) -> str | None:
     return user.access_token.token if isinstance(user, AuthenticatedUser) else None
 
 
+def _headers(raw: Any) -> dict[str, str]:
+    """Request headers, lower-case names, credentials left out. An X-MCP-* header sent more than
+    once is refused (ExposureError): each only narrows, and no reading of two values (first,
+    last, joined) would be the narrowest a gateway and a client may have meant."""
+    headers: dict[str, str] = {}
+    for name, value in raw.items():  # a request's Headers yield every occurrence
+        name = name.lower()
+        if name in _PRIVATE_HEADERS:
+            continue
+        if name.startswith("x-mcp-") and name in headers:
+            from ghmcp_runtime.exposure import ExposureError
+
+            shown = "-".join(part.capitalize() for part in name.split("-")).replace("Mcp", "MCP")
+            raise ExposureError(f"{shown} was sent more than once: send each X-MCP-* header once")
+        headers.setdefault(name, value)
+    return headers
+
+
 def resolve_caller(request: Any, *, server_token: str | None, key: bytes,
                    exposure: ExposurePolicy | None = None) -> Caller:
     """The Caller for `request` (the SDK's per-request `ctx.request`; None without HTTP).
@@ -91,8 +109,7 @@ def resolve_caller(request: Any, *, server_token: str | None, key: bytes,
         source: Source = "server_token" if server_token else "none"
         return Caller(identity=caller_id(key, server_token), source=source,
                       credential=server_token, surface=exposure.base if exposure else None)
-    headers = {k.lower(): v for k, v in getattr(request, "headers", {}).items()
-               if k.lower() not in _PRIVATE_HEADERS}
+    headers = _headers(getattr(request, "headers", {}))
     surface = exposure.for_request(headers) if exposure else None
     token = _authenticated_token(scope)
     if token is not None:

@@ -3,13 +3,41 @@ secondary rate limits punish bursts)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 import anyio
 
 T = TypeVar("T")
 MAX_CONCURRENT = 4
+# upstream requests one caller may have in flight over all its calls (GHMCP_MAX_INFLIGHT_PER_CALLER):
+# the connection pool is shared, and one caller's burst must not hold all of it
+DEFAULT_INFLIGHT_PER_CALLER = 16
+
+
+class CallerSlots:
+    """At most `limit` upstream requests in flight per caller; a caller's further requests
+    wait for one of its own to finish, never for another caller's."""
+
+    def __init__(self, limit: int = DEFAULT_INFLIGHT_PER_CALLER) -> None:
+        self.limit = limit
+        self._slots: dict[str, anyio.CapacityLimiter] = {}
+
+    @asynccontextmanager
+    async def held(self, caller: str) -> AsyncIterator[None]:
+        slot = self._slots.setdefault(caller, anyio.CapacityLimiter(self.limit))
+        try:
+            async with slot:
+                yield
+        finally:
+            stats = slot.statistics()
+            if stats.borrowed_tokens == 0 and stats.tasks_waiting == 0:
+                self._slots.pop(caller, None)  # no slot kept for a caller with nothing in flight
+
+    def in_flight(self, caller: str) -> int:
+        slot = self._slots.get(caller)
+        return 0 if slot is None else int(slot.borrowed_tokens)
 
 
 async def outcomes(calls: Sequence[Callable[[], Awaitable[T]]],

@@ -29,6 +29,12 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
     ctx.slots           anyio.CapacityLimiter: how many of this call's upstream requests may be in
                         flight at once (ctx.call holds one slot per request; never call ctx.call
                         while holding one)
+    ctx.dry_run         bool: plan, never write (ctx.call refuses every write; a tool that can plan
+                        answers what it would change)
+    await ctx.run_tool(name, args, dry_run=..., paced=...) -> dict   another tool of the server, as
+                        a call of it would run (validation, rules, envelope); raises ToolError
+    await ctx.progress(done, total, message)   notifications/progress, when the client asked
+    await ctx.confirm(message, digest)   ask the user through the protocol (see confirm.py)
     ctx.forge           ForgeProfile: the forge's conventions (page parameters, largest page)
 """
 
@@ -43,9 +49,10 @@ import anyio
 from ghmcp_runtime.concurrent import MAX_CONCURRENT
 from ghmcp_runtime.declared import OnError
 from ghmcp_runtime.error_rules import refine
-from ghmcp_runtime.errors import UpstreamError, WriteLog
+from ghmcp_runtime.errors import ToolError, UpstreamError, WriteLog
 from ghmcp_runtime.forge_clock import ForgeClock
 from ghmcp_runtime.model import Detail, Operation, ToolSpec
+from ghmcp_runtime.untrusted import Cleaned, clean_ahead
 
 if TYPE_CHECKING:
     from ghmcp_runtime.allowlist import RepoAllowlist
@@ -54,6 +61,7 @@ if TYPE_CHECKING:
     from ghmcp_runtime.lockdown import Lockdown
 
 T = TypeVar("T")
+READ_METHODS = frozenset({"GET", "HEAD"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,10 +114,29 @@ class Idempotency(Protocol):
     ) -> Any: ...
 
 
+class Host(Protocol):
+    """What a call may ask of the server around it (app.py implements it for each call)."""
+
+    @property
+    def write_interval_s(self) -> float:
+        """Paced calls start write requests at least this far apart."""
+
+    @property
+    def max_wait_s(self) -> float:
+        """The longest rate-limit wait a batch sits out before it stops."""
+
+    async def run_tool(self, ctx: ToolContext, name: str, args: Mapping[str, Any], *, dry_run: bool,
+                       paced: bool) -> dict[str, Any]: ...
+
+    async def progress(self, done: float, total: float | None, message: str | None) -> None: ...
+
+    async def confirm(self, message: str, digest: str) -> None: ...
+
+
 class Projector(Protocol):
     def project(
         self, shape: str, raw: Mapping[str, Any], detail: Detail, computed: Mapping[str, Any],
-        include: Collection[str] = (),
+        include: Collection[str] = (), cleaned: Cleaned | None = None,
     ) -> dict[str, Any]: ...
 
     def version(self, shape: str, raw: Mapping[str, Any]) -> str: ...
@@ -141,7 +168,12 @@ class ToolContext:
     _own_clock: ForgeClock = field(default_factory=ForgeClock, repr=False)
     slots: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(MAX_CONCURRENT))
     error_rules: tuple[OnError, ...] = ()  # the server's own on_error (ghmcp_runtime.error_rules)
+    host: Host | None = None
+    dry_run: bool = False
+    pace: Callable[[], Awaitable[None]] | None = None  # awaited before each write request
     forge: ForgeProfile = field(default_factory=_github)  # paging conventions (ghmcp_runtime.forges)
+    # long untrusted text of this call's upstream answers, cleaned ahead (untrusted.py)
+    cleaned: Cleaned = field(default_factory=dict)
 
     @property
     def forge_clock(self) -> ForgeClock:
@@ -181,14 +213,39 @@ class ToolContext:
 
     async def _send(self, op: Operation, *, path: Mapping[str, str | int], query: Mapping[str, Any] | None,
                     body: Any) -> UpstreamResponse:
+        writes = op.method not in READ_METHODS
+        if writes and self.dry_run:  # a tool that cannot plan meets this instead of writing
+            raise ToolError("internal_error", "This tool cannot answer a dry run; nothing was written.")
         async with self.slots:
+            if writes and self.pace is not None:
+                await self.pace()
             self.requests_sent += 1
             try:
-                return await self.upstream.call(self, op, path=path, query=query, body=body)
+                response = await self.upstream.call(self, op, path=path, query=query, body=body)
             except UpstreamError as err:
                 if not self.error_rules:
                     raise
                 raise refine(self.error_rules, err, op.method, self.arguments) from None
+        await clean_ahead(response.data, self.cleaned)
+        return response
+
+    async def run_tool(self, name: str, args: Mapping[str, Any], *, dry_run: bool = False,
+                       paced: bool = False) -> dict[str, Any]:
+        """A call of this server's tool `name` on the caller's behalf; its failure is raised as the
+        ToolError a direct call would answer with."""
+        if self.host is None:
+            raise RuntimeError("this call has no host to run tools")
+        return await self.host.run_tool(self, name, args, dry_run=dry_run or self.dry_run, paced=paced)
+
+    async def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
+        if self.host is not None:
+            await self.host.progress(done, total, message)
+
+    async def confirm(self, message: str, digest: str) -> None:
+        """Ask the user (see ghmcp_runtime.confirm); returns when confirmed or when the client
+        cannot be asked, raises when declined or while the answer is awaited."""
+        if self.host is not None:
+            await self.host.confirm(message, digest)
 
     def mint_cursor(self, state: Mapping[str, Any], *, bound_to: Mapping[str, Any]) -> str:
         return self.cursors.mint(
@@ -246,7 +303,7 @@ class ToolContext:
     ) -> dict[str, Any]:
         """`raw` as a `shape` row of density `detail`, plus the full-density fields in `include`,
         without those in `omit`; lockdown may hold it until the runtime releases it."""
-        row = self.projector.project(shape, raw, detail, computed or {}, include)
+        row = self.projector.project(shape, raw, detail, computed or {}, include, self.cleaned)
         for name in omit:  # before lockdown holds the row: an omitted field is never withheld
             row.pop(name, None)
         return self._held(shape, raw, row)
@@ -255,7 +312,7 @@ class ToolContext:
         """`raw` as the tool's success output `output` publishes it: the fields its outputSchema
         lists (a fixed density, with any declared `include`/`omit`), for hooks."""
         success = self.tool.output_schema.get("oneOf", [self.tool.output_schema])[0]
-        full = self.projector.project(shape, raw, "full", {}, ())
+        full = self.projector.project(shape, raw, "full", {}, (), self.cleaned)
         return self._held(shape, raw, {name: full[name] for name in success["properties"][output]["properties"]})
 
     def _held(self, shape: str, raw: Mapping[str, Any], row: dict[str, Any]) -> dict[str, Any]:

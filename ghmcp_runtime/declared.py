@@ -131,6 +131,9 @@ class Settle:
       call whose answer was lost renamed it), so the write is skipped; otherwise the not-found error.
     * On a delete (no `Compare`), `against` names the read: a lost answer with the re-read finding
       nothing (its not-found code) -> the delete took effect; the same resource -> not applied.
+      When the read addresses the resource by a name someone else can change, `find` lists the
+      resources (`find_path`): the delete took effect only if no row has the resource's `id`
+      (a rename moved it: not applied); more than `pages` pages -> unknown.
     * On a create, `against` names the earlier `Absent` listing that found no row like the one
       asked for: re-read, exactly one such row now is what the write made (applied); none -> not
       applied; several -> unknown.
@@ -138,6 +141,9 @@ class Settle:
 
     path: Mapping[str, Template] = field(default_factory=dict)
     against: str | None = None  # a delete's read; a partial update re-reads its compare read
+    find: Operation | None = None
+    find_path: Mapping[str, Template] = field(default_factory=dict)
+    pages: int = 10
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -296,6 +302,17 @@ class Completion:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Confirm:
+    """A destructive call asks the user first, through the protocol, when the client can show a
+    question (ghmcp_runtime.confirm); a client that cannot keeps the explicit-parameter path.
+    `message` reads parameters and, in a batch, `{count}` and `{items}`."""
+
+    message: Template
+    when: tuple[Condition, ...] = ()  # asked only when every condition holds
+    over: int = 0  # a batch asks only for more items than this
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Declaration:
     steps: tuple[Step, ...]
     output: tuple[Output, ...]
@@ -304,7 +321,46 @@ class Declaration:
     detail: str | None = None  # the parameter choosing the row density, if any
     idempotency: Idempotency | None = None
     resolve: tuple[Resolve, ...] = ()  # parameters taking a name, resolved before the steps
+    confirm: Confirm | None = None  # asked before any step runs
 
     def step(self, step_id: str) -> Step:
         """The step with id `step_id` (the generator checks every reference)."""
         return next(s for s in self.steps if s.id == step_id)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BatchSource:
+    """Items a paged listing tool finds: the caller passes its filters in the object parameter
+    `param`; `fixed` gives its other arguments (templates over the batch's parameters)."""
+
+    tool: str
+    param: str
+    rows: str  # the listing's output holding the rows
+    item_field: str  # the row field naming an item
+    fixed: Mapping[str, Template] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Batch:
+    """One change applied to many items, each by a call of the single-item tool `each`
+    (ghmcp_runtime.batch): `item` is the parameter an item fills, `arguments` the others
+    (templates over this tool's parameters). Items come from the list parameter `items` when it
+    is passed, else from `source`; `zip` pairs a list parameter with `items` by position."""
+
+    each: str
+    item: str
+    arguments: Mapping[str, Template]
+    items: str | None = None
+    source: BatchSource | None = None
+    zip: Mapping[str, str] = field(default_factory=dict)  # list parameter -> each's parameter
+    changed: str = "changed_fields"  # each's output naming what it changed
+    ignored: str | None = None  # each's output naming what GitHub ignored, if it has one
+    dry_run: str | None = None  # the boolean parameter asking for a dry run
+    cursor: str = "cursor"
+    key: str | None = None  # the idempotency-key parameter
+    scope: tuple[str, ...] = ()  # parameters the key is scoped to (with the caller and the tool)
+    max_items: int = 100  # items per call; next_cursor goes on
+    confirm: Confirm | None = None
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    transforms: Mapping[str, str] = field(default_factory=dict)
+    resolve: tuple[Resolve, ...] = ()  # resolved once, for every item

@@ -94,10 +94,12 @@ class OutcomeUnknown(UpstreamError):
         super().__init__(code, message, **kwargs)
         self.source = source  # who lost the answer, for messages ("GitHub")
 
-    def not_applied(self) -> OutcomeUnknown:
-        """Say that a re-read, once the write had ended, shows it was not applied."""
-        self.message = f"{self.source}'s answer to a change was lost; a re-read shows it was not applied."
-        self.details = {**(self.details or {}), "reason": "the change was not applied; repeat the call"}
+    def not_applied(self, why: str = "", reason: str = "the change was not applied; repeat the call") -> OutcomeUnknown:
+        """Say that a re-read, once the write had ended, shows it was not applied (`why`: what
+        else it shows, a sentence)."""
+        self.message = (f"{self.source}'s answer to a change was lost; a re-read shows it was not "
+                        f"applied.{' ' + why if why else ''}")
+        self.details = {**(self.details or {}), "reason": reason}
         return self
 
 

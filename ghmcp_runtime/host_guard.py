@@ -131,3 +131,27 @@ def host_patterns(bind_host: str, extra: Iterable[str] = ()) -> list[str]:
         name = f"[{bind_host}]" if ":" in bind_host else bind_host
         hosts += [name, f"{name}:*"]
     return hosts
+
+
+def server_token_refusal(bind_host: str, allowed_hosts: Iterable[str], allowed_origins: Iterable[str],
+                         public_url: str | None) -> str | None:
+    """Why `--allow-server-token` must not run with these settings, or None. The operator's
+    token answers requests that come from this machine; a non-loopback name clients reach the
+    server by (an allowed Host or Origin, the public URL) means a proxy in front, and every
+    request through it would arrive from loopback and act as the operator."""
+    if not is_loopback(bind_host):
+        return "--allow-server-token is only allowed with a loopback --host"
+    for entry in allowed_hosts:
+        name = entry.strip().rpartition(":")[0] if entry.strip().endswith(":*") else entry
+        parsed = parse_host(name)
+        if parsed is None or not is_loopback(parsed[0]):
+            return (f"--allow-server-token cannot be combined with --allowed-host {entry!r}: behind "
+                    "a proxy every request would act with the operator's token")
+    for origin in allowed_origins:
+        if not is_loopback(urlsplit(origin.strip()).hostname or ""):
+            return (f"--allow-server-token cannot be combined with --allowed-origin {origin!r}: "
+                    "pages from that origin would act with the operator's token")
+    if public_url and not is_loopback(urlsplit(public_url).hostname or ""):
+        return ("--allow-server-token cannot be combined with a non-loopback GHMCP_PUBLIC_URL: "
+                "behind a proxy every request would act with the operator's token")
+    return None

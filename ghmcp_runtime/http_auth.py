@@ -6,7 +6,7 @@
 * `CallerGate` wraps the SDK's `RequireAuthMiddleware`, so a request without a usable bearer
   token gets HTTP 401 with `WWW-Authenticate: Bearer …, resource_metadata="…"`. Only when the
   operator opted in (`allow_server_token`, loopback only) does a request with no Authorization
-  header at all pass through, marked for the operator's token. It also answers GET with 405: the
+  header at all, and no header a proxy adds, pass through, marked for the operator's token. It also answers GET with 405: the
   stateless server never pushes, so an idle SSE stream would only hold a connection open.
 * `metadata_routes` serve RFC 9728 protected resource metadata through the SDK's routes.
 """
@@ -57,6 +57,15 @@ class CallerTokenVerifier:
         return AccessToken(token=token, client_id=caller_id(self._key, token), scopes=[])
 
 
+# headers a proxy adds: a request that came through one is not this machine's, whatever its
+# socket says, so it never acts with the operator's token
+PROXY_HEADERS = ("forwarded", "x-forwarded-for", "x-forwarded-host", "x-real-ip", "via")
+
+
+def forwarded(headers: Headers) -> bool:
+    return any(name in headers for name in PROXY_HEADERS)
+
+
 class CallerGate:
     """The /mcp endpoint's gate: refuse GET, require a bearer token unless the operator opted in."""
 
@@ -75,7 +84,8 @@ class CallerGate:
         if isinstance(scope.get("user"), AuthenticatedUser):
             await self.app(scope, receive, send)
             return
-        if self.allow_server_token and "authorization" not in Headers(scope=scope):
+        headers = Headers(scope=scope)
+        if self.allow_server_token and "authorization" not in headers and not forwarded(headers):
             scope[SERVER_TOKEN_SCOPE_KEY] = True
             await self.app(scope, receive, send)
             return

@@ -14,7 +14,7 @@ redis and sqlite, ~170 ms, which start-up does not pay).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import httpx
@@ -33,12 +33,20 @@ class HttpCache:
     """Where cached reads live: `memory` or a Redis URL. `transport` wraps the network transport."""
 
     where: str
-    limits: Limits | None = None  # memory bounds (None: http_cache_store's defaults)
+    limits: Limits | None = None  # bounds (None: http_cache_store's defaults)
+    # the operator's byte bounds over those (GHMCP_HTTP_CACHE_MAX_BYTES[_PER_CALLER])
+    max_bytes: int | None = None
+    max_bytes_per_caller: int | None = None
 
     def transport(self, inner: httpx.AsyncBaseTransport) -> httpx.AsyncBaseTransport:
-        from ghmcp_runtime.http_cache_store import caching_transport
+        from ghmcp_runtime.http_cache_store import Limits, caching_transport
 
-        return caching_transport(inner, self.where, self.limits)
+        limits = self.limits or Limits()
+        if self.max_bytes is not None:
+            limits = replace(limits, max_bytes=self.max_bytes)
+        if self.max_bytes_per_caller is not None:
+            limits = replace(limits, max_bytes_per_caller=self.max_bytes_per_caller)
+        return caching_transport(inner, self.where, limits)
 
 
 def parse_setting(value: str) -> HttpCache | None:

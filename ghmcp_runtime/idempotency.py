@@ -132,10 +132,13 @@ class Claim:
 
 class IdempotencyStore(Protocol):
     async def claim(
-        self, key: str, fingerprint: str, ttl_s: float, lease_s: float = DEFAULT_LEASE_S
+        self, key: str, fingerprint: str, ttl_s: float, lease_s: float = DEFAULT_LEASE_S,
+        owner: str = "",
     ) -> Claim:
         """Atomically: create a pending entry leased to this caller (state new, with the lease
-        token) if the key is absent or expired, else report the entry."""
+        token) if the key is absent or expired, else report the entry. A new key counts against
+        `owner`'s quota (the caller's identity): at the quota, `KeyQuotaExceeded` is raised and
+        nothing is written or evicted."""
         ...
 
     async def take_over(self, key: str, lease_s: float = DEFAULT_LEASE_S) -> str | None:
@@ -176,6 +179,27 @@ def new_lease() -> str:
     return secrets.token_hex(8)
 
 
+DEFAULT_KEYS_PER_CALLER = 1_000  # live keys one caller may hold (GHMCP_IDEMPOTENCY_KEYS_PER_CALLER)
+
+
+class KeyQuotaExceeded(ToolError):
+    """A new idempotency key refused: its caller (or, for the memory store, the process) holds
+    as many live keys as allowed. Nobody's key is evicted to make room: an evicted key would let
+    a retry write again."""
+
+    def __init__(self, limit: int, retry_after_s: float, *, whole_store: bool = False) -> None:
+        who = "this server's store" if whole_store else "this caller"
+        super().__init__(
+            "rate_limited",
+            f"Too many idempotency keys in use: {who} already holds {limit:,}, each kept 10 "
+            "minutes after its call; nothing was written. Retry after retry_after_ms, or reuse "
+            "the key of a call you are repeating.",
+            temporary=True, retry_after_ms=max(1000, int(retry_after_s * 1000)),
+            details={"field": "idempotency_key",
+                     "reason": f"{who} holds the most idempotency keys allowed ({limit:,})"},
+        )
+
+
 @dataclass(slots=True)
 class _Entry:
     fingerprint: str
@@ -183,6 +207,7 @@ class _Entry:
     ttl_s: float
     expires: float
     started_at: float
+    owner: str = ""
     lease: str = ""
     lease_until: float = 0.0
     result: Any = None
@@ -190,30 +215,55 @@ class _Entry:
 
 
 class MemoryStore:
-    """In-process store: bounded LRU-by-insertion, entries expire `ttl_s` after their last
-    write (claim, lease, renewal, completion)."""
+    """In-process store. Entries expire `ttl_s` after their last write (claim, lease, renewal,
+    completion) and are never evicted before: a new key is refused (`KeyQuotaExceeded`) when its
+    caller holds `keys_per_caller` live keys or the store `max_entries`."""
 
     def __init__(
         self,
         *,
         max_entries: int = 10_000,
+        keys_per_caller: int = DEFAULT_KEYS_PER_CALLER,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
     ):
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._owned: dict[str, int] = {}  # owner -> live entries
         self._claims: OrderedDict[tuple[str, str], float] = OrderedDict()  # (scope, item) -> expiry
         self._max = max_entries
+        self._per_owner = keys_per_caller
         self._clock = clock
         self._wall_clock = wall_clock
 
     def __len__(self) -> int:
         return len(self._entries)
+    def _forget(self, key: str) -> None:
+        entry = self._entries.pop(key, None)
+        if entry is not None:
+            left = self._owned.get(entry.owner, 0) - 1
+            if left > 0:
+                self._owned[entry.owner] = left
+            else:
+                self._owned.pop(entry.owner, None)
 
-    def _evict(self, now: float) -> None:
+    def _expire(self, now: float) -> None:
         for key in [k for k, e in self._entries.items() if e.expires <= now]:
-            del self._entries[key]
-        while len(self._entries) >= self._max:
-            self._entries.popitem(last=False)
+            self._forget(key)
+
+    def _make_room(self, owner: str, now: float) -> None:
+        """Drop expired entries when a limit is reached (a scan: only then); refuse if it stays."""
+        full = len(self._entries) >= self._max
+        if not full and self._owned.get(owner, 0) < self._per_owner:
+            return
+        self._expire(now)
+        if len(self._entries) >= self._max:
+            raise KeyQuotaExceeded(self._max, self._next_expiry(None, now), whole_store=True)
+        if self._owned.get(owner, 0) >= self._per_owner:
+            raise KeyQuotaExceeded(self._per_owner, self._next_expiry(owner, now))
+
+    def _next_expiry(self, owner: str | None, now: float) -> float:
+        ends = [e.expires for e in self._entries.values() if owner is None or e.owner == owner]
+        return max(0.0, min(ends, default=now) - now)
 
     def _leased(self, key: str, lease: str) -> _Entry | None:
         entry = self._entries.get(key)
@@ -227,7 +277,8 @@ class MemoryStore:
         return entry.lease
 
     async def claim(
-        self, key: str, fingerprint: str, ttl_s: float, lease_s: float = DEFAULT_LEASE_S
+        self, key: str, fingerprint: str, ttl_s: float, lease_s: float = DEFAULT_LEASE_S,
+        owner: str = "",
     ) -> Claim:
         now = self._clock()
         entry = self._entries.get(key)
@@ -236,10 +287,11 @@ class MemoryStore:
             return Claim(entry.state, entry.fingerprint, copy.deepcopy(entry.result), running,
                          started_at=entry.started_at, attempts=entry.attempts,
                          lapsed=entry.state == "pending" and bool(entry.lease) and not running)
-        self._entries.pop(key, None)
-        self._evict(now)
-        entry = _Entry(fingerprint, "pending", ttl_s, now + ttl_s, self._wall_clock())
+        self._forget(key)
+        self._make_room(owner, now)
+        entry = _Entry(fingerprint, "pending", ttl_s, now + ttl_s, self._wall_clock(), owner)
         self._entries[key] = entry
+        self._owned[owner] = self._owned.get(owner, 0) + 1
         lease = self._grant(entry, now, lease_s)
         return Claim("new", fingerprint, lease=lease, started_at=entry.started_at)
 
@@ -288,7 +340,7 @@ class MemoryStore:
 
     async def release(self, key: str, lease: str) -> None:
         if self._leased(key, lease) is not None:
-            del self._entries[key]
+            self._forget(key)
 
 
 def _no_offset() -> float | None:
@@ -351,10 +403,12 @@ class IdempotencyRunner:
             await self._claim_item(claim_scope, claimed)
             return result
         store_key = hashlib.sha256(canonical_json([*scope, key])).hexdigest()
+        owner = str(scope[0]) if scope else ""  # the caller's identity (ToolContext.idempotent)
         write = _Write(run, recover, claim_scope, claimed, offset or _no_offset)
         waited, delay = 0.0, self._poll_s
         while True:
-            claim = await self._store.claim(store_key, fingerprint, self._ttl_s, self._lease_s)
+            claim = await self._store.claim(store_key, fingerprint, self._ttl_s, self._lease_s,
+                                            owner=owner)
             if claim.fingerprint != fingerprint:
                 pending = claim.state != "done"
                 raise ToolError(

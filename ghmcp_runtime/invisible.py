@@ -2,94 +2,164 @@
 
 Removed: control characters (tab and line breaks stay), bidi embeddings, overrides, isolates and
 marks, zero-width and other invisible format characters (Unicode category Cf, except the visible
-prepended concatenation marks), Hangul fillers, lone surrogates, interlinear annotations and tag
-characters. Kept where they carry meaning, since readers see their effect and they cannot carry
-a hidden message: a zero-width (non-)joiner between two non-ASCII letters (Persian, Indic
-scripts) or a joiner between two emoji (family and profession sequences); one variation selector
-right after a visible character (emoji or text presentation; ideographic variants only after a CJK
-ideograph); and the tag sequences of the three subdivision flags Unicode recommends (England,
-Scotland, Wales). Everything else in these classes goes, including inside code: invisible
-characters in code are the Trojan Source attack.
+prepended concatenation marks), Hangul fillers, lone surrogates, interlinear annotations,
+variation selectors and tag characters. Kept where they carry meaning, since readers see their
+effect:
+- a zero-width (non-)joiner between two visible non-ASCII characters (Persian, Indic scripts,
+  emoji sequences, where a joiner may follow an emoji's variation selector);
+- the one variation selector a character needs: VS15/VS16 right after a character with a text
+  and an emoji presentation (after a keycap base only before the keycap mark). Any other
+  selector goes, ideographic variants included: one per visible character would carry four
+  (eight) hidden bits each;
+- the tag sequences of the three subdivision flags Unicode recommends (England, Scotland, Wales).
+Everything else in these classes goes, including inside code: invisible characters in code are
+the Trojan Source attack.
+
+Cost: one regular expression, led by a single character class so the engine skips ordinary
+text at memchr-like speed, decides each candidate from its neighbours. Every candidate costs
+the engine a step, so a field pays for a bounded number of removals and of joiners or selectors
+looked at (`REMOVALS_CAP`, `CONTEXT_CAP`: one per so many characters); past either the text is
+cut there, counted as one more piece (a text made of that many invisible characters is an
+attack, not content).
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 
-_CANDIDATES = re.compile(
-    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\xad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e"
-    "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0"
-    "\ufff9-\ufffb\ud800-\udfff\U00013430-\U0001343f\U0001bca0-\U0001bca3"
-    "\U0001d173-\U0001d17a\U000e0000-\U000e007f\U000e0100-\U000e01ef]"
-)
+_BMP_ALWAYS = ("\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\xad\u034f\u061c\u115f\u1160\u17b4\u17b5"
+               "\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0d"
+               "\ufeff\uffa0\ufff9-\ufffb\ud800-\udfff")
+_ASTRAL_ALWAYS = ("\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+                  "\U000e0100-\U000e01ef")
+_BMP_CONTEXTUAL = "\u200c\u200d\ufe0e\ufe0f"  # kept or removed depending on their neighbours
+_ASTRAL_CONTEXTUAL = "\U000e0000-\U000e007f"  # tags, kept in three flags
+CANDIDATE_CLASS = _BMP_ALWAYS + _BMP_CONTEXTUAL + _ASTRAL_ALWAYS + _ASTRAL_CONTEXTUAL
+_CANDIDATES = re.compile(f"[{CANDIDATE_CLASS}]")
+
+
+def _ranges(char_class: str) -> tuple[tuple[int, int], ...]:
+    out, i = [], 0
+    while i < len(char_class):
+        if i + 2 < len(char_class) and char_class[i + 1] == "-":
+            out.append((ord(char_class[i]), ord(char_class[i + 2])))
+            i += 3
+        else:
+            out.append((ord(char_class[i]), ord(char_class[i])))
+            i += 1
+    return tuple(sorted(out))
+
+
+CANDIDATE_RANGES = _ranges(CANDIDATE_CLASS)  # (first, last) code points
 # Cf characters that render visibly (prepended concatenation marks) and are therefore kept
 VISIBLE_FORMAT = frozenset("\u0600\u0601\u0602\u0603\u0604\u0605\u06dd\u070f\u0890\u0891\u08e2"
                            "\U000110bd\U000110cd")
-_FLAGS = re.compile(
-    "\U0001f3f4\U000e0067\U000e0062(?:\U000e0065\U000e006e\U000e0067|\U000e0073\U000e0063\U000e0074"
-    "|\U000e0077\U000e006c\U000e0073)\U000e007f"
+_FLAGS = ("\U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f",
+          "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f",
+          "\U0001f3f4\U000e0067\U000e0062\U000e0077\U000e006c\U000e0073\U000e007f")
+_WIDE = f"[^\\x00-\\x7f\\s{CANDIDATE_CLASS}]"  # a visible non-ASCII character
+# characters with a text and an emoji presentation (emoji-variation-sequences.txt, by block)
+_PRESENTABLE = ("[\u00a9\u00ae\u203c\u2049\u2122\u2139\u2194-\u21aa\u231a-\u23ff\u24c2"
+                "\u25aa-\u27bf\u2934\u2935\u2b05-\u2b55\u3030\u303d\u3297\u3299"
+                "\U0001f000-\U0001faff]")
+# right after a character a rule keeps (the character itself is the last one looked behind)
+_KEPT_BMP = (
+    rf"(?<={_WIDE}[\u200c\u200d])(?={_WIDE})",
+    rf"(?<=\ufe0f\u200d)(?={_WIDE})",
+    rf"(?<={_PRESENTABLE}[\ufe0e\ufe0f])",
+    r"(?<=[0-9#*]\ufe0f)(?=\u20e3)",
 )
-_ZWNJ, _ZWJ = "\u200c", "\u200d"
+_FLAG_START = "\U0001f3f4\U000e0067\U000e0062"
+_KEPT_IN_FLAG = "|".join(f"(?<={re.escape(flag[:k + 1])})(?={re.escape(flag[k + 1:])})"
+                         for flag in _FLAGS for k in range(1, len(flag)))
+FLAGS_CAP = 64  # flags one field may have looked at (each tag in one costs 18 looks)
 
 
-def _letter(char: str) -> bool:
-    return ord(char) > 0x7F and unicodedata.category(char)[0] in "LM"
+def _removal(candidates: str, kept: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(f"[{candidates}](?!{'|'.join(kept)})")
 
 
-def _emoji(char: str) -> bool:
-    code = ord(char)
-    return (unicodedata.category(char) == "So" or 0x1F000 <= code <= 0x1FAFF
-            or char == "\ufe0f" or 0x1F3FB <= code <= 0x1F3FF)
-
-
-def _cjk(char: str) -> bool:
-    code = ord(char)
-    return 0x3400 <= code <= 0x9FFF or 0xF900 <= code <= 0xFAFF or 0x20000 <= code <= 0x3FFFF
-
-
-def _kept(text: str, i: int, protected: set[int]) -> bool:
-    char = text[i]
-    if i in protected:
-        return True
-    before = text[i - 1] if i > 0 else ""
-    after = text[i + 1] if i + 1 < len(text) else ""
-    if char in (_ZWNJ, _ZWJ):
-        if before and after and _letter(before) and _letter(after):
-            return True
-        return char == _ZWJ and bool(before and after) and _emoji(before) and _emoji(after)
-    code = ord(char)
-    if 0xFE00 <= code <= 0xFE0F:
-        return bool(before) and not _CANDIDATES.match(before) and not before.isspace()
-    if 0xE0100 <= code <= 0xE01EF:
-        return bool(before) and _cjk(before)
-    return False
-
-
-# cheap screens before the exact class (its many ranges cost ~10x per character)
+# texts without astral characters leave the astral ranges out of the leading class (the
+# engine checks a character against a BMP class several times faster); texts without a flag
+# leave out the looks that keep a flag's tags
+_REMOVED_BMP = _removal(_BMP_ALWAYS + _BMP_CONTEXTUAL, _KEPT_BMP)
+_REMOVED_ASTRAL = _removal(CANDIDATE_CLASS, _KEPT_BMP)
+_REMOVED = _removal(CANDIDATE_CLASS, (*_KEPT_BMP, _KEPT_IN_FLAG))
+_FLAG_STARTS = re.compile(re.escape(_FLAG_START))
+_SCREEN_BMP = re.compile(f"[{_BMP_ALWAYS}{_BMP_CONTEXTUAL}]")
+_CONTEXTUAL_BMP = re.compile(f"[{_BMP_CONTEXTUAL}]")
+_PAST_64_CONTEXTUAL = re.compile(f"(?:[^{_BMP_CONTEXTUAL}]*+[{_BMP_CONTEXTUAL}]){{64}}")
+_PAST_1_CONTEXTUAL = re.compile(f"[^{_BMP_CONTEXTUAL}]*+[{_BMP_CONTEXTUAL}]")
 _ASCII_CANDIDATES = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_COARSE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\xad\u034f\u061c\u115f-\u180e"
-                     "\u200b-\u206f\u3164\ufe00-\ufeff\uffa0-\ufffb\ud800-\U0010ffff]")
+_ASCII_CONTROLS = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
+
+# what a field may cost one by one: at least the first number, else one per so many characters
+REMOVALS_CAP = (256, 64)  # removed characters
+CONTEXT_CAP = (1024, 16)  # joiners and selectors looked at
 
 
-def strip_invisible(text: str) -> tuple[str, int]:
-    """`text` without invisible characters, and how many were removed."""
-    screen = _ASCII_CANDIDATES if text.isascii() else _COARSE
-    if screen.search(text) is None or _CANDIDATES.search(text) is None:
+def allowance(text: str, cap: tuple[int, int]) -> int:
+    floor, per = cap
+    return max(floor, len(text) // per)
+
+
+def strip_invisible(text: str, cap: int | None = None) -> tuple[str, int]:
+    """`text` without invisible characters, and how many were removed (a cut counts one)."""
+    if text.isascii():
+        if _ASCII_CANDIDATES.search(text) is None:
+            return text, 0
+        kept = text.encode("ascii").translate(None, _ASCII_CONTROLS).decode("ascii")
+        return kept, len(text) - len(kept)
+    astral = len(text.encode("utf-16-le", "surrogatepass")) > 2 * len(text)
+    if (_CANDIDATES if astral else _SCREEN_BMP).search(text) is None:
         return text, 0
-    protected = {i for m in _FLAGS.finditer(text) for i in range(m.start() + 1, m.end())}
-    out: list[str] = []
-    removed = 0
-    last = 0
-    for match in _CANDIDATES.finditer(text):
-        i = match.start()
-        if _kept(text, i, protected):
-            continue
-        out.append(text[last:i])
-        last = i + 1
-        removed += 1
-    out.append(text[last:])
-    return "".join(out), removed
+    cut = False
+    removals = allowance(text, REMOVALS_CAP) if cap is None else cap
+    context = allowance(text, CONTEXT_CAP)
+    if sum(map(text.count, _BMP_CONTEXTUAL)) > context:
+        text, cut = _cut_past_contextual(text, context), True
+    removal = _REMOVED_BMP
+    if astral:
+        removal = _REMOVED if _FLAG_START in text else _REMOVED_ASTRAL
+        if removal is _REMOVED:
+            text, cut_flags = _cut_past(_FLAG_STARTS, text, FLAGS_CAP)
+            cut = cut or cut_flags
+    text, removed, cut_here = split_capped(removal, text, removals)
+    return text, removed + (cut or cut_here)
+
+
+def _cut_past_contextual(text: str, budget: int) -> str:
+    """`text` up to its joiner or selector past the first `budget` ones (the caller counted
+    more than that)."""
+    at = 0
+    for past, times in ((_PAST_64_CONTEXTUAL, budget // 64), (_PAST_1_CONTEXTUAL, budget % 64)):
+        for _ in range(times):
+            match = past.match(text, at)
+            assert match is not None
+            at = match.end()
+    following = _CONTEXTUAL_BMP.search(text, at)
+    assert following is not None
+    return text[:following.start()]
+
+
+def _cut_past(piece: re.Pattern[str], text: str, budget: int) -> tuple[str, bool]:
+    """`text` up to its match of `piece` past the first `budget` ones, and whether it was cut."""
+    parts = piece.split(text, maxsplit=budget) if budget > 0 else [text]
+    rest = piece.search(text, len(text) - len(parts[-1])) if len(parts) > budget else None
+    return (text, False) if rest is None else (text[:rest.start()], True)
+
+
+def split_capped(piece: re.Pattern[str], text: str, budget: int) -> tuple[str, int, bool]:
+    """`text` without up to `budget` matches of `piece` (its groups' text kept), how many matched,
+    and whether the text was cut at a match past the budget: each match is a step of the regex
+    engine, so the budget bounds the work."""
+    parts = piece.split(text, maxsplit=budget) if budget > 0 else [text]
+    matches = (len(parts) - 1) // (piece.groups + 1)
+    rest_at = len(text) - len(parts[-1])
+    rest = piece.search(text, rest_at) if matches == budget else None
+    if rest is not None:
+        parts[-1] = text[rest_at:rest.start()]
+    return "".join(filter(None, parts)), matches, rest is not None
 
 
 def is_invisible(char: str) -> bool:

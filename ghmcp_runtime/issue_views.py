@@ -23,7 +23,7 @@ def logins(items: Sequence[Any]) -> frozenset[str]:
 
 
 ISSUE_VIEWS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
-    "title": lambda i: i.get("title"),
+    "title": lambda i: (i.get("title") or "").strip(),  # GitHub trims titles
     "body": lambda i: i.get("body") or "",
     "state": lambda i: i.get("state"),
     "state_reason": lambda i: i.get("state_reason"),
@@ -50,6 +50,8 @@ def issue_targets(args: Mapping[str, Any], fields: Sequence[str]) -> dict[str, A
     """The values asked for, as the views see them (only the parameters passed), in `fields` order;
     label names must be the exact ones (catalog.require_names)."""
     out = {f: args[f] for f in fields if f in args}
+    if isinstance(out.get("title"), str):
+        out["title"] = out["title"].strip()
     if "assignee_logins" in out:
         out["assignee_logins"] = logins(out["assignee_logins"])
     for name in ("labels", "add_labels"):

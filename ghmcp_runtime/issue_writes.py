@@ -25,7 +25,7 @@ from typing import Any
 
 from ghmcp_runtime.context import ToolContext, UpstreamResponse
 from ghmcp_runtime.errors import UpstreamError
-from ghmcp_runtime.issue_views import ISSUE_VIEWS, label_names
+from ghmcp_runtime.issue_views import ISSUE_VIEWS, issue_targets, label_names
 from ghmcp_runtime.model import Operation
 from ghmcp_runtime.writes import Resource, Step
 
@@ -83,18 +83,40 @@ def _removal(ctx: ToolContext, op: Operation, path: Mapping[str, Any], name: str
                 effect=lambda issue: name in label_names(issue))
 
 
+def concurrent_fields(current: Mapping[str, Any], patched: Mapping[str, Any],
+                      steps: Sequence[Sequence[Step]]) -> list[str]:
+    """Issue fields (parameters) another writer changed between the read and the PATCH: its
+    answer shows them other than read, though no write of this call touches them."""
+    touched = {f for wave in steps for step in wave for f in step.fields}
+    if {"add_labels", "remove_labels"} & touched:
+        touched.add("labels")
+    if "state" in touched:  # GitHub sets the reason with the state
+        touched.add("state_reason")
+    return [f for f, view in ISSUE_VIEWS.items() if f not in touched and view(patched) != view(current)]
+
+
 def update_steps(ctx: ToolContext, ops: IssueOps, args: Mapping[str, Any], current: Mapping[str, Any],
-                 targets: Mapping[str, Any], add: Sequence[str], remove: Sequence[str]) -> list[list[Step]]:
+                 targets: Mapping[str, Any], add: Sequence[str], remove: Sequence[str],
+                 answers: dict[str, Any] | None = None) -> list[list[Step]]:
     """The waves of writes (only those that change something); `add`/`remove` are exact names.
+    `answers["patch"]` gets the PATCH's answer (the issue as GitHub then holds it).
 
     The PATCH comes first in its wave: its answer replaces the whole issue, and the other steps'
     effects are applied over it (run_steps applies a wave's answers in this order)."""
     path = {"owner": args["owner"], "repo": args["repo"], "issue_number": args["issue_number"]}
     first: list[Step] = []
+    seen = answers if answers is not None else {}
+
+    def patched(issue: Resource, resp: UpstreamResponse | None) -> Resource:
+        if resp is None:
+            return issue
+        seen["patch"] = resp.data
+        return dict(resp.data)
+
     if patch := patch_body(args, current, targets):
-        first.append(Step(tuple(PATCHED[k] for k in patch),
-                          lambda: ctx.call(ops.update, path=path, body=patch),
-                          lambda issue, resp: dict(resp.data) if resp is not None else issue))
+        params = {PATCHED[k]: v for k, v in patch.items()}
+        first.append(Step(tuple(params), lambda: ctx.call(ops.update, path=path, body=patch),
+                          patched, sent=issue_targets(params, list(params))))
     on_issue = set(label_names(current))
     adding = [n for n in add if n not in on_issue]
     removing = [n for n in remove if n in on_issue]
@@ -111,10 +133,12 @@ def update_steps(ctx: ToolContext, ops: IssueOps, args: Mapping[str, Any], curre
         first.append(Step(("locked", "lock_reason"),
                           lambda: ctx.call(ops.lock, path=path,
                                            body={"lock_reason": reason} if reason else None),
-                          lambda issue, _: {**issue, "locked": True, "active_lock_reason": reason}))
+                          lambda issue, _: {**issue, "locked": True, "active_lock_reason": reason},
+                          sent={"locked": True, "lock_reason": reason}))
     elif args.get("locked") is False and current.get("locked"):
         first.append(Step(("locked",), lambda: ctx.call(ops.unlock, path=path),
-                          lambda issue, _: {**issue, "locked": False, "active_lock_reason": None}))
+                          lambda issue, _: {**issue, "locked": False, "active_lock_reason": None},
+                          sent={"locked": False}))
     last = labels[-1:]
     if len(labels) <= 1:  # one label request: its answer is final beside the others
         return [wave for wave in (first + last,) if wave]

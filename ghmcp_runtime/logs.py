@@ -16,6 +16,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from ghmcp_runtime.invisible import CANDIDATE_CLASS
+
 LOGGER_NAME = "ghmcp"
 REDACTED = "[redacted]"
 
@@ -23,12 +25,26 @@ REDACTED = "[redacted]"
 _CALL_FIELDS: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar(
     "ghmcp_call_fields", default=None)
 
+# a GitHub token, or what follows "Bearer" when it looks like a credential (8+ token characters,
+# not letters only): "no usable bearer token" is a sentence, not a secret
 _TOKEN = re.compile(
-    r"(?:gh[pousr]_[A-Za-z0-9_]{8,}|github_pat_[A-Za-z0-9_]{8,}|(?i:bearer)\s+[^\s\"',;]+)"
+    r"(?:gh[pousr]_[A-Za-z0-9_]{8,}|github_pat_[A-Za-z0-9_]{8,}"
+    r"|(?i:bearer)\s+(?=[A-Za-z0-9._~+/=-]*[0-9_.~+/=-])[A-Za-z0-9._~+/=-]{8,})"
 )
 # every _TOKEN match starts with one of these, and JSON encoding (ensure_ascii=False) keeps them
 # as they are: a line without them has nothing to redact (most lines; checked once per line)
 _TOKEN_START = re.compile(r"gh[pousr]_|github_pat_|(?i:bearer)")
+# characters a terminal or viewer would act on or hide (controls, bidi, invisible format and
+# tag characters): written as JSON escapes, so a log line reads as what it holds
+_UNSAFE = re.compile(f"[{CANDIDATE_CLASS}\u2028\u2029]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def redact(value: Any) -> Any:
@@ -58,9 +74,9 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info:
             line["exc"] = self.formatException(record.exc_info)
         text = json.dumps(line, ensure_ascii=False, default=str, separators=(",", ":"))
-        if _TOKEN_START.search(text) is None:
-            return text
-        return json.dumps(redact(line), ensure_ascii=False, default=str, separators=(",", ":"))
+        if _TOKEN_START.search(text) is not None:
+            text = json.dumps(redact(line), ensure_ascii=False, default=str, separators=(",", ":"))
+        return _UNSAFE.sub(_escaped, text)
 
 
 class _StderrHandler(logging.Handler):

@@ -17,12 +17,12 @@ test suite checks that property against an independent CommonMark parser.
 from __future__ import annotations
 
 import bisect
-import functools
-import html
 import re
 from dataclasses import dataclass, field
 
-from ghmcp_runtime.invisible import is_invisible
+from ghmcp_runtime.char_refs import INVISIBLE_REFERENCE
+from ghmcp_runtime.invisible import allowance
+from ghmcp_runtime.markup_coarse import LINK_DEFINITION, strip_coarse
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _QUOTE = re.compile(r"[ ]{0,3}>[ ]?")
@@ -52,9 +52,8 @@ _HTML_STARTS: tuple[tuple[re.Pattern[str], re.Pattern[str] | None], ...] = (
     (_TYPE_6 := re.compile(rf"</?(?:{_BLOCK_TAGS})(?:\s|/?>|$)", re.I), None),
     (re.compile(rf"(?:{_OPEN_TAG}|{_CLOSE_TAG})\s*$"), None),  # type 7: cannot interrupt a paragraph
 )
-_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 
-CODE, HTML, PROSE, PARANOID = "code", "html", "prose", "paranoid"
+CODE, HTML, PROSE, PARANOID, HIDDEN = "code", "html", "prose", "paranoid", "hidden"
 
 
 @dataclass(slots=True)
@@ -96,8 +95,9 @@ class _Block:
         may_end = len(still) < len(self.pending)
         self.pending = still
         started = _html_start(rest)
-        if isinstance(started, re.Pattern) and not started.search(raw, raw.find("<") + 2):
-            self.pending.append(started)
+        if (isinstance(started, re.Pattern) and started not in self.pending
+                and not started.search(raw, raw.find("<") + 2)):
+            self.pending.append(started)  # one entry per kind of end: a line costs O(1) checks
             # GitHub may have ended our block earlier and started this one fresh: whatever it
             # ends with, a blank line may end it too; ours lasts until both have happened
             self.blank_ends = self.blank_ends or not first
@@ -182,17 +182,61 @@ def _opens_fence(rest: str) -> re.Match[str] | None:
     return opening
 
 
+_OPENS_HIDDEN = re.compile(r"<[!?]|</[^A-Za-z>]")
+# a line a definition must not take in: it may start an HTML block or a fence instead
+_STRUCTURAL = re.compile(r"(?:\r?\n|\r)[ \t>]*[<`~]")
+
+
+def _definition(text: str, offset: int, end: int) -> int | None:
+    """Where a link definition starting this line ends: over later lines only if none of them
+    could start a block (removing a block's first line would change how the rest reads)."""
+    definition = LINK_DEFINITION.match(text, offset)
+    if definition is not None and definition.end() > end and _STRUCTURAL.search(
+            text, offset, definition.end()):
+        definition = LINK_DEFINITION.match(text, offset, end)
+    return definition.end() if definition is not None else None
+
+
+def _definition_in_block(text: str, offset: int, end: int, raw: str) -> int | None:
+    """Where a link definition filling this HTML-block line ends, if one does and nothing on the
+    line could open hidden markup (removing the line then loses no comment the block tracks)."""
+    if "]:" not in raw or _OPENS_HIDDEN.search(raw):
+        return None
+    definition = LINK_DEFINITION.match(text, offset, end)
+    return definition.end() if definition is not None else None
+
+
+_DEFINITIONS = re.compile("(?m:^)" + LINK_DEFINITION.pattern)
+
+
+def _paranoid(text: str, offset: int, regions: list[_Region]) -> list[_Region]:
+    """`regions`, then the rest of `text` as PARANOID regions around its link definitions."""
+    for definition in _DEFINITIONS.finditer(text, offset):
+        if definition.start() > offset:
+            regions.append(_Region(PARANOID, offset, definition.start()))
+        regions.append(_Region(HIDDEN, definition.start(), definition.end()))
+        offset = definition.end()
+    if offset < len(text):
+        regions.append(_Region(PARANOID, offset, len(text)))
+    return regions
+
+
 def _segment(text: str) -> list[_Region]:
     """Split `text` into code, HTML-block and prose regions (line granularity). After a fence
     whose end is ambiguous (it depends on list nesting this scanner does not track), the rest of
-    the text is one PARANOID region."""
+    the text is PARANOID (its link definitions HIDDEN)."""
     regions: list[_Region] = []
     fence: _Fence | None = None
     closing: re.Pattern[str] | None = None
     block: _Block | None = None
 
     previous = ""
+    hidden_until = -1  # a link definition's end (it may span lines)
     for offset, raw in _lines(text):
+        if offset < hidden_until:
+            if offset + len(raw) > hidden_until:  # its last line's break stays
+                regions.append(_Region(PROSE, hidden_until, offset + len(raw)))
+            continue
         line, previous_line = raw.expandtabs(4), previous
         previous = raw
         end = offset + len(raw)
@@ -203,15 +247,13 @@ def _segment(text: str) -> list[_Region]:
             if depth < fence.depth or (not _blank(rest) and indent < fence.column and fence.exact):
                 fence = None  # its container ended
             elif not _blank(rest) and indent < fence.column:
-                regions.append(_Region(PARANOID, offset, len(text)))
-                return regions
+                return _paranoid(text, offset, regions)
             elif closes and (indent <= 3 or (fence.exact and indent <= fence.column + 3)):
                 regions[-1].end = end
                 fence = None
                 continue
             elif closes and indent <= fence.column + 3:
-                regions.append(_Region(PARANOID, offset, len(text)))
-                return regions
+                return _paranoid(text, offset, regions)
             else:
                 regions[-1].end = end
                 continue
@@ -221,10 +263,10 @@ def _segment(text: str) -> list[_Region]:
             dedented = not ends and not _blank(rest) and _indent(rest) < block.column
             if (block.per_line or dedented) and not ends and _opens_fence(_unquote(line)[1]):
                 # GitHub may read this line as a fence opening: pairing of fences is unknown
-                regions.append(_Region(PARANOID, offset, len(text)))
-                return regions
+                return _paranoid(text, offset, regions)
             if dedented:
                 ends = block.comment_open  # maybe its container ended: hide the rest (safe side)
+                block.per_line = True  # else GitHub may read the lines after it anew (a fence)
             if not ends and block.blank_ends and _blank(rest):
                 # GitHub's block ends here; ours goes on only while a marker is pending (we may
                 # have read a line as HTML that GitHub did not), never with a comment open
@@ -234,13 +276,22 @@ def _segment(text: str) -> list[_Region]:
             else:
                 separate = block.per_line
                 left_open = block.take(raw, rest)
-                if separate:
+                defined = _definition_in_block(text, offset, end, raw)
+                if defined is not None:  # GitHub's block may have ended before it
+                    regions += [_Region(HIDDEN, offset, defined), _Region(HTML, defined, end)]
+                elif separate:
                     regions.append(_Region(HTML, offset, end))
                 else:
                     regions[-1].end = end
                 if block.done or left_open:
                     block = None
                 continue
+        if "]:" in raw and (defined := _definition(text, offset, end)) is not None:
+            regions.append(_Region(HIDDEN, offset, defined))
+            hidden_until = defined
+            if end > hidden_until:
+                regions.append(_Region(PROSE, hidden_until, end))
+            continue
         if "`" not in raw and "~" not in raw and "<" not in raw:
             opening = None  # neither a fence nor an HTML block can start here: prose
         else:
@@ -307,6 +358,7 @@ class _Scan:
     spans_off_until: int = -1  # no code span is trusted before this offset
     finder: _Finder = field(init=False)
     next_code: list[int] = field(init=False)  # per region: where the next code region starts
+    runs: dict[int, list[int]] | None = None  # backtick run length -> where such runs start
 
     def __post_init__(self) -> None:
         self.finder = _Finder(self.text)
@@ -319,6 +371,17 @@ class _Scan:
         blank = bisect.bisect_right(self.blanks, i)
         return min(self.blanks[blank] if blank < len(self.blanks) else len(self.text),
                    self.next_code[index])
+
+    def next_run(self, length: int, start: int, end: int) -> int:
+        """Where the first backtick run of exactly `length` within [start, end) starts, or -1:
+        from an index built once, so no run makes the scan search its paragraph again."""
+        if self.runs is None:
+            self.runs = {}
+            for match in _RUN.finditer(self.text):
+                self.runs.setdefault(match.end() - match.start(), []).append(match.start())
+        starts = self.runs.get(length, [])
+        at = bisect.bisect_left(starts, start)
+        return starts[at] if at < len(starts) and starts[at] + length <= end else -1
 
     def hidden_end(self, i: int, limit: int) -> int | None:
         """End of the hidden markup starting at `i` if it is closed before `limit`."""
@@ -337,8 +400,8 @@ class _Scan:
 
     def entity(self, i: int) -> int:
         """Past the entity at `i`, dropped if it decodes to an invisible character, else past '&'."""
-        match = _ENTITY.match(self.text, i)
-        if match is None or not is_invisible(html.unescape(match.group(0))):
+        match = INVISIBLE_REFERENCE.match(self.text, i)
+        if match is None:
             self.out.append("&")
             return i + 1
         self.removed += 1
@@ -355,8 +418,11 @@ class _Scan:
                 i = region.end
             elif region.kind == HTML:
                 i = self.html(i, region.end)
+            elif region.kind == HIDDEN:
+                self.removed += 1
+                i = region.end
             elif region.kind == PARANOID:
-                i = self.html(i, len(text), comments_close=False)
+                i = self.html(i, region.end, comments_close=False)
             else:
                 i = self.prose(i, region, index)
         return "".join(self.out)
@@ -452,32 +518,50 @@ class _Scan:
             return after
         line_end = min(p for p in (self.finder.find("\n", i), self.finder.find("\r", i),
                                    region.end) if p >= 0)
-        closer = _closer(len(run.group(0)))
-        close = closer.search(text, after, line_end)
+        length = after - i
+        close = self.next_run(length, after, line_end)
         pipe = self.finder.find("|", after)
-        if close is not None and not 0 <= pipe < close.start():
-            self.out.append(text[i:close.end()])
-            return close.end()
-        if close is not None or closer.search(text, line_end, limit) is not None:
+        if close >= 0 and not 0 <= pipe < close:
+            self.out.append(text[i:close + length])
+            return close + length
+        if close >= 0 or self.next_run(length, line_end, limit) >= 0:
             self.spans_off_until = limit
         self.out.append(run.group(0))
         return after
 
 
-@functools.lru_cache(maxsize=64)
-def _closer(length: int) -> re.Pattern[str]:
-    """A backtick run of exactly `length`."""
-    return re.compile(rf"(?<!`)`{{{length}}}(?!`)")
-
-
-# nothing can be hidden without one of these: `<!`, `<?`, `</` + a non-letter, an entity
-_MAYBE_HIDDEN = re.compile(r"<[!?]|</[^A-Za-z>]|&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
-
-
 def strip_hidden_markup(text: str) -> tuple[str, int]:
-    """`text` without markup GitHub hides, and how many pieces were removed."""
+    """`text` without markup GitHub hides, and how many pieces were removed.
+
+    The structure-aware scan costs Python work per line and per special character and several
+    regex passes per character; a text longer than `PRECISE_MAX_CHARS` or with more lines and
+    special characters than `PRECISE_BUDGET` goes through `markup_coarse` instead (one pass per
+    opener kind, linear; code is not told apart there). So a short field costs at most about a
+    millisecond and a long one a bounded amount per character (docs/BENCHMARKS.md)."""
+    openers = text.count("<") + text.count("&") + text.count("]:")
+    if openers == 0:
+        return text, 0
+    if len(text) > PRECISE_MAX_CHARS or (openers + text.count("`") + text.count("\\")
+                                         + text.count("\n") + text.count("\r")) > PRECISE_BUDGET:
+        return strip_coarse(text, allowance(text, PIECES_CAP))
     if _MAYBE_HIDDEN.search(text) is None:
         return text, 0
+    return strip_precise(text)
+
+
+# The structure-aware scan's allowance (~1 ms at worst): its Python work per line and special
+# character, and its regex passes over each line, several per character
+PRECISE_BUDGET = 200
+PRECISE_MAX_CHARS = 8192
+# pieces the coarse pass removes one by one (each a regex-engine step); past it, a cut
+PIECES_CAP = (256, 64)
+# nothing can be hidden without one of these: `<!`, `<?`, `</` + a non-letter, a link
+# definition's `]:`, an entity
+_MAYBE_HIDDEN = re.compile(rf"<[!?]|</[^A-Za-z>]|\]:|{INVISIBLE_REFERENCE.pattern}")
+
+
+def strip_precise(text: str) -> tuple[str, int]:
+    """The structure-aware scan (code kept as written), whatever its cost."""
     blanks = [offset for offset, line in _lines(text) if _blank(line)]
     scan = _Scan(text, _segment(text), blanks)
     return scan.run(), scan.removed

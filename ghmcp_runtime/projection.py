@@ -8,11 +8,22 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from ghmcp_runtime.model import HIDDEN_FIELD, WITHHELD_FIELD, Detail, FieldRule, Shape
-from ghmcp_runtime.untrusted import sanitize
+from ghmcp_runtime.untrusted import Clean, Cleaned, sanitize
 from ghmcp_runtime.versioning import canonical_json
 
-# source path -> (sanitized value, hidden pieces removed): a path is sanitized and counted once
-Tally = dict[tuple[str, ...], tuple[Any, int]]
+
+class _Tally(dict[tuple[str, ...], tuple[Any, int]]):
+    """Source path -> (sanitized value, hidden pieces removed): a path is sanitized and counted
+    once; `cleaned` holds text the call cleaned ahead."""
+
+    def __init__(self, cleaned: Cleaned) -> None:
+        super().__init__()
+        self.cleaned = cleaned
+
+    def sanitize(self, text: str) -> tuple[Clean, int]:
+        ready = self.cleaned.get(text)
+        cleaned, removed = ready if ready is not None else sanitize(text)
+        return Clean(cleaned), removed
 
 PREVIEW_CHARS = 200
 _SPACES = re.compile(r"\s+")
@@ -85,14 +96,15 @@ class ShapeProjector:
 
     def project(
         self, shape: str, raw: Mapping[str, Any], detail: Detail, computed: Mapping[str, Any],
-        include: Collection[str] = (),
+        include: Collection[str] = (), cleaned: Cleaned | None = None,
     ) -> dict[str, Any]:
         """Every field of the density (plus `include`), in shape order; null when GitHub has no
-        value, [] for an empty list: a row never leaves out a field it declares."""
+        value, [] for an empty list: a row never leaves out a field it declares. Untrusted text
+        already in `cleaned` (see untrusted.clean_ahead) is taken from there."""
         declared = self._shapes[shape]
         if declared.version and declared.version_field and declared.version_field not in computed:
             computed = {**computed, declared.version_field: self.version(shape, raw)}
-        tally: Tally = {}
+        tally = _Tally(cleaned if cleaned is not None else {})
         row = _project(declared.fields, raw, detail, computed, tally, (), frozenset(include))
         if shape in self._untrusted:  # the fields the runtime adds are always present too
             row[HIDDEN_FIELD] = sum(removed for _, removed in tally.values())
@@ -108,16 +120,16 @@ class ShapeProjector:
         return version_of(raw, declared.version)
 
 
-def _clean(value: Any, key: tuple[str, ...], tally: Tally) -> Any:
+def _clean(value: Any, key: tuple[str, ...], tally: _Tally) -> Any:
     """Untrusted text as a reader of GitHub's page sees it; each source path is sanitized and
     counted once (a row's preview and body read the same text)."""
     if key in tally:
         return tally[key][0]
     removed = 0
     if isinstance(value, str):
-        value, removed = sanitize(value)
+        value, removed = tally.sanitize(value)
     elif isinstance(value, list):
-        cleaned = [sanitize(v) if isinstance(v, str) else (v, 0) for v in value]
+        cleaned = [tally.sanitize(v) if isinstance(v, str) else (v, 0) for v in value]
         removed = sum(n for _, n in cleaned)
         value = [v for v, _ in cleaned]
     tally[key] = (value, removed)
@@ -126,7 +138,7 @@ def _clean(value: Any, key: tuple[str, ...], tally: Tally) -> Any:
 
 def _project(
     rules: tuple[FieldRule, ...], raw: Mapping[str, Any], detail: Detail,
-    computed: Mapping[str, Any], tally: Tally, where: tuple[str, ...],
+    computed: Mapping[str, Any], tally: _Tally, where: tuple[str, ...],
     include: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
@@ -137,7 +149,8 @@ def _project(
         if rule.untrusted:
             value = _clean(value, (*where, *rule.path), tally)
         if rule.transform is not None:
-            value = TRANSFORMS[rule.transform](value)
+            shown = TRANSFORMS[rule.transform](value)
+            value = Clean(shown) if isinstance(value, Clean) and isinstance(shown, str) else shown
         if rule.nested:  # an included field comes whole
             value = _nest(rule.nested, value, "full" if rule.name in include else detail, tally,
                           (*where, *rule.path))
@@ -147,7 +160,7 @@ def _project(
     return out
 
 
-def _nest(rules: tuple[FieldRule, ...], value: Any, detail: Detail, tally: Tally,
+def _nest(rules: tuple[FieldRule, ...], value: Any, detail: Detail, tally: _Tally,
           where: tuple[str, ...]) -> Any:
     if isinstance(value, Mapping):
         return _project(rules, value, detail, {}, tally, where)

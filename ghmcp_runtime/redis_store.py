@@ -37,12 +37,14 @@ from typing import Any
 
 from ghmcp_runtime.errors import ToolError
 from ghmcp_runtime.idempotency import (
+    DEFAULT_KEYS_PER_CALLER,
     DEFAULT_LEASE_S,
     MAX_ATTEMPTS,
     Attempt,
     Claim,
     IdempotencyStore,
     ItemClaim,
+    KeyQuotaExceeded,
     MemoryStore,
     new_lease,
 )
@@ -52,10 +54,22 @@ DEFAULT_PREFIX = "ghmcp:idem:"
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 _CLAIM_ATTEMPTS = 5
 
+# Per-caller quota: a sorted set `<prefix>owner:<identity>` holds the caller's live entries,
+# scored by when each expires; every script that sets an entry's TTL moves its score, `claim`
+# drops the expired ones and refuses a new key at the quota. `track(e, ttl_ms)` after a SET.
+_TRACK = """
+local function track(e, ttl_ms, now_ms)
+  if type(e.o) ~= 'string' or e.o == '' then return end
+  local z = OWNERS .. e.o
+  redis.call('ZADD', z, now_ms + ttl_ms, KEYS[1])
+  if redis.call('PTTL', z) < ttl_ms then redis.call('PEXPIRE', z, ttl_ms) end
+end
+"""
+
 # Shared head of the lease-scoped scripts: KEYS[1] = entry, ARGV[1] = the caller's lease token.
 # Leaves `e` (the decoded pending entry), `now_ms` and `ttl` (the entry's own TTL in ms), or
 # returns 0 when the entry is gone, unreadable, done or leased to someone else.
-_LEASED = """
+_LEASED = _TRACK + """
 local raw = redis.call('GET', KEYS[1])
 if not raw then return 0 end
 local ok, e = pcall(cjson.decode, raw)
@@ -72,8 +86,9 @@ if ttl <= 0 then ttl = 600000 end
 # set, ARGV[3] = the item it claims for the entry's TTL.
 _COMPLETE = _LEASED + """
 local value = '{"s":"done","f":' .. cjson.encode(tostring(e.f)) .. ',"c":"","t":' .. ttl
-  .. ',"r":' .. ARGV[2] .. '}'
+  .. ',"o":' .. cjson.encode(tostring(e.o or '')) .. ',"r":' .. ARGV[2] .. '}'
 redis.call('SET', KEYS[1], value, 'PX', ttl)
+track(e, ttl, now_ms)
 if KEYS[2] then
   redis.call('ZADD', KEYS[2], now_ms + ttl, ARGV[3])
   if redis.call('PTTL', KEYS[2]) < ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
@@ -100,6 +115,7 @@ return redis.call('ZRANGE', KEYS[1], 0, -1)
 """
 
 _RELEASE = _LEASED + """
+if type(e.o) == 'string' and e.o ~= '' then redis.call('ZREM', OWNERS .. e.o, KEYS[1]) end
 return redis.call('DEL', KEYS[1])
 """
 
@@ -107,6 +123,7 @@ return redis.call('DEL', KEYS[1])
 _RENEW = _LEASED + """
 e.l = now_ms + tonumber(ARGV[2])
 redis.call('SET', KEYS[1], cjson.encode(e), 'PX', math.max(ttl, tonumber(ARGV[2])))
+track(e, math.max(ttl, tonumber(ARGV[2])), now_ms)
 return 1
 """
 
@@ -127,7 +144,7 @@ return 1
 """
 
 # KEYS[1] = entry; ARGV[1] = new lease token; ARGV[2] = lease in ms. Returns 1 when leased.
-_TAKE_OVER = """
+_TAKE_OVER = _TRACK + """
 local raw = redis.call('GET', KEYS[1])
 if not raw then return 0 end
 local ok, e = pcall(cjson.decode, raw)
@@ -140,20 +157,32 @@ if ttl <= 0 then ttl = 600000 end
 e.c = ARGV[1]
 e.l = now_ms + tonumber(ARGV[2])
 redis.call('SET', KEYS[1], cjson.encode(e), 'PX', math.max(ttl, tonumber(ARGV[2])))
+track(e, math.max(ttl, tonumber(ARGV[2])), now_ms)
 return 1
 """
 
-# KEYS[1] = entry; ARGV[1] = JSON entry without its lease and start; ARGV[2] = ttl ms;
-# ARGV[3] = lease ms. Returns {1, now_ms} when created, else {0, stored entry, now_ms}.
-_CLAIM = """
+# KEYS[1] = entry; ARGV[1] = JSON entry without its lease and start (with its owner `o`);
+# ARGV[2] = ttl ms; ARGV[3] = lease ms; ARGV[4] = keys per owner. Returns {1, now_ms} when
+# created, {0, stored entry, now_ms} when the key exists, {2, ms until the owner's oldest key
+# expires, now_ms} when the owner holds the quota (nothing written, nobody's key evicted).
+_CLAIM = _TRACK + """
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local raw = redis.call('GET', KEYS[1])
 if raw then return {0, raw, now_ms} end
 local e = cjson.decode(ARGV[1])
+if type(e.o) == 'string' and e.o ~= '' then
+  local z = OWNERS .. e.o
+  redis.call('ZREMRANGEBYSCORE', z, '-inf', now_ms)
+  if redis.call('ZCARD', z) >= tonumber(ARGV[4]) then
+    local first = redis.call('ZRANGE', z, 0, 0, 'WITHSCORES')
+    return {2, tostring(math.max(0, tonumber(first[2]) - now_ms)), now_ms}
+  end
+end
 e.l = now_ms + tonumber(ARGV[3])
 e.st = now_ms
 redis.call('SET', KEYS[1], cjson.encode(e), 'PX', tonumber(ARGV[2]))
+track(e, tonumber(ARGV[2]), now_ms)
 return {1, now_ms}
 """
 
@@ -170,7 +199,8 @@ def _dumps(value: Any) -> str:
 class RedisStore:
     """`IdempotencyStore` over Redis (`redis.asyncio`); share one URL between replicas."""
 
-    def __init__(self, url: str, *, prefix: str = DEFAULT_PREFIX, client: Any = None) -> None:
+    def __init__(self, url: str, *, prefix: str = DEFAULT_PREFIX, client: Any = None,
+                 keys_per_caller: int = DEFAULT_KEYS_PER_CALLER) -> None:
         import redis.asyncio as aioredis
         from redis.exceptions import RedisError
 
@@ -179,12 +209,15 @@ class RedisStore:
         self._errors: type[Exception] = RedisError
         self._redis: Any = client if client is not None else aioredis.Redis.from_url(url)
         self._prefix = prefix
-        self._complete = self._redis.register_script(_COMPLETE)
-        self._release = self._redis.register_script(_RELEASE)
-        self._renew = self._redis.register_script(_RENEW)
-        self._take_over = self._redis.register_script(_TAKE_OVER)
-        self._mark_unknown = self._redis.register_script(_MARK_UNKNOWN)
-        self._claim = self._redis.register_script(_CLAIM)
+        self._per_owner = keys_per_caller
+        owners = f"local OWNERS = {json.dumps(prefix + 'owner:')}\n"  # a JSON string is a Lua one
+        register = self._redis.register_script
+        self._complete = register(owners + _COMPLETE)
+        self._release = register(owners + _RELEASE)
+        self._renew = register(owners + _RENEW)
+        self._take_over = register(owners + _TAKE_OVER)
+        self._mark_unknown = register(owners + _MARK_UNKNOWN)
+        self._claim = register(owners + _CLAIM)
         self._claim_item = self._redis.register_script(_CLAIM_ITEM)
         self._claimed = self._redis.register_script(_CLAIMED)
 
@@ -195,17 +228,21 @@ class RedisStore:
         await self._redis.aclose()
 
     async def claim(
-        self, key: str, fingerprint: str, ttl_s: float, lease_s: float = DEFAULT_LEASE_S
+        self, key: str, fingerprint: str, ttl_s: float, lease_s: float = DEFAULT_LEASE_S,
+        owner: str = "",
     ) -> Claim:
         name = self._prefix + key
         ttl_ms = max(1, int(ttl_s * 1000))
         try:
             for _ in range(_CLAIM_ATTEMPTS):
                 lease = new_lease()
-                entry = {"s": "pending", "f": fingerprint, "c": lease, "t": ttl_ms}
-                answer = await self._claim(keys=[name], args=[_dumps(entry), ttl_ms, int(lease_s * 1000)])
+                entry = {"s": "pending", "f": fingerprint, "c": lease, "t": ttl_ms, "o": owner}
+                answer = await self._claim(keys=[name], args=[
+                    _dumps(entry), ttl_ms, int(lease_s * 1000), self._per_owner])
                 if int(answer[0]) == 1:
                     return Claim("new", fingerprint, lease=lease, started_at=int(answer[1]) / 1000)
+                if int(answer[0]) == 2:
+                    raise KeyQuotaExceeded(self._per_owner, int(answer[1]) / 1000)
                 stored = self._decode(answer[1])
                 if stored is None:  # unreadable entry (not ours): treat as absent
                     await self._redis.delete(name)
@@ -294,11 +331,45 @@ class RedisStore:
                          details={"reason": "the idempotency store is unreachable"})
 
 
-def open_store(url: str) -> IdempotencyStore:
+def open_store(url: str, keys_per_caller: int = DEFAULT_KEYS_PER_CALLER) -> IdempotencyStore:
     """`memory` (one process) or a Redis URL (`redis://host:port/db`, shared by replicas)."""
     url = url.strip()
     if url == "memory":
-        return MemoryStore()
+        return MemoryStore(keys_per_caller=keys_per_caller)
     if url.startswith(REDIS_SCHEMES):
-        return RedisStore(url)
+        return RedisStore(url, keys_per_caller=keys_per_caller)
     raise ValueError("expected 'memory' or a Redis URL (redis://host:port/db, rediss://, unix://)")
+
+
+def eviction_warnings(url: str, http_cache: str = "") -> list[str]:
+    """Why this Redis may drop idempotency keys before they expire (an evicting maxmemory
+    policy, an HTTP cache in the same instance), as start-up warnings; best effort: a server that
+    cannot read its configuration (managed Redis, ACLs) says so instead."""
+    import redis
+    from redis.exceptions import RedisError
+
+    client = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+    try:
+        policy = str(client.config_get("maxmemory-policy").get("maxmemory-policy", ""))
+        limit = int(client.config_get("maxmemory").get("maxmemory", 0) or 0)
+    except (RedisError, OSError, ValueError) as exc:
+        return [f"could not read the idempotency Redis's maxmemory-policy ({type(exc).__name__}): "
+                "keys are only safe in a Redis that never evicts (maxmemory-policy noeviction)"]
+    finally:
+        client.close()
+    found = []
+    if limit and policy != "noeviction":
+        found.append(f"the idempotency Redis evicts keys when full (maxmemory-policy {policy}): an "
+                     "evicted key lets a retried write happen twice; use noeviction, or a Redis "
+                     "instance of its own for the keys")
+    if http_cache.startswith(REDIS_SCHEMES) and _instance(http_cache) == _instance(url):
+        found.append("the HTTP cache shares the idempotency Redis instance (maxmemory is per "
+                     "instance, not per database): give the cache a Redis of its own")
+    return found
+
+
+def _instance(url: str) -> tuple[str, int | None]:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return (parts.hostname or parts.path or "").lower(), parts.port

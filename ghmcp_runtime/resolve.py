@@ -7,7 +7,8 @@ recipe, `ghmcp_runtime.declared.Resolve`; the runner raises the declared error o
     found.choices   # the first `spec.choices` rows' names, for the error
 
 A name matches when it is equal, or equal once ASCII letters are folded and no other row's name
-folds the same (catalog.fold, the server's one case rule). An exact match anywhere wins over a
+folds the same (catalog.fold, the server's one case rule), also once hidden characters and
+markup are removed as the error's `choices` show names (outbound.py cleans them). An exact match anywhere wins over a
 folded one, so every page is read before a folded match is taken.
 """
 
@@ -22,6 +23,7 @@ from ghmcp_runtime.context import ToolContext
 from ghmcp_runtime.declared import Resolve
 from ghmcp_runtime.projection import walk
 from ghmcp_runtime.refs import MISSING
+from ghmcp_runtime.untrusted import sanitize
 
 
 @dataclass(slots=True)
@@ -46,7 +48,7 @@ async def find_row(ctx: ToolContext, spec: Resolve, *, path: Mapping[str, Any],
             if name == wanted:
                 found.value = walk(row, spec.value)
                 return found
-            if fold(name) == key:
+            if fold(name) == key or fold(sanitize(name)[0]) == key:  # as the choices show it
                 folded.append(walk(row, spec.value))
             if len(found.choices) < spec.choices:
                 found.choices.append(name)

@@ -7,7 +7,6 @@ tool envelope with `code`/`message` renamed `machine_code`/`human_message`.
 
 from __future__ import annotations
 
-import json
 import logging
 import secrets
 from collections.abc import Callable, Mapping
@@ -21,7 +20,6 @@ from mcp.types import (
     INVALID_PARAMS,
     CompleteRequestParams,
     CompleteResult,
-    Completion,
     ListResourcesResult,
     ListResourceTemplatesResult,
     PaginatedRequestParams,
@@ -30,7 +28,6 @@ from mcp.types import (
     Resource,
     ResourceTemplate,
     ResourceTemplateReference,
-    TextResourceContents,
 )
 
 from ghmcp_runtime.caller import Caller
@@ -39,6 +36,13 @@ from ghmcp_runtime.discovery import cache_scope
 from ghmcp_runtime.errors import INTERNAL_MESSAGE, ToolError, jsonrpc_data
 from ghmcp_runtime.logs import call_fields, log_event
 from ghmcp_runtime.model import ServerSpec, StaticResource, TemplateResource, ToolSpec
+from ghmcp_runtime.outbound import (
+    Clean,
+    completion,
+    resource_json,
+    resource_result,
+    rpc_error,
+)
 from ghmcp_runtime.surface import SurfaceView
 from ghmcp_runtime.validation import ArgumentValidator
 
@@ -62,7 +66,7 @@ def _request_id() -> str:
 
 def internal_rpc_error(request_id: str) -> MCPError:
     """-32603 with a generic message: never the exception's text."""
-    return MCPError(INTERNAL_ERROR, INTERNAL_MESSAGE, {"request_id": request_id})
+    return rpc_error(INTERNAL_ERROR, INTERNAL_MESSAGE, {"request_id": request_id})
 
 
 def _coerce(variables: Mapping[str, str | list[str]], schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -148,10 +152,8 @@ class ResourceRuntime:
         static = self.static.get(uri)
         if static is not None:
             scope = "private" if cache_scope(caller) == "private" else static.cache_scope
-            return ReadResourceResult(
-                contents=[TextResourceContents(uri=uri, mime_type=static.mime_type,
-                                               text=_text(static, view))],
-                ttl_ms=static.ttl_ms, cache_scope=scope)
+            return resource_result(uri, static.mime_type, Clean(_text(static, view)),
+                                   ttl_ms=static.ttl_ms, cache_scope=scope)
         for template, parsed in self.templates:
             variables = parsed.match(uri)
             if variables is not None and template in view.templates:
@@ -192,10 +194,8 @@ class ResourceRuntime:
             raise internal_rpc_error(request_id) from None
         finally:
             log_event("resource_read", template=template.name, outcome=outcome)
-        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
-        return ReadResourceResult(
-            contents=[TextResourceContents(uri=uri, mime_type=template.mime_type, text=text)],
-            ttl_ms=template.ttl_ms, cache_scope=template.cache_scope)
+        return resource_json(uri, template.mime_type, body, ttl_ms=template.ttl_ms,
+                             cache_scope=template.cache_scope)
 
     def _error(self, err: ToolError, uri: str, request_id: str, view: SurfaceView,
                extra: Mapping[str, Any] | None = None) -> MCPError:
@@ -205,7 +205,7 @@ class ResourceRuntime:
         envelope = view.envelope(err, request_id)
         data = {**jsonrpc_data(envelope, resource_uri=uri), **(extra or {})}
         is_caller = err.code in CALLER_CODES or err.code.endswith("_not_found")
-        return MCPError(INVALID_PARAMS if is_caller else READ_FAILED, err.message, data)
+        return rpc_error(INVALID_PARAMS if is_caller else READ_FAILED, err.message, data)
 
     async def complete(
         self, ctx: ServerRequestContext[Any], params: CompleteRequestParams
@@ -250,7 +250,7 @@ class ResourceRuntime:
         each cut to a length no owner, repository or number reaches."""
         raw = (params.context.arguments or {}) if params.context else {}
         if len(raw) > MAX_CONTEXT_ARGUMENTS:
-            raise MCPError(INVALID_PARAMS, "Too many context arguments for this template.")
+            raise rpc_error(INVALID_PARAMS, "Too many context arguments for this template.")
         names = self.variables[template.uri_template]
         return {k: str(v)[:MAX_CONTEXT_VALUE_CHARS] for k, v in raw.items() if k in names}
 
@@ -261,5 +261,4 @@ def _text(resource: StaticResource, view: SurfaceView) -> str:
 
 
 def _completion(values: list[str]) -> CompleteResult:
-    return CompleteResult(completion=Completion(
-        values=values[:MAX_COMPLETIONS], total=len(values), has_more=len(values) > MAX_COMPLETIONS))
+    return completion(values, MAX_COMPLETIONS)

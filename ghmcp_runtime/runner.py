@@ -10,19 +10,21 @@ When several steps of one wave fail, the earliest declared failure is reported.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlencode
 
 from ghmcp_runtime.catalog import require_names
 from ghmcp_runtime.concurrent import gather
-from ghmcp_runtime.context import ToolContext, UpstreamResponse
+from ghmcp_runtime.confirm import digest as confirm_digest
+from ghmcp_runtime.context import READ_METHODS, ToolContext, UpstreamResponse
 from ghmcp_runtime.declared import (
     Absent,
     Compare,
     Completion,
+    Confirm,
     Declaration,
     ErrorSpec,
     Guard,
@@ -45,7 +47,7 @@ from ghmcp_runtime.projection import walk as walk_path
 from ghmcp_runtime.recovery import Listing, find_created, learn_login
 from ghmcp_runtime.refs import MISSING, Scope, render, text_of, walk
 from ghmcp_runtime.resolve import find_row
-from ghmcp_runtime.settle import Verdict, judge, same_resource, shows, shows_all
+from ghmcp_runtime.settle import IDENTITY, Verdict, judge, same_resource, shows, shows_all
 from ghmcp_runtime.stored import altered
 from ghmcp_runtime.stored import outputs as stored_outputs
 from ghmcp_runtime.transforms import TRANSFORMS, Refused, normalizer
@@ -122,7 +124,17 @@ async def resolve_args(ctx: ToolContext, specs: tuple[Resolve, ...],
     return out
 
 
-def prepare(decl: Declaration, args: Mapping[str, Any]) -> dict[str, Any]:
+class Prepared(Protocol):
+    """What `prepare` reads: a Declaration or a Batch."""
+
+    @property
+    def defaults(self) -> Mapping[str, Any]: ...
+
+    @property
+    def transforms(self) -> Mapping[str, str]: ...
+
+
+def prepare(decl: Prepared, args: Mapping[str, Any]) -> dict[str, Any]:
     """Arguments with defaults filled in and transforms applied; a refusal is invalid_field."""
     out = {**decl.defaults, **args}
     for name, transform in decl.transforms.items():
@@ -133,6 +145,19 @@ def prepare(decl: Declaration, args: Mapping[str, Any]) -> dict[str, Any]:
                 raise ToolError("invalid_field", f"Invalid argument `{name}`: {refused.reason}.",
                                 details={"field": name, "reason": refused.reason}) from None
     return out
+
+
+async def confirm_or_refuse(ctx: ToolContext, spec: Confirm, args: Mapping[str, Any], *,
+                            count: int | None = None, items: Sequence[Any] = ()) -> None:
+    """Ask the user before a destructive call (ghmcp_runtime.confirm), when `spec` applies: its
+    conditions hold, and a batch changes more than `spec.over` items. A dry run never asks."""
+    if ctx.dry_run or not all(holds(c, args) for c in spec.when):
+        return
+    if count is not None and count <= spec.over:
+        return
+    shown = ", ".join(f"#{i}" for i in items)
+    message = render(spec.message, Scope(dict(args), {}, {"count": count, "items": shown}))
+    await ctx.confirm(str(message), confirm_digest(ctx.tool.name, ctx.arguments, items))
 
 
 def _repair(spec: ErrorSpec, scope: Scope) -> dict[str, Any] | None:
@@ -197,6 +222,8 @@ class _Call:
         return Scope(self.args, self.results, {RESPONSE: response_scope(self.outcomes), **extra})
 
     async def run(self) -> dict[str, Any]:
+        if self.decl.confirm is not None:
+            await confirm_or_refuse(self.ctx, self.decl.confirm, self.args)
         idem = self.decl.idempotency
         key = self.given.get(idem.key) if idem is not None else None
         if idem is None:
@@ -284,6 +311,8 @@ class _Call:
             body = self.only_changed(step.compare, body)
             if not body:
                 return
+        if self.ctx.dry_run and step.operation.method not in READ_METHODS:
+            return  # planned: compare named what would change (the generator allows no other write)
         if step.names_exist is not None:
             await self.require_names(step, step.names_exist, path)
             return
@@ -429,11 +458,37 @@ class _Call:
         try:
             after = await self.reread(read, settle)
         except ToolError as err:
-            return None if err.code == read.operation.not_found else MISSING
+            if err.code != read.operation.not_found:
+                return MISSING
+            return await self.gone(settle, self.results.get(read.id), lost)
         except Refused:
             return MISSING
         if same_resource(self.results.get(read.id), after):
             lost.not_applied()
+        return MISSING
+
+    async def gone(self, settle: Settle, before: Any, lost: OutcomeUnknown) -> Any:
+        """None (the delete is done) when no resource carries the read one's id any more; with a
+        row that does, it lives on renamed (not applied); MISSING when the listing cannot tell."""
+        if settle.find is None:
+            return None  # the read's path names the resource for good (a number)
+        ident = walk(before, IDENTITY)
+        if ident is MISSING:
+            return MISSING
+        path = render(dict(settle.find_path), self.scope())
+        size = self.ctx.forge.max_page_size
+        for page in range(1, settle.pages + 1):
+            try:
+                resp = await self.ctx.call(settle.find, path=path,
+                                           query=self.ctx.forge.page_query(page, size))
+            except ToolError:
+                return MISSING
+            if any(isinstance(row, Mapping) and row.get("id") == ident for row in resp.data or []):
+                lost.not_applied("It still exists under another name (renamed meanwhile).",
+                                 "renamed since it was read: nothing was deleted")
+                return MISSING
+            if not self.ctx.forge.has_more(resp, page, size):
+                return None
         return MISSING
 
     async def read_moved(self, read: Step) -> Any:
@@ -566,6 +621,8 @@ class _Call:
             if step.paginate.page_param is not None:
                 out.update(self.page_links(step.paginate, state))
                 continue
+            if state is None and out.get(step.paginate.has_more):
+                continue  # not run (another paged step, chosen by a condition, answered)
             out[step.paginate.has_more] = bool(state and state.has_more)
             if state and state.has_more:
                 assert step.paginate.cursor is not None

@@ -16,6 +16,7 @@ from ghmcp_runtime.refs import MISSING, walk
 from ghmcp_runtime.transforms import normalizer
 
 IDENTITY = ("id",)  # the same resource before and after a write (a rename keeps it)
+STAMP = ("updated_at",)  # moves on every write: a change reverted since is not "not applied"
 
 
 class Verdict(Enum):
@@ -49,13 +50,15 @@ def same_resource(before: Any, after: Any) -> bool:
 
 
 def judge(compare: Compare, sent: Mapping[str, Any], before: Any, after: Any) -> Verdict:
-    """A write of `sent` whose answer was lost, from the resource before it and a re-read after."""
+    """A write of `sent` whose answer was lost, from the resource before it and a re-read after:
+    not applied only when the fields sent and the resource's `updated_at` (if it has one) are
+    unchanged, so an applied change someone reverted since is unknown, not "repeat it"."""
     if not same_resource(before, after):
         return Verdict.UNKNOWN
     if shows_all(compare, sent, after):
         return Verdict.APPLIED
     if all(key in compare.fields and same(_now(compare, key, before), _now(compare, key, after))
-           for key in sent):
+           for key in sent) and walk(before, STAMP) == walk(after, STAMP):
         return Verdict.NOT_APPLIED
     return Verdict.UNKNOWN
 

@@ -19,6 +19,7 @@ import anyio
 import httpx
 
 from ghmcp_runtime.caller import usable_token
+from ghmcp_runtime.concurrent import DEFAULT_INFLIGHT_PER_CALLER, CallerSlots
 from ghmcp_runtime.context import ToolContext, UpstreamResponse
 from ghmcp_runtime.errors import OutcomeUnknown, ToolError, UpstreamError
 from ghmcp_runtime.forge_clock import ForgeClock
@@ -117,6 +118,7 @@ class ForgeUpstream:
         sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
         jitter: Callable[[], float] = random.random,
         cache: HttpCache | None = None,
+        inflight_per_caller: int = DEFAULT_INFLIGHT_PER_CALLER,
     ) -> None:
         url = base_url or forge.default_api_url
         if not url:
@@ -136,6 +138,7 @@ class ForgeUpstream:
         self._sleep = sleep
         self._jitter = jitter
         self._cache = cache  # conditional reads, per caller; applies to the client built here
+        self.caller_slots = CallerSlots(inflight_per_caller)  # the shared pool, fairly
         self.forge_clock = ForgeClock()  # the forge's clock against ours, from every answer's Date
 
     def _http(self) -> httpx.AsyncClient:
@@ -279,11 +282,12 @@ class ForgeUpstream:
             cached: str | None = None
             sent_at = time.time()  # the wall clock idempotency records attempts with
             try:
-                resp = await self._http().request(
-                    method, url, params=params or None, headers=headers,
-                    json=body if body is not None else None,
-                    extensions={PARTITION: ctx.identity},
-                )
+                async with self.caller_slots.held(ctx.identity):
+                    resp = await self._http().request(
+                        method, url, params=params or None, headers=headers,
+                        json=body if body is not None else None,
+                        extensions={PARTITION: ctx.identity},
+                    )
                 status = resp.status_code
                 if self.forge.request_id_header:
                     forge_id = resp.headers.get(self.forge.request_id_header)
@@ -456,8 +460,12 @@ class ForgeUpstream:
     def _unprocessable(self, ctx: ToolContext, resp: httpx.Response) -> UpstreamError:
         raw_field, forge_code, reason = self.forge.errors.unprocessable(resp)
         details: dict[str, Any] = {"reason": reason}
-        if raw_field:
-            details["field"] = ctx.tool.field_map.get(raw_field, raw_field)
+        # the field is named only when it is one of the tool's: the forge's text is not echoed
+        field = ctx.tool.field_map.get(raw_field) if raw_field else None
+        if raw_field and field is None and raw_field in ctx.tool.input_schema.get("properties", {}):
+            field = raw_field
+        if field is not None:
+            details["field"] = field
         where = f"`{details['field']}`" if "field" in details else "the request"
         return UpstreamError(
             "invalid_field",
@@ -501,6 +509,7 @@ _NOT_FOUND_MESSAGES = {
     "comment_not_found": "The comment was not found in this repository.",
     "label_not_found": "The label was not found in this repository.",
     "milestone_not_found": "The milestone was not found in this repository.",
+    "not_found": "What the call names was not found in this repository.",
 }
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ghmcp_runtime.bounds import Oversized, check_sizes
@@ -48,20 +49,57 @@ def _types(value: Any) -> str:
     return " or ".join(str(n) for n in names)
 
 
+# RFC 3339 date-time: no space (a search query is made of space-separated terms), no leap
+# second; calendar ranges checked by datetime
+_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})")
+
+
+def is_date_time(value: object) -> bool:
+    """Whether `value` is an RFC 3339 date-time (True for a non-string: `type` judges those)."""
+    if not isinstance(value, str):
+        return True
+    if _DATE_TIME.fullmatch(value) is None:
+        return False
+    try:
+        datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
+
+
+# Formats the runtime checks itself: jsonschema checks `date-time` only when an optional
+# package is installed, which an installed server's wheel does not bring (review t12). A schema
+# with any other format is refused when the server is built.
+FORMATS: Mapping[str, Callable[[object], bool]] = {"date-time": is_date_time}
+
+
+def _formats(schema: Any) -> set[str]:
+    if isinstance(schema, Mapping):
+        found = {schema["format"]} if isinstance(schema.get("format"), str) else set()
+        return found.union(*(_formats(v) for v in schema.values()))
+    if isinstance(schema, list):
+        return set().union(*(_formats(v) for v in schema))
+    return set()
+
+
 class ArgumentValidator:
     def __init__(self, input_schema: Mapping[str, Any]) -> None:
         self._schema: dict[str, Any] = plain(input_schema)
         self._compiled: Draft202012Validator | None = None
+        unchecked = _formats(self._schema) - set(FORMATS)
+        if unchecked:
+            raise ValueError(f"inputSchema uses formats the runtime does not check: {sorted(unchecked)}")
 
     @property
     def _validator(self) -> Draft202012Validator:
         if self._compiled is None:
-            from jsonschema import Draft202012Validator
+            from jsonschema import Draft202012Validator, FormatChecker
 
             Draft202012Validator.check_schema(self._schema)
-            self._compiled = Draft202012Validator(
-                self._schema, format_checker=Draft202012Validator.FORMAT_CHECKER
-            )
+            checker = FormatChecker(formats=())
+            for name, check in FORMATS.items():
+                checker.checks(name)(check)
+            self._compiled = Draft202012Validator(self._schema, format_checker=checker)
         return self._compiled
 
     def normalize(self, args: Mapping[str, Any]) -> dict[str, Any]:

@@ -13,8 +13,11 @@ the resource shows it) against `targets` (the value asked for):
   failing wave ran to its end: those that succeeded are applied, a failed one is not.
 
 A step whose answer was lost (`OutcomeUnknown`) is settled by re-reading the resource once the
-wave has ended: the read is what GitHub holds; if the step's effect shows, the walk goes on from
-it; otherwise the call fails saying so. Every failure after the first write carries
+wave has ended, by what the step sent (`Step.verdict`): the same resource (`id`) showing the
+values sent -> applied, the walk goes on from the re-read; the old values unchanged (and, in the
+first wave with nothing else of it applied, `updated_at` unchanged too, so an edit reverted by
+someone else is not taken for "not applied") -> not applied; anything else (another writer's
+change) -> unknown, named in the message. Every failure after the first write carries
 `details.applied_fields`.
 
 `names` maps a parameter to the resource field it changes (add_labels -> labels): changed and
@@ -30,6 +33,7 @@ from typing import Any
 from ghmcp_runtime.concurrent import outcomes
 from ghmcp_runtime.context import UpstreamResponse
 from ghmcp_runtime.errors import OutcomeUnknown, ToolError, WriteLog
+from ghmcp_runtime.settle import Verdict, same_resource
 
 Resource = dict[str, Any]
 Views = Mapping[str, Callable[[Mapping[str, Any]], Any]]
@@ -50,12 +54,29 @@ class Step:
     # what this step alone changes, as the resource shows it (default: the views of `fields`);
     # needed when steps of one wave serve the same parameter (one label removal each)
     effect: Callable[[Mapping[str, Any]], Any] | None = None
+    # the values this request sent, as the views show them (default: the targets of `fields`);
+    # a PATCH also sends values nobody asked for (a closing reason GitHub would default)
+    sent: Mapping[str, Any] | None = None
 
-    def shows(self, views: Views, before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
-        """Whether `after` shows this step's change over `before`."""
-        if self.effect is not None:
-            return bool(self.effect(before) != self.effect(after))
-        return bool(_differs(views, self.fields, before, after))
+    def verdict(self, views: Views, targets: Mapping[str, Any], before: Mapping[str, Any],
+                after: Mapping[str, Any], *, stamped: bool) -> Verdict:
+        """A lost answer judged by a re-read `after` against the resource `before` the wave:
+        applied when it shows what this step sent, not applied when what the step touches is
+        unchanged (with `stamped`, `updated_at` too), else unknown."""
+        if not same_resource(before, after):
+            return Verdict.UNKNOWN
+        if self.effect is not None:  # sent only to change it: shown once it changed
+            if self.effect(before) != self.effect(after):
+                return Verdict.APPLIED
+        else:
+            sent = self.sent if self.sent is not None else {
+                f: targets[f] for f in self.fields if f in targets}
+            if sent and all(views[f](after) == value for f, value in sent.items()):
+                return Verdict.APPLIED
+            if _differs(views, list(sent) or self.fields, before, after):
+                return Verdict.UNKNOWN
+        quiet = not stamped or before.get("updated_at") == after.get("updated_at")
+        return Verdict.NOT_APPLIED if quiet else Verdict.UNKNOWN
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,20 +109,30 @@ def judge(before: Mapping[str, Any], after: Resource, views: Views, targets: Map
 
 async def run_steps(waves: Sequence[Sequence[Step]], before: Resource, *, views: Views,
                     targets: Mapping[str, Any], reread: Callable[[], Awaitable[Resource]],
-                    names: Mapping[str, str] | None = None, log: WriteLog | None = None) -> Outcome:
+                    names: Mapping[str, str] | None = None, log: WriteLog | None = None,
+                    check: Callable[[Resource], None] | None = None) -> Outcome:
     """Send the waves in order (a wave's steps together), following the resource; judge it
     against the targets. `log` (the call's `ToolContext.writes`) is kept current, so an error
-    raised after a write, here or by the caller, names exactly what was applied."""
+    raised after a write, here or by the caller, names exactly what was applied. `check(now)`
+    runs after every wave; a ToolError it raises ends the call before the next wave."""
     now = before
     log = log if log is not None else WriteLog()
-    for wave in waves:
-        now = await _run_wave(wave, before, now, views, list(targets), names or {}, reread, log)
+    served: set[str] = set()  # parameters of the steps known to have taken effect
+    for n, wave in enumerate(waves):
+        now = await _run_wave(wave, before, now, views, targets, names or {}, reread, log, served,
+                              first=n == 0)
+        if check is not None:
+            try:
+                check(now)
+            except ToolError as err:
+                raise log.annotate(err) from None
     return judge(before, now, views, targets, names)
 
 
 async def _run_wave(wave: Sequence[Step], before: Resource, now: Resource, views: Views,
-                    fields: list[str], names: Mapping[str, str],
-                    reread: Callable[[], Awaitable[Resource]], log: WriteLog) -> Resource:
+                    targets: Mapping[str, Any], names: Mapping[str, str],
+                    reread: Callable[[], Awaitable[Resource]], log: WriteLog, served: set[str], *,
+                    first: bool) -> Resource:
     log.sent = True
     answers = await outcomes([step.send for step in wave])
     start = now
@@ -116,19 +147,28 @@ async def _run_wave(wave: Sequence[Step], before: Resource, now: Resource, views
             now = step.apply(now, None)
         else:
             (lost if isinstance(answer, OutcomeUnknown) else failed).append((i, answer))
+            continue
+        served.update(step.fields)
     settled = await _settle(reread) if lost else None
     if settled is not None:
         now = settled  # what GitHub holds once every write of the wave has ended
-        failed += [(i, err) for i, err in lost if not wave[i].shows(views, start, settled)]
-        lost = []
-    log.applied = named(_differs(views, fields, before, now), names)
+        # updated_at tells a revert from "not applied" only while nothing else of ours moved it
+        stamped = first and len(lost) + len(failed) == len(wave)
+        verdicts = [(i, err, wave[i].verdict(views, targets, start, settled, stamped=stamped))
+                    for i, err in lost]
+        failed += [(i, err) for i, err, v in verdicts if v is Verdict.NOT_APPLIED]
+        lost = [(i, err) for i, err, v in verdicts if v is Verdict.UNKNOWN]
+        served.update(f for i, _, v in verdicts if v is Verdict.APPLIED for f in wave[i].fields)
+        for _, err in failed:
+            if isinstance(err, OutcomeUnknown):
+                err.not_applied()
+    # what this call applied: a change the re-read shows in a field no write of ours took
+    # effect on is someone else's
+    log.applied = named([f for f in _differs(views, list(targets), before, now) if f in served], names)
     if not failed and not lost:
         return now
     log.unknown = named([f for i, _ in lost for f in wave[i].fields], names)
-    first = min(failed + lost, key=lambda pair: pair[0])[1]
-    if isinstance(first, OutcomeUnknown) and settled is not None:
-        first.not_applied()
-    raise log.annotate(first) from None
+    raise log.annotate(min(failed + lost, key=lambda pair: pair[0])[1]) from None
 
 
 async def _settle(reread: Callable[[], Awaitable[Resource]]) -> Resource | None:

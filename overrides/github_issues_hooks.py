@@ -5,11 +5,11 @@ declared in github_issues.yaml. Copied into the package as `hooks.py`, typed aga
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, cast
 
 from ghmcp_runtime import ToolContext, ToolError, repair
+from ghmcp_runtime.allowlist import scope_terms
 from ghmcp_runtime.catalog import require_names, same_name
 from ghmcp_runtime.concurrent import gather
 from ghmcp_runtime.issue_views import (
@@ -19,13 +19,13 @@ from ghmcp_runtime.issue_views import (
     label_names,
     label_views,
 )
-from ghmcp_runtime.issue_writes import IssueOps, update_steps
+from ghmcp_runtime.issue_writes import IssueOps, concurrent_fields, update_steps
 from ghmcp_runtime.paging import cursor_binding, open_state
 from ghmcp_runtime.paging import has_next_link as _has_next
 from ghmcp_runtime.runner import Resolver, resolves_itself
 from ghmcp_runtime.stored import altered
 from ghmcp_runtime.walk import walk
-from ghmcp_runtime.writes import run_steps
+from ghmcp_runtime.writes import named, run_steps
 
 from . import operations as ops
 from .types import (
@@ -66,37 +66,29 @@ MISSING = {"assignee": ("no:assignee", ("assignee", "none")), "milestone": ("no:
            "labels": ("no:label", None)}
 
 
-# a quoted phrase (skipped), or a repo:/org:/user: qualifier, maybe negated, at a term's start
-_SCOPE_TERM = re.compile(r'"[^"]*"|(?:^|(?<=[\s(]))(-?)(repo|org|user):("[^"]*"|[^\s)]*)', re.I)
-
-
-def _refuse_foreign_scope(args: GithubSearchIssuesArgs) -> None:
-    """With owner and repo, the query may not widen the search: scope qualifiers are OR-ed, so
-    `repo:other/x` (or any org:/user:) would search beyond owner/repo. Exclusions (-repo:) narrow."""
+def _refuse_foreign_scope(args: GithubSearchIssuesArgs, q: str) -> None:
+    """With owner and repo, the composed query `q` may not widen the search: scope qualifiers are
+    OR-ed, so `repo:other/x` (or any org:/user:/owner:) would search beyond owner/repo.
+    Exclusions (-repo:, NOT repo:) narrow. Terms are read by the allowlist's tokenizer."""
     if "owner" not in args or "repo" not in args:
         return
     mine = f"{args['owner']}/{args['repo']}".casefold()
-    for match in _SCOPE_TERM.finditer(args["query"]):
-        negated, kind, value = match.group(1), match.group(2), match.group(3)
-        if kind is None or negated:
-            continue
-        if kind.lower() != "repo" or value.strip('"').casefold() != mine:
+    for negated, kind, value in scope_terms(q):
+        if not negated and (kind != "repo" or value.casefold() != mine):
             raise ToolError(
                 "invalid_field",
                 "With owner and repo, query may not name another scope: a repo: qualifier must "
-                "name that repository, and org: or user: would widen the search.",
-                details={"field": "query", "reason": "a repo:, org: or user: qualifier points "
-                                                     "beyond owner/repo"},
+                "name that repository, and org:, user: or owner: would widen the search.",
+                details={"field": "query", "reason": "a repo:, org:, user: or owner: qualifier "
+                                                     "points beyond owner/repo"},
                 repair=repair("narrow_query", "github_search_issues", _repo(args),
-                              "remove the repo:, org: and user: qualifiers from query, or omit "
-                              "owner and repo to search across repositories"),
+                              "remove the repo:, org:, user: and owner: qualifiers from query, or "
+                              "omit owner and repo to search across repositories"),
             )
 
 
 def _search_query(args: GithubSearchIssuesArgs, labels: Sequence[str], lacks: Sequence[str]) -> str:
     terms = [args["query"]] if "query" in args else []
-    if terms:
-        _refuse_foreign_scope(args)
     terms.append("is:issue")
     if "owner" in args and "repo" in args:
         terms.append(f"repo:{args['owner']}/{args['repo']}")
@@ -115,7 +107,9 @@ def _search_query(args: GithubSearchIssuesArgs, labels: Sequence[str], lacks: Se
         terms.append(f"updated:>={args['updated_after']}")
     if "min_comments" in args or "max_comments" in args:
         terms.append(f"comments:{args.get('min_comments', '*')}..{args.get('max_comments', '*')}")
-    return " ".join(terms)
+    composed = " ".join(terms)
+    _refuse_foreign_scope(args, composed)  # on the whole query, not `query` alone (review t12)
+    return composed
 
 
 def _list_query(args: GithubSearchIssuesArgs, labels: Sequence[str]) -> dict[str, Any]:
@@ -338,22 +332,49 @@ async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs, resolve: R
                         "through GitHub's API; nothing was changed.",
                         details={"field": "remove_labels", "reason": f"unaddressable: {', '.join(stuck)}"})
     targets = issue_targets({**args, **{f: names[f] for f in names if f in args}}, UPDATE_FIELDS)
+    answers: dict[str, Any] = {}
+    waves = update_steps(ctx, WRITES, args, current, targets, add, remove, answers)
+    if ctx.dry_run:  # a batch's dry run: what these writes would change; none is sent
+        planned = named([f for wave in waves for step in wave for f in step.fields], ROW_FIELD)
+        return _answer(ctx, current, planned, altered(args, current, TEXT_FIELDS), [])
+
+    def unchanged_meanwhile(_: Any) -> None:
+        """With expected_version, the PATCH's answer shows whether someone else changed the
+        issue between the version check and the write (GitHub has no conditional write)."""
+        meanwhile = concurrent_fields(current, answers["patch"], waves) if "patch" in answers else []
+        if meanwhile:
+            raise ToolError(
+                "conflict",
+                "The issue was changed by someone else while this update was being written (after "
+                "the version was checked); the writes were stopped there. Read it and check both "
+                "changes.",
+                details={"field": "expected_version", "reason": "changed between the check and the write",
+                         "concurrent_fields": [ROW_FIELD.get(f, f) for f in meanwhile]},
+                repair=repair("reread", "github_get_issue",
+                              {**_repo(args), "issue_number": args["issue_number"]}))
+
     try:
-        done = await run_steps(update_steps(ctx, WRITES, args, current, targets, add, remove), dict(current),
+        done = await run_steps(waves, dict(current),
                                views={**ISSUE_VIEWS, **label_views(add, remove)}, targets=targets,
                                reread=lambda: _get_raw_issue(ctx, args), names=ROW_FIELD,
-                               log=ctx.writes)
+                               log=ctx.writes,
+                               check=unchanged_meanwhile if "expected_version" in args else None)
     except ToolError as err:
         raise _as_milestone_error(err) from None
+    return _answer(ctx, done.after, done.changed, altered(args, done.after, TEXT_FIELDS), done.ignored)
+
+
+def _answer(ctx: ToolContext, issue: Mapping[str, Any], changed: list[str], text: list[str],
+            ignored: list[str]) -> GithubUpdateIssueResult:
     result: GithubUpdateIssueResult = {
-        "issue": cast(IssueRow, ctx.row("issue", "issue", done.after)),
-        "version": ctx.version("issue", done.after),
-        "changed_fields": done.changed,
-        "stored_as_sent": not (text := altered(args, done.after, TEXT_FIELDS)),
+        "issue": cast(IssueRow, ctx.row("issue", "issue", issue)),
+        "version": ctx.version("issue", issue),
+        "changed_fields": changed,
+        "stored_as_sent": not text,
     }
     if text:
         result["altered_fields"] = text
-    if done.ignored:
-        result["ignored_fields"] = done.ignored
+    if ignored:
+        result["ignored_fields"] = ignored
     return result
 

@@ -194,6 +194,32 @@ class GithubUpdateIssueResult(TypedDict):
     ignored_fields: NotRequired[list[str]]
 
 
+class GithubUpdateIssuesArgs(TypedDict):
+    owner: str
+    repo: str
+    issue_numbers: NotRequired[list[int]]
+    expected_versions: NotRequired[list[str]]
+    state: NotRequired[Literal["open", "closed"]]
+    state_reason: NotRequired[Literal["completed", "not_planned", "duplicate", "reopened"]]
+    add_labels: NotRequired[list[str]]
+    remove_labels: NotRequired[list[str]]
+    milestone: NotRequired[int | str | None]
+    dry_run: NotRequired[bool]
+    idempotency_key: NotRequired[str]
+    cursor: NotRequired[str]
+    match: NotRequired[dict[str, Any]]
+
+
+class GithubUpdateIssuesResult(TypedDict):
+    items: list[dict[str, Any]]
+    summary: dict[str, Any]
+    has_more: bool
+    next_cursor: NotRequired[str]
+    stopped: NotRequired[dict[str, Any]]
+    truncated: NotRequired[bool]
+    dry_run: NotRequired[bool]
+
+
 class GithubUpdateLabelArgs(TypedDict):
     owner: str
     repo: str

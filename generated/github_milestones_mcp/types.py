@@ -91,4 +91,26 @@ class GithubUpdateMilestoneResult(TypedDict):
     altered_fields: NotRequired[list[str]]
 
 
+class GithubUpdateMilestonesArgs(TypedDict):
+    owner: str
+    repo: str
+    milestone_numbers: NotRequired[list[int]]
+    state: NotRequired[Literal["open", "closed"]]
+    due_on: NotRequired[str]
+    dry_run: NotRequired[bool]
+    idempotency_key: NotRequired[str]
+    cursor: NotRequired[str]
+    match: NotRequired[dict[str, Any]]
+
+
+class GithubUpdateMilestonesResult(TypedDict):
+    items: list[dict[str, Any]]
+    summary: dict[str, Any]
+    has_more: bool
+    next_cursor: NotRequired[str]
+    stopped: NotRequired[dict[str, Any]]
+    truncated: NotRequired[bool]
+    dry_run: NotRequired[bool]
+
+
 __all__ = ["Any", "Detail"]

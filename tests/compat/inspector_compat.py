@@ -84,6 +84,10 @@ CASES: dict[str, tuple[dict[str, Any], dict[str, Any], str]] = {
         repo(name="no-such-label", color="b60205"), "label_not_found"),
     "github_delete_label": (
         repo(name=DOOMED_LABEL), repo(name="no-such-label"), "label_not_found"),
+    "github_update_issues": (
+        repo(issue_numbers=[1, 2], add_labels=["triage"], dry_run=True),
+        {"owner": OWNER, "repo": MISSING_REPO, "match": {"state": "open"}, "add_labels": ["triage"]},
+        "repo_not_found"),
 }
 
 

@@ -1,6 +1,6 @@
 """Servers declared in YAML alone answer correctly against a mock that serves GitHub's documented
 examples (Prism, validating every request against the spec): the release server written only from
-docs/overrides.md, and github-milestones-mcp. Each runs as a real stdio subprocess driven by the
+docs/overrides.md, github-milestones-mcp and github-sub-issues-mcp. Each runs as a real stdio subprocess driven by the
 official MCP client, as an agent's client would start it."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from mcp import Client, StdioServerParameters
 from tests.support.doc_example import generate_example
 from tests.support.mock_spec import example_value, mock_spec_document
 from tests.support.prism import StartPrism
+from tests.support.servers import Server, built
 
 pytestmark = pytest.mark.anyio
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,3 +94,36 @@ async def test_the_milestones_server_answers_from_the_examples(prism: StartPrism
         assert refused["code"] == "milestone_in_use" and refused["details"]["count"] == total
         deleted = await call(client, "github_delete_milestone", {**number, "delete_mode": "force"})
         assert deleted["deleted_milestone"]["milestone_number"] == example["number"]
+
+
+SUB_ISSUES = ROOT / "overrides" / "github_sub_issues.yaml"
+SUB_ISSUE_CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("github_list_sub_issues", {"issue_number": 1}),
+    ("github_get_parent_issue", {"issue_number": 2}),
+    ("github_add_sub_issue", {"issue_number": 1, "sub_issue_number": 2, "replace_parent": True}),
+    ("github_remove_sub_issue", {"issue_number": 1, "sub_issue_number": 2}),
+    ("github_move_sub_issue", {"issue_number": 1, "sub_issue_number": 2, "after_issue_number": 3}),
+    ("github_move_sub_issue", {"issue_number": 1, "sub_issue_number": 2, "before_issue_number": 3}),
+    ("github_list_issue_dependencies", {"issue_number": 1}),
+    ("github_list_issue_dependencies", {"issue_number": 1, "direction": "blocking"}),
+    ("github_add_issue_dependency", {"issue_number": 1, "blocked_by_issue_number": 2}),
+    ("github_remove_issue_dependency", {"issue_number": 1, "blocked_by_issue_number": 2}),
+)
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["examples", "random"])
+async def test_the_sub_issues_server_answers_every_call_through_prism(prism: StartPrism, dynamic: bool) -> None:
+    """Every tool of the third server, with GitHub's documented examples and with Prism's random
+    schema-valid answers: Prism accepts every request (a refused one would be invalid_field), and
+    the client accepts every result against the tool's outputSchema."""
+    ops = sorted({op.operation_id for t in built(Server(SUB_ISSUES, "github-sub-issues-mcp",
+                                                        "github_sub_issues_mcp")).tools for op in t.operations})
+    mock = prism(ops, overrides=SUB_ISSUES, dynamic=dynamic)
+    async with server("github_sub_issues_mcp", mock.base_url) as client:
+        for tool, args in SUB_ISSUE_CALLS:
+            got = await call(client, tool, {**REPO, **args})
+            assert "code" not in got, (tool, args, got, mock.log_text()[-1500:])
+            if tool == "github_get_parent_issue":
+                assert got["has_parent"] is True and "parent" in got
+            if tool.startswith("github_remove_"):
+                assert got["removed"] is True

@@ -18,6 +18,8 @@ R = f"/repos/{OWNER}/{REPO}"
 async def test_every_operation_happy_path(fake: FakeGitHub, gh: httpx.AsyncClient,
                                           seeded: dict[str, int]) -> None:
     n = seeded["first"]
+    subs = [fake.add_issue(OWNER, REPO, f"part {i}") for i in range(2)]
+    ids = [fake.get_issue(OWNER, REPO, s).id for s in subs]
     calls: list[tuple[str, str, Any, int]] = [
         ("GET", R, None, 200),
         ("GET", f"{R}/issues", None, 200),
@@ -48,6 +50,16 @@ async def test_every_operation_happy_path(fake: FakeGitHub, gh: httpx.AsyncClien
         ("GET", "/user", None, 200),
         ("GET", "/user/repos", {"per_page": 100}, 200),
         ("GET", f"{R}/collaborators/hubot/permission", None, 200),
+        ("POST", f"{R}/issues/{n}/sub_issues", {"sub_issue_id": ids[0]}, 201),
+        ("POST", f"{R}/issues/{n}/sub_issues", {"sub_issue_id": ids[1]}, 201),
+        ("GET", f"{R}/issues/{n}/sub_issues", None, 200),
+        ("PATCH", f"{R}/issues/{n}/sub_issues/priority", {"sub_issue_id": ids[1], "before_id": ids[0]}, 200),
+        ("GET", f"{R}/issues/{subs[0]}/parent", None, 200),
+        ("DELETE", f"{R}/issues/{n}/sub_issue", {"sub_issue_id": ids[0]}, 200),
+        ("POST", f"{R}/issues/{n}/dependencies/blocked_by", {"issue_id": ids[0]}, 201),
+        ("GET", f"{R}/issues/{n}/dependencies/blocked_by", None, 200),
+        ("GET", f"{R}/issues/{subs[0]}/dependencies/blocking", None, 200),
+        ("DELETE", f"{R}/issues/{n}/dependencies/blocked_by/{ids[0]}", None, 200),
         ("GET", f"{R}/assignees", None, 200),
         ("GET", f"{R}/assignees/hubot", None, 204),
     ]

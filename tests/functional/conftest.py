@@ -74,13 +74,16 @@ def in_memory_server(
     lockdown: bool = False,
     exposure: ExposureFlags | None = None,
     max_concurrent: int = MAX_CONCURRENT,
+    write_interval_s: float = 0.0,  # batches: no 1 s pause between writes in tests
+    batch_max_wait_s: float = 60.0,
     server_secret: bytes | None = None,
 ) -> Any:
     """`server_secret`: the same for two servers makes them one caller's (replicas, a restart)."""
     upstream = ForgeUpstream(base_url="http://fake.test", api_version=spec.api_version,
                              transport=fake.asgi_transport(), timeout=timeout, retry=FAST_RETRY)
     settings = Settings(token=token, lockdown=lockdown, exposure=exposure or ExposureFlags(),
-                        max_concurrent=max_concurrent, server_secret=server_secret)
+                        max_concurrent=max_concurrent, server_secret=server_secret,
+                        write_interval_s=write_interval_s, batch_max_wait_s=batch_max_wait_s)
     return build_server(spec, settings, upstream=upstream, cursors=cursors,
                         idempotency=idempotency)
 

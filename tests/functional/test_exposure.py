@@ -137,7 +137,8 @@ async def test_equal_surfaces_share_a_fingerprint_however_they_were_chosen(
     async with client(fake, toolsets=("labels",)) as by_toolset, \
             client(fake, tools=tuple(LABELS)) as by_tools, \
             client(fake, exclude_tools=("github_search_issues", "github_get_issue", "github_create_issue",
-                                        "github_update_issue", "github_add_comment")) as by_exclusion, \
+                                        "github_update_issue", "github_update_issues",
+                                        "github_add_comment")) as by_exclusion, \
             client(fake) as whole, client(fake, toolsets=("all",)) as all_sets:
         fingerprints = [fingerprint_of(c) for c in (by_toolset, by_tools, by_exclusion)]
         summaries = [await text(c, "ghissues://server/summary") for c in (by_toolset, by_tools)]

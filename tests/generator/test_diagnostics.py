@@ -199,11 +199,17 @@ def _mistakes() -> list[Mistake]:
                         update),
         r"template reads 'current': not a parameter or an earlier step")
     add("settle-without-compare",
-        lambda: replace(t, "settle: {against: current}", "settle: {}", delete),
+        lambda: replace(t, "settle: {against: current, find:", "settle: {find:", delete),
         r"settle needs `compare` against an earlier read on the same step, on a delete `against`")
     add("settle-against-no-step",
-        lambda: replace(t, "settle: {against: current}", "settle: {against: currant}", delete),
+        lambda: replace(t, "settle: {against: current,", "settle: {against: currant,", delete),
         r"settle needs `compare` against an earlier read")
+    add("settle-find-unknown",
+        lambda: replace(t, "find: issues/list-labels-for-repo}", "find: issues/list-labels-for-rep}", delete),
+        r"unknown operationId 'issues/list-labels-for-rep'", hint=r"did you mean 'issues/list-labels-for-repo'")
+    add("settle-find-no-listing",
+        lambda: replace(t, "find: issues/list-labels-for-repo}", "find: issues/get}", delete),
+        r"issues/get does not list rows with an `id`|issues/get needs path parameters")
     add("step-query-field-unknown",
         lambda: replace(t, "per_page: 1}", "per_pag: 1}", delete),
         r"search/issues-and-pull-requests has no query field 'per_pag'", hint=r"did you mean 'per_page'")
@@ -278,6 +284,26 @@ def _mistakes() -> list[Mistake]:
     add("omit-an-unknown-field",
         lambda: replace(t, "omit: [preview, updated_at]}", "omit: [previews, updated_at]}", created),
         r"'previews' is not a field of shape 'issue'", hint=r"did you mean 'preview'")
+    bulk = tool_block("github_update_issues")
+    add("batch-each-unknown",
+        lambda: replace(t, "each: github_update_issue\n", "each: github_updte_issue\n", bulk),
+        r"'github_updte_issue' is not a tool of this server", hint=r"did you mean 'github_update_issue'")
+    add("batch-item-not-a-parameter",
+        lambda: replace(t, "item: issue_number\n", "item: number\n", bulk),
+        r"'number' is not a parameter of github_update_issue")
+    add("batch-argument-unknown",
+        lambda: replace(t, 'state_reason: "{state_reason}",', 'reason: "{state_reason}",', bulk),
+        r"github_update_issue has no parameter 'reason'", hint=r"did you mean '(state|lock)_reason'")
+    add("batch-source-not-a-listing",
+        lambda: replace(t, "tool: github_search_issues\n", "tool: github_get_issue\n", bulk),
+        r"github_get_issue is not a paged listing")
+    add("batch-declares-outputs",
+        lambda: replace(t, "    batch:\n", "    output: [{name: x, type: string}]\n    batch:\n", bulk),
+        r"batch tool github_update_issues declares outputs", hint=r"drop `output`")
+    add("confirm-reads-unknown-parameter",
+        lambda: replace(t, "when: {delete_mode: force}", "when: {delete_mod: force}",
+                        tool_block("github_delete_label")),
+        r"confirm names unknown parameter 'delete_mod'")
     add("compare-path-not-in-the-returned-shape",
         lambda: replace(t, "fields: {new_name: name, color: color, description: description}",
                         "fields: {new_name: name, color: color, description: default}", update),
@@ -520,7 +546,8 @@ def test_the_default_budget_is_2000_bytes_per_tool(tmp_path: Path) -> None:
     text, _ = replace_re(BASE, r"(?m)^  tools_budget_bytes: \d+\n", "")
     run = _run(tmp_path / "default-budget", text)
     assert run.proc.returncode == 2, run.proc.stderr
-    assert "over the budget of 18,000 (2,000 per tool)" in run.proc.stderr
+    tools = len(re.findall(r"(?m)^  - name: ", BASE))
+    assert f"over the budget of {2000 * tools:,} (2,000 per tool)" in run.proc.stderr
 
 
 def test_budget_overrun_is_located(tmp_path: Path) -> None:

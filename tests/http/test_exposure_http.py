@@ -185,5 +185,5 @@ async def test_a_request_narrowed_to_nothing_advertises_no_tools(open_endpoint: 
     async with client(open_endpoint, mode, **nothing) as c, client(open_endpoint, mode) as whole:
         assert c.server_capabilities is not None and c.server_capabilities.tools is None
         assert (await c.list_tools()).tools == []
-        assert "Tools here: none (0 of 9;" in (c.instructions or "")
+        assert "Tools here: none (0 of 10;" in (c.instructions or "")
         assert whole.server_capabilities is not None and whole.server_capabilities.tools is not None

@@ -280,11 +280,14 @@ async def test_settings_select_the_redis_store_for_build_server(redis_url: str, 
     assert first.structured_content["issue"]["issue_number"] == second.structured_content["issue"]["issue_number"]
     keys = sorted(await raw.keys(DEFAULT_PREFIX + "*"))
     claims = [k for k in keys if k.startswith(DEFAULT_PREFIX + "claims:")]
-    entries = [k for k in keys if k not in claims]
+    owners = [k for k in keys if k.startswith(DEFAULT_PREFIX + "owner:")]
+    entries = [k for k in keys if k not in claims and k not in owners]
     assert len(entries) == 1 and json.loads(await raw.get(entries[0]))["s"] == "done"
     # the issue's id is claimed for that key: no other call's recovery may adopt it
     issue_id = next(i.id for i in fake.issues(OWNER, REPO) if i.title == "Wired")
     assert len(claims) == 1 and await raw.zrange(claims[0], 0, -1) == [str(issue_id)]
+    # the caller's live keys, for its quota
+    assert len(owners) == 1 and await raw.zrange(owners[0], 0, -1) == entries
     assert len(fake.calls("issues/create")) == 1
     assert fake.violations == []
 

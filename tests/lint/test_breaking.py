@@ -219,10 +219,10 @@ def test_removing_a_parameter_from_the_shipped_overrides_is_refused() -> None:
     path = REPO_ROOT / "overrides" / "github_issues.yaml"
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     search = next(t for t in data["tools"] if t["name"] == "github_search_issues")
-    search["params"] = [p for p in search["params"] if not (isinstance(p, dict) and p.get("name") == "order")]
+    search["params"] = [p for p in search["params"] if not (isinstance(p, dict) and p.get("name") == "creator_login")]
     inputs = load_inputs(path, baseline_dir=REPO_ROOT / "generated")
     text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1000)
     result = generate(type(inputs)(inputs.spec, inputs.overrides_display, text, inputs.sources,
                                    read_baseline(REPO_ROOT / "generated")))
     assert result.files is None
-    assert "github_search_issues: removed-property order (was string)" in report(result)
+    assert "github_search_issues: removed-property creator_login (was string)" in report(result)

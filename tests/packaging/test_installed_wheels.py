@@ -142,3 +142,25 @@ async def test_the_installed_command_serves_tools_json_over_http(installed: Inst
     down = subprocess.run(health, env=clean_env(), cwd=installed.home, capture_output=True,
                           text=True, timeout=30, check=False)
     assert down.returncode == 1 and "unhealthy" in down.stderr
+
+
+@pytest.mark.parametrize(("server", "tool", "arguments", "field"), [
+    ("github_issues_mcp", "github_search_issues",
+     {"owner": "octo-org", "repo": "roadmap", "query": "plan",
+      "updated_after": "2000-01-01 repo:octo-org/secret"}, "updated_after"),
+    ("github_milestones_mcp", "github_create_milestone",
+     {"owner": "octo-org", "repo": "roadmap", "title": "v9", "due_on": "2030-01-01 x"}, "due_on"),
+])
+async def test_t12_an_installed_server_checks_date_times_itself(
+    installed: Installed, server: str, tool: str, arguments: dict[str, str], field: str
+) -> None:
+    """Security review t12: the wheels lack jsonschema's optional date-time checker, and the
+    date was pasted into the search query (a repo: term there escaped owner/repo). The runtime
+    checks the format itself; nothing reaches GitHub (its URL here answers nothing)."""
+    params = StdioServerParameters(command=str(installed.script(server)), cwd=str(installed.home),
+                                   env=_server_env(f"http://127.0.0.1:{free_port()}", GITHUB_TOKEN=TOKEN))
+    async with Client(params, cache=None) as client:
+        result = await client.call_tool(tool, arguments)
+    assert result.is_error and result.structured_content is not None
+    assert result.structured_content["code"] == "invalid_field"
+    assert result.structured_content["details"] == {"field": field, "reason": "must be a valid date-time"}

@@ -87,7 +87,9 @@ def server_for(transport: httpx.AsyncBaseTransport, *, base_url: str = "http://f
     upstream = ForgeUpstream(base_url=base_url, api_version=SERVER.api_version, transport=transport,
                               timeout=timeout, retry=RETRY, clock=lambda: FIXED_NOW,
                               jitter=lambda: 0.5)
-    return build_server(SERVER, Settings(token=token), upstream=upstream,
+    # a batch stops at once on a rate limit here (the matrix sends no write twice)
+    return build_server(SERVER, Settings(token=token, write_interval_s=0.0, batch_max_wait_s=0.1),
+                        upstream=upstream,
                         idempotency=idempotency or IdempotencyRunner(MemoryStore()))
 
 

@@ -18,6 +18,9 @@ and exactly one write may be applied, every successful answer being the same.
 A third matrix faults a multi-step write (github_update_issue: update, add a label, remove two,
 lock) at every step, and asserts that what the answer says was written (`changed_fields`, or
 `details.applied_fields` on failure) is exactly what GitHub then shows.
+
+A fourth part runs the write-truth scenarios of issue 20 (tests/reliability/write_truth.py):
+refusals beside other writes, lost answers meeting other writers, skewed clocks, restarts.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from tests.reliability.reliability_support import (
     server_for,
     small_seed,
 )
+from tests.reliability.write_truth import EXPECTED, SCENARIOS, ScenarioCell, render_scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
 FAULTS_MD = ROOT / "docs" / "FAULTS.md"
@@ -80,6 +84,8 @@ CASES = [
     ToolCase("github_update_label", "issues/update-label",
              lambda s: {**REPO_ARGS, "name": "triage", "description": "Updated by the matrix"}),
     ToolCase("github_delete_label", "issues/delete-label", lambda s: {**REPO_ARGS, "name": "wontfix"}),
+    ToolCase("github_update_issues", "issues/update",
+             lambda s: {**REPO_ARGS, "issue_numbers": [s["first"]], "state": "closed"}),
 ]
 
 
@@ -186,11 +192,13 @@ async def _run(case: ToolCase, cond: Condition) -> tuple[Cell, Any, FakeGitHub, 
     other_writes = sum(1 for s, o in zip(recorder.sent, ops, strict=True)
                        if s.method in WRITE_METHODS and o != case.op)
     data = result.structured_content or {}
+    failed = data if result.is_error else next(  # a batch answers its item's envelope
+        (item["error"] for item in data.get("items", []) if item["outcome"] == "error"), None)
     cell = Cell(
         condition=cond.key, tool=case.tool, endpoint=f"{op.method} {case.op}",
-        code=data.get("code", "ok") if result.is_error else "ok",
-        temporary=data.get("temporary") if result.is_error else None,
-        retry_after_ms=data.get("retry_after_ms") if result.is_error else None,
+        code=("" if result.is_error else "item ") + failed.get("code", "ok") if failed else "ok",
+        temporary=failed.get("temporary") if failed else None,
+        retry_after_ms=failed.get("retry_after_ms") if failed else None,
         attempts=attempts, writes_applied=writes_applied, other_writes=other_writes,
     )
     return cell, result, fake, recorder
@@ -353,7 +361,8 @@ def render(cells: list[Cell], lease_cells: list[LeaseCell]) -> str:
         "millisecond backoff (production: 0.25\u20132 s), waits from `Retry-After` honoured only when they fit",
         "the retry budget; writes are never retried.",
         "",
-        "Columns: **code** returned (`ok` = success), **temp.** = `temporary`, **retry after** =",
+        "Columns: **code** returned (`ok` = success; `item X` = a batch answered, its one item failed",
+        "with X), **temp.** = `temporary`, **retry after** =",
         "`retry_after_ms`, **attempts** = requests that reached the faulted endpoint (more than 1 =",
         "retried), **applied** = writes the fake performed at that endpoint, **dup.** = a write",
         "applied twice (asserted never). The test also asserts, for every cell: a schema-valid result",
@@ -412,11 +421,24 @@ def render(cells: list[Cell], lease_cells: list[LeaseCell]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+@pytest.fixture(scope="module")
+def scenarios() -> list[ScenarioCell]:
+    async def run_all() -> list[ScenarioCell]:
+        return [await scenario.run() for scenario in SCENARIOS]
+
+    return anyio.run(run_all)
+
+
+def test_write_truth_scenarios_answer_what_github_holds(scenarios: list[ScenarioCell]) -> None:
+    for cell in scenarios:
+        assert (cell.answers, cell.holds) == EXPECTED[cell.key], cell
+
+
 def test_committed_fault_table_is_current(observed: list[tuple[Cell, Any, FakeGitHub, Recorder]],
                                          lease_observed: list[tuple[LeaseCell, FakeGitHub]],
-                                         stepped: list[StepCell]) -> None:
+                                         stepped: list[StepCell], scenarios: list[ScenarioCell]) -> None:
     text = render([cell for cell, *_ in observed], [cell for cell, _ in lease_observed]) + "\n" \
-        + render_steps(stepped)
+        + render_steps(stepped) + "\n" + render_scenarios(scenarios)
     if os.environ.get("FAULTS_WRITE") == "1":
         FAULTS_MD.write_text(text, encoding="utf-8")
     committed = FAULTS_MD.read_text(encoding="utf-8") if FAULTS_MD.exists() else ""
@@ -535,7 +557,7 @@ def render_steps(cells: list[StepCell]) -> str:
         "to it); the other writes of its wave still run, a later wave does not;",
         "**reported** is `changed_fields` on success or `details.applied_fields` on failure, **GitHub",
         "shows** the parameters whose value GitHub then shows changed. A lost answer is settled by",
-        "re-reading the issue: when the write shows, the call goes on. Asserted: reported = shown,",
+        "re-reading the issue: when it shows the values sent, the call goes on. Asserted: reported = shown,",
         "except when the re-read fails too (then the message names the fields whose change is unknown),",
         "and no write request is ever sent twice.",
         "",

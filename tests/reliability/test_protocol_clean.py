@@ -55,6 +55,7 @@ GOOD_CALLS: dict[str, dict[str, Any]] = {
     "github_list_labels": {"owner": OWNER, "repo": REPO},
     "github_search_issues": {"owner": OWNER, "repo": REPO},
     "github_update_issue": {"owner": OWNER, "repo": REPO, "issue_number": 1, "title": "t"},
+    "github_update_issues": {"owner": OWNER, "repo": REPO, "issue_numbers": [1], "add_labels": ["bug"]},
     "github_update_label": {"owner": OWNER, "repo": REPO, "name": "triage", "description": "d"},
 }
 

@@ -16,7 +16,7 @@ from ghmcp_runtime.exposure import (
 from github_issues_mcp import SERVER
 
 ISSUES = {"github_search_issues", "github_get_issue", "github_create_issue", "github_update_issue",
-          "github_add_comment"}
+          "github_update_issues", "github_add_comment"}
 LABELS = {"github_list_labels", "github_create_label", "github_update_label", "github_delete_label"}
 READS = {"github_search_issues", "github_get_issue", "github_list_labels"}
 

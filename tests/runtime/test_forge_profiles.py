@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from runtime_support import Recorder, gh, make_ctx
+from runtime_support import Recorder, gh, make_ctx, tool_spec
 
 from ghmcp_runtime.context import UpstreamResponse
 from ghmcp_runtime.errors import ToolError
@@ -38,10 +38,16 @@ def api_error(status: int, message: str, **extra: Any) -> httpx.Response:
     return gh(status, {"message": message, "url": f"{BASE}/swagger", **extra})
 
 
+# a tool with a `color` parameter: a 422 names a field only when it is one of the tool's
+LABEL_TOOL = tool_spec("labels_edit", input_schema={
+    "type": "object", "additionalProperties": False, "properties": {"color": {"type": "string"}}})
+
+
 async def fail(rec: Recorder, op: Operation, path: dict[str, Any], body: Any = None) -> ToolError:
     up = forgejo(rec)
     with pytest.raises(ToolError) as info:
-        await up.call(make_ctx(up, credential=TOKEN), op, path=path, query=None, body=body)
+        await up.call(make_ctx(up, credential=TOKEN, tool=LABEL_TOOL), op, path=path, query=None,
+                      body=body)
     return info.value
 
 

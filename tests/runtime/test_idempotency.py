@@ -187,9 +187,36 @@ async def test_memory_store_ttl_and_bound() -> None:
     clock.now = 600 + 1  # expired: runs again
     await go(r, w)
     assert w.calls == 2
-    for i in range(5):
+    for i in range(2):
         await go(r, w, key=f"other{i}")
-    assert len(store) <= 3
+    assert len(store) == 3
+    with pytest.raises(ToolError) as full:  # bounded by refusing, never by evicting a live key
+        await go(r, w, key="one-too-many")
+    assert full.value.code == "rate_limited" and full.value.temporary
+    assert await go(r, w, key="other0") == {"number": 3}  # the first keys are intact
+    clock.now = 1300  # all expired: room again
+    await go(r, w, key="later")
+    assert len(store) == 1
+
+
+async def test_each_caller_has_a_quota_of_live_keys_and_nobody_else_pays() -> None:
+    clock = Clock()
+    store = MemoryStore(clock=clock, keys_per_caller=2)
+    r, w = IdempotencyRunner(store, ttl_s=600), Writes()
+    for key in ("a", "b"):
+        await go(r, w, key=key, scope=("c_mallory", "issues_create"))
+    with pytest.raises(ToolError) as refused:
+        await go(r, w, key="c", scope=("c_mallory", "issues_create"))
+    assert refused.value.code == "rate_limited"
+    assert refused.value.retry_after_ms == 600_000
+    assert refused.value.details == {"field": "idempotency_key",
+                                     "reason": "this caller holds the most idempotency keys allowed (2)"}
+    await go(r, w, key="a", scope=("c_alice", "issues_create"))  # another caller: unaffected
+    calls = w.calls
+    assert await go(r, w, key="a", scope=("c_mallory", "issues_create")) == {"number": 1}
+    assert w.calls == calls  # mallory's own keys still replay
+    clock.now = 601
+    await go(r, w, key="c", scope=("c_mallory", "issues_create"))  # expired keys free the quota
 
 
 

@@ -6,6 +6,8 @@ import sys
 import unicodedata
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ghmcp_runtime import invisible
 from ghmcp_runtime.invisible import VISIBLE_FORMAT, is_invisible, strip_invisible
@@ -20,10 +22,31 @@ def test_every_format_character_of_this_python_is_removed_or_known_visible() -> 
     assert missed == []
 
 
-def test_the_cheap_screen_lets_every_candidate_through() -> None:
-    candidates = [chr(c) for c in range(sys.maxunicode + 1) if invisible._CANDIDATES.match(chr(c))]
-    assert all(invisible._COARSE.match(c) for c in candidates)
-    assert all(invisible._ASCII_CANDIDATES.match(c) for c in candidates if c.isascii())
+ALPHABET = ("a1#* \t\n\x00\x1b\x7f\x85\xad\u00e9\u0915\u094d\u0645\u200b\u200c\u200d\u200e"
+            "\u202e\u2066\u20e3\u2603\u2764\u845b\ufe00\ufe0e\ufe0f\ufeff\ud800")
+
+
+@settings(max_examples=300, derandomize=True)
+@given(st.text(alphabet=ALPHABET, max_size=40))
+def test_the_fast_paths_remove_what_the_full_pattern_removes(text: str) -> None:
+    """ASCII texts skip the regex, BMP texts use a pattern without astral ranges: both agree
+    with the full pattern."""
+    expected = "".join(invisible._REMOVED.split(text))
+    assert strip_invisible(text) == (expected, len(text) - len(expected))
+
+
+def test_past_the_cap_the_text_is_cut_at_the_next_hidden_character() -> None:
+    text = "a\u200b" * 10 + "tail"
+    assert strip_invisible(text, cap=4) == ("aaaaa", 5)
+    assert strip_invisible("a\u200b" * 4 + "tail", cap=4) == ("aaaatail", 4)
+
+
+def test_past_the_context_cap_the_text_is_cut_at_the_next_joiner(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kept joiners cost the regex engine a look each, so they are bounded too."""
+    monkeypatch.setattr(invisible, "CONTEXT_CAP", (3, 10**9))
+    persian = "\u0645\u200c\u0645"
+    assert strip_invisible(persian * 3) == (persian * 3, 0)
+    assert strip_invisible(persian * 5) == (persian * 3 + "\u0645", 1)
 
 
 @pytest.mark.parametrize(("text", "expected", "removed"), [
@@ -36,7 +59,11 @@ def test_the_cheap_screen_lets_every_candidate_through() -> None:
     ("tab\tnew\nline\r\n", "tab\tnew\nline\r\n", 0),
     ("\u3164\uffa0hangul fillers", "hangul fillers", 2),
     ("lone \ud800 surrogate", "lone  surrogate", 1),
-    ("a\ufe0f\ufe0f\ufe0fb", "a\ufe0fb", 2),
+    ("a\ufe0f\ufe0f\ufe0fb", "ab", 3),  # a letter has no emoji presentation
+    ("\u2764\ufe0f\ufe0f\ufe0e", "\u2764\ufe0f", 2),  # one selector per emoji, no more
+    ("h\ufe00i\ufe01d\ufe0fden", "hidden", 3),  # four hidden bits per letter otherwise
+    ("1\ufe0f and 1\ufe0f\u20e3", "1 and 1\ufe0f\u20e3", 1),  # a keycap base needs its mark
+    ("\u845b\U000e0100\U000e0101", "\u845b", 2),  # eight hidden bits per ideograph otherwise
     ("\ufe0f at start", " at start", 1),
     ("latin\u200dzwj and ZW\u200cNJ", "latinzwj and ZWNJ", 2),
 ])
@@ -49,7 +76,7 @@ def test_invisible_characters_are_removed_and_counted(text: str, expected: str, 
     "Persian \u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",
     "Devanagari \u0915\u094d\u200d\u0937",
     "England \U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f",
-    "text presentation \u2764\ufe0e, emoji \u2603\ufe0f, ideographic \u845b\U000e0100",
+    "text presentation \u2764\ufe0e, emoji \u2603\ufe0f",
     "Arabic number sign \u0600\u0661\u0662",
     "plain `Promise<string>` <id> \u00e9\u00e8 \u4e2d\u6587",
 ])

@@ -13,6 +13,7 @@ from markdown_it import MarkdownIt
 
 from ghmcp_runtime import markup
 from ghmcp_runtime.markup import strip_hidden_markup
+from ghmcp_runtime.markup_coarse import strip_coarse
 
 RENDERER = MarkdownIt("commonmark").enable("table")
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "30")) * 10  # make fuzz: 5,600 documents
@@ -21,11 +22,12 @@ EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "30")) * 10  # make fuzz: 5,600 d
 RAW_TEXT = re.compile(r"<(script|style|textarea|title)\b", re.I)
 
 
-def hidden_in_rendering(html: str) -> set[str]:
-    """Markers an HTML5 reader never sees: inside comments, bogus comments and doctypes. The
+def hidden_in_rendering(html: str, document: str = "") -> set[str]:
+    """Markers an HTML5 reader never sees: inside comments, bogus comments and doctypes, and
+    those of `document` the rendering leaves out altogether (link reference definitions). The
     text of raw-text elements (script, style, textarea, title) is skipped: no comment opens
     there, and whether it shows is left out of the property."""
-    hidden: set[str] = set()
+    hidden = {m for m in re.findall(r"MARK\d+X", document) if m not in html}
     i = 0
     while i < len(html):
         raw = RAW_TEXT.match(html, i)
@@ -61,6 +63,8 @@ LINES = [
     "<![CDATA[ {m} ]]>", "&lt;!-- {m} --&gt;", "<script>", "</script>", "<pre>", "</pre>",
     "    <!-- {m} -->", "\t<!-- {m} -->", "<!-->{m}", "<!--->{m}", "text <!-- {m}",
     "more --> tail", "  <!-- {m}", "{m} `tick", "- a `<!-- {m} -->`", "> `<!-- {m} -->`",
+    "[//]: # ({m})", '[x]: /url "{m}"', "[y]: <{m}>", "[z]:", "  /url '{m}'", "'{m}", "{m}'",
+    "> [q]: /u '{m}'", "- [r]: /u ({m})", "[a]({m}) and [x]", "    [c]: /u '{m}'", "`[d]: /u '{m}'`",
 ]
 
 
@@ -76,7 +80,7 @@ def documents(draw: st.DrawFn) -> str:
 @given(documents())
 def test_nothing_a_commonmark_rendering_hides_survives(document: str) -> None:
     cleaned, _ = strip_hidden_markup(document)
-    leaked = {m for m in hidden_in_rendering(RENDERER.render(document)) if m in cleaned}
+    leaked = {m for m in hidden_in_rendering(RENDERER.render(document), document) if m in cleaned}
     assert not leaked, (document, cleaned)
 
 
@@ -170,3 +174,27 @@ def test_hostile_repetition_searches_a_bounded_number_of_times(
     cleaned, _ = strip_hidden_markup(text)
     assert searches <= 64
     assert "<!--" not in cleaned or unit != "<!--"
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True)
+@given(documents())
+def test_the_coarse_pass_keeps_nothing_a_commonmark_rendering_hides(document: str) -> None:
+    """Long or busy texts skip the structure-aware scan: the regex passes that replace it must
+    hold the same property (they may remove more)."""
+    cleaned, _ = strip_coarse(document, 10**6)
+    leaked = {m for m in hidden_in_rendering(RENDERER.render(document), document) if m in cleaned}
+    assert not leaked, (document, cleaned)
+
+
+def test_a_long_or_busy_text_takes_the_coarse_pass() -> None:
+    line = "text <!-- hidden --> `<!-- code -->`\n"
+    busy = line * 100
+    assert strip_hidden_markup(busy) == strip_coarse(busy, 10**6)
+    assert strip_hidden_markup(busy) == ("text  ``\n" * 100, 200)  # code not told apart there
+    assert strip_hidden_markup(line * 3) == ("text  `<!-- code -->`\n" * 3, 3)
+
+
+def test_past_its_allowance_the_coarse_pass_cuts_the_text_at_the_next_piece() -> None:
+    text = "a<!--x-->" * 10 + "tail"
+    assert strip_coarse(text, 4) == ("aaaaa", 5)
+    assert strip_coarse("a<?x>" * 3 + "b&#8203;c", 3) == ("aaab", 4)

@@ -116,3 +116,15 @@ def test_exactly_one() -> None:
     for args in ({}, {"color": "fff", "random_color": True}):
         err = check_rules(args, rule)
         assert err is not None and err.details == {"fields": ["color", "random_color"], "reason": "one of them"}
+
+
+async def test_has_more_comes_from_the_paged_step_a_condition_chose() -> None:
+    """Two paged steps, one run by a parameter: the one that did not run leaves has_more alone."""
+    from ghmcp_runtime.declared import Paginate
+
+    steps = tuple(Step(id=name, operation=op(name), path=REPO, paginate=Paginate(cursor="cursor"),
+                       when=(Condition(param="direction", equals=name),)) for name in ("first", "second"))
+    decl = Declaration(steps=steps, output=(Output(name="rows", value="{first}"),))
+    more = UpstreamResponse(status=200, data=[1], headers={"link": '<https://x/?page=2>; rel="next"'})
+    out = await run(decl, Scripted({"first": more, "second": []}), {**ARGS, "direction": "first"})
+    assert out["has_more"] is True and "next_cursor" in out

@@ -7,7 +7,7 @@ the real runtime.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -521,3 +521,45 @@ async def test_settle_judges_a_lost_delete_by_re_reading_the_resource(reread: An
             await run(SETTLED_DELETE, up, {**ARGS, "name": "BUG"})
         assert ("a re-read shows it was not applied" in caught.value.message) == (outcome == "not applied")
     assert [(c[0], c[1]["name"]) for c in up.calls] == [("get", "BUG"), ("delete", "bug"), ("get", "BUG")]
+
+
+LIST_LABELS = Operation(operation_id="list", method="GET", path="/repos/{owner}/{repo}/labels",
+                        not_found="repo_not_found", success_status=(200,))
+FOUND_DELETE = Declaration(steps=(
+    SETTLED_DELETE.steps[0],
+    replace(SETTLED_DELETE.steps[1], settle=Settle(against="current", find=LIST_LABELS, find_path=REPO)),
+), output=SETTLED_DELETE.output)
+
+
+@pytest.mark.parametrize(("rows", "outcome"), [
+    ([{"id": 3, "name": "other"}], "applied"),  # gone by its id too: deleted (by us or another)
+    ([{"id": 7, "name": "legacy"}], "renamed"),  # n05 (a): renamed meanwhile, still alive
+])
+async def test_n05_a_lost_delete_by_name_is_done_only_when_no_row_keeps_the_id(
+        rows: list[Any], outcome: str) -> None:
+    reads = iter([BUG, UpstreamError("label_not_found", "gone", status=404)])
+    up = Scripted({"get": lambda p, q, b: next(reads), "delete": _lost(), "list": rows})
+    if outcome == "applied":
+        assert await run(FOUND_DELETE, up, {**ARGS, "name": "bug"}) == {
+            "deleted_label": {"name": "bug", "color": "aaaaaa"}}
+    else:
+        with pytest.raises(OutcomeUnknown) as caught:
+            await run(FOUND_DELETE, up, {**ARGS, "name": "bug"})
+        assert "another name" in caught.value.message
+    assert [c[0] for c in up.calls] == ["get", "delete", "get", "list"]
+
+
+@pytest.mark.parametrize(("reread", "outcome"), [
+    ({"id": 1, "title": "v1", "updated_at": "t1"}, "not applied"),  # nothing moved
+    ({"id": 1, "title": "v1", "updated_at": "t2"}, "unknown"),  # n02 (c): applied, then reverted
+    ({"id": 1, "title": "v2", "updated_at": "t2"}, "applied"),
+    ({"id": 1, "title": "other", "updated_at": "t2"}, "unknown"),  # n02 (a): another writer's
+    ({"id": 2, "title": "v2", "updated_at": "t2"}, "unknown"),  # another resource
+])
+def test_n02_settle_judges_a_lost_update_by_the_values_sent(reread: dict[str, Any], outcome: str) -> None:
+    from ghmcp_runtime.settle import Verdict, judge
+
+    compare = Compare(against="current", fields={"title": "title"})
+    verdict = judge(compare, {"title": "v2"}, {"id": 1, "title": "v1", "updated_at": "t1"}, reread)
+    assert verdict == {"applied": Verdict.APPLIED, "not applied": Verdict.NOT_APPLIED,
+                       "unknown": Verdict.UNKNOWN}[outcome]

@@ -177,3 +177,26 @@ def test_an_unknown_key_is_never_echoed_by_a_size_refusal(sizes_only: ArgumentVa
 def test_arguments_within_every_bound_reach_schema_validation() -> None:
     largest = {**OK, "title": "x" * 10, "labels": ["abcde", "fghij"], "filter": {"a": 1}}
     assert V.validate(largest) is None
+
+
+DATED = ArgumentValidator({"type": "object", "additionalProperties": False, "properties": {
+    "since": {"type": "string", "format": "date-time"}}})
+
+
+@pytest.mark.parametrize(("since", "valid"), [
+    ("2024-03-01T12:00:00Z", True), ("2024-03-01t12:00:00.5+02:00", True),
+    ("2000-01-01 repo:octo-org/secret", False),  # review t12: pasted into a search query
+    ("2024-03-01", False), ("2024-03-01 12:00:00Z", False), ("2024-02-30T00:00:00Z", False),
+    ("2024-03-01T12:00:60Z", False), ("2024-03-01T12:00:00", False),
+])
+def test_date_time_is_checked_by_the_runtime_itself(since: str, valid: bool) -> None:
+    """Not through jsonschema's optional rfc3339 checker, which an installed wheel lacks."""
+    err = DATED.validate({"since": since})
+    assert (err is None) == valid
+    if err is not None:
+        assert err.details == {"field": "since", "reason": "must be a valid date-time"}
+
+
+def test_a_format_the_runtime_does_not_check_is_refused_when_the_server_is_built() -> None:
+    with pytest.raises(ValueError, match="email"):
+        ArgumentValidator({"type": "object", "properties": {"to": {"type": "string", "format": "email"}}})

@@ -107,3 +107,21 @@ async def test_the_write_log_annotates_any_error_the_caller_raises_after_the_wri
     assert log.annotate(mapped).message == mapped.message  # once
     nothing = WriteLog(sent=True)
     assert nothing.annotate(ToolError("conflict", "x")).details == {"applied_fields": []}
+
+
+@pytest.mark.parametrize(("after", "stamped", "expected"), [
+    ({"id": 1, "title": "T", "updated_at": "b"}, True, "APPLIED"),  # shows what was sent
+    ({"id": 1, "title": "t", "updated_at": "a"}, True, "NOT_APPLIED"),  # nothing moved
+    ({"id": 1, "title": "t", "updated_at": "b"}, True, "UNKNOWN"),  # n02 (c): reverted since
+    ({"id": 1, "title": "t", "updated_at": "b"}, False, "NOT_APPLIED"),  # our other writes moved it
+    ({"id": 1, "title": "X", "updated_at": "b"}, True, "UNKNOWN"),  # n02 (a): another writer's
+    ({"id": 2, "title": "T", "updated_at": "b"}, True, "UNKNOWN"),  # another resource
+])
+def test_n02_a_lost_step_is_judged_by_what_it_sent(after: dict[str, Any], stamped: bool,
+                                                    expected: str) -> None:
+    from ghmcp_runtime.settle import Verdict
+
+    before = {"id": 1, "title": "t", "labels": [], "updated_at": "a"}
+    verdict = step(("title",), {}).verdict(VIEWS, {"title": "T"}, before, {"labels": [], **after},
+                                          stamped=stamped)
+    assert verdict is Verdict[expected]
