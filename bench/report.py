@@ -113,6 +113,19 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
         "surface_ghmcp_noout", "… the same without our outputSchemas (like for like)",
         _b(sf["ours"]["bytes_without_output_schemas"]), _b(gh_b),
         sf["ours"]["bytes_without_output_schemas"] / gh_b, "lower", "—", None, "same"))
+    if "model_visible_bytes" in sf["ours"]:
+        mine, theirs = sf["ours"], sf["github_mcp_server"]
+        mv, gmv = mine["model_visible_bytes_comparable"], theirs["model_visible_bytes"]
+        rows.append(Row(
+            "surface_model_ghmcp", "Model-visible bytes (name, description, inputSchema) vs "
+            "github-mcp-server's 8 equivalent tools", f"{_b(mv)} ({mine['comparable_tools']} tools)",
+            f"{_b(gmv)} ({theirs['tools']} tools)", mv / gmv, "lower", "≤ 1.00\u00d7", mv <= gmv,
+            "`.venv/bin/python bench/surfaces.py`; compact tools array, outputSchemas and annotations "
+            "left with the client"))
+        rows.append(Row(
+            "surface_model_whole", "… the whole issues server (with the batch tool github_update_issues)",
+            f"{_b(mine['model_visible_bytes'])} ({mine['tools']} tools)", _b(gmv),
+            mine["model_visible_bytes"] / gmv, "lower", "—", None, "same"))
     for name, now in sf.get("servers", {}).items():
         was = sf["before"].get(name)
         if was is None:
@@ -312,8 +325,25 @@ def weakest(rows: list[Row]) -> Row:
     compare with our own earlier surface, and the cleaner with a plain field, so all of those are
     left out)."""
     peers = [x for x in rows if not x.key.startswith(("generation", "rl_", "surface_tool_"))
-             and x.key not in ("surface_ghmcp_noout", "rt_all", "untrusted_text")]
+             and x.key not in ("surface_ghmcp_noout", "surface_model_whole", "rt_all", "untrusted_text")]
     return max(peers, key=lambda x: x.disadvantage)
+
+
+def _explain_model_visible(ours: dict[str, Any], gh: dict[str, Any]) -> str:
+    per = {name: p["model_visible"] for name, p in ours["per_tool"].items()}
+    top = sorted(per.items(), key=lambda kv: -kv[1])[:3]
+    return (
+        f"**What limits it: the input contract, not the prose.** What a model reads of our "
+        f"{ours['comparable_tools']} comparable tools is {_b(ours['model_visible_bytes_comparable'])} "
+        f"(github-mcp-server's {gh['tools']}: {_b(gh['model_visible_bytes'])}); the largest are "
+        + ", ".join(f"`{n}` {_b(b)}" for n, b in top)
+        + f". Parameter descriptions take {_b(ours['input_parameter_description_bytes'])} (every "
+        "optional parameter says what omitting it means, every enum value is named: contract rules "
+        "`[3.required-optional]` and enum-explained); the rest is closed schemas with the `pattern` "
+        "and length bounds that let the server refuse bad input before any request (github-mcp-server's "
+        "inputSchemas carry none) and one example call per description (`[3.descriptions]`). "
+        "Issue 24 dropped descriptions that repeat the name or the schema (owner, repo, issue_number, "
+        "title), the enumerations the parameters already say, and restated defaults.")
 
 
 def _sniffio_note(b: dict[str, Any]) -> str:
@@ -360,6 +390,8 @@ def explain(row: Row, r: dict[str, Any]) -> str:
             f"({ours['bytes_without_any_description'] / gh['result_bytes']:.2f}\u00d7 github-mcp-server's "
             "whole surface)."
         )
+    if key.startswith("surface_model_"):
+        return _explain_model_visible(ours, gh)
     if key.startswith("surface_tool_"):
         return _explain_tool_budget(r)
     if key == "cold_floor":
@@ -631,6 +663,8 @@ def _surface_before_after(sf: dict[str, Any], w: Callable[[str], None]) -> None:
       "outputSchemas (error branches) | other | schemas alone |")
     w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, s in sf["servers"].items():
+        if name not in sf["before"]:
+            continue  # a server added since
         b, t = sf["before"][name], s["totals"]
         bt = b["totals"]
         w(f"| {name} | {s['tools']} | {b['result_bytes']:,} | {s['result_bytes']:,} | "
@@ -640,7 +674,18 @@ def _surface_before_after(sf: dict[str, Any], w: Callable[[str], None]) -> None:
           f"{t['outputSchema']:,} ({s['error_branch_bytes']:,}) | {bt['other']:,} \u2192 {t['other']:,} | "
           f"{b['bytes_without_any_description']:,} \u2192 {s['bytes_without_any_description']:,} |")
     w("")
+    if all("model_visible_bytes" in s for s in sf["servers"].values()):
+        w("What a model reads, per server (issue 24): each tool's name, description and inputSchema, "
+          "compact JSON; the outputSchemas and annotations stay with the client.\n")
+        w("| server | tools | model-visible | per tool | whole `tools/list` |")
+        w("|---|---:|---:|---:|---:|")
+        for name, s in sf["servers"].items():
+            w(f"| {name} | {s['tools']} | {s['model_visible_bytes']:,} | "
+              f"{s['model_visible_bytes'] // s['tools']:,} | {s['result_bytes']:,} |")
+        w("")
     for name, s in sf["servers"].items():
+        if name not in sf["before"]:
+            continue
         before = sf["before"][name]["per_tool"]
         w(f"{name}, per tool:\n")
         w("| tool | before | now | description | inputSchema | outputSchema |")

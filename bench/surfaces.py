@@ -25,11 +25,15 @@ from typing import Any
 sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
 
 from bench.common import BENCH, ROOT, nbytes  # noqa: E402
+from generator.render import model_visible  # noqa: E402
 from ghmcp_runtime.exposure import ExposureFlags, ExposurePolicy  # noqa: E402
 from ghmcp_runtime.model import ServerSpec  # noqa: E402
 from ghmcp_runtime.surface import SurfaceViews  # noqa: E402
 
 BEFORE = BENCH / "results-surface-before.json"
+# github-issues-mcp's tools beyond what github-mcp-server's 8 comparable tools do (issue 24): the
+# model-visible comparison is made without them, and reported with them beside it
+BEYOND_GHMCP = ("github_update_issues",)
 SURFACES: list[tuple[str, dict[str, Any]]] = [
     ("(no flags)", {}),
     ("--read-only", {"read_only": True}),
@@ -80,6 +84,7 @@ def tool_parts(tool: dict[str, Any]) -> dict[str, int]:
     }
     parts["other"] = total - sum(parts.values())
     parts["total"] = total
+    parts["model_visible"] = nbytes(model_visible([tool])[0])
     return parts
 
 
@@ -126,6 +131,11 @@ def surface(tools: list[dict[str, Any]]) -> dict[str, Any]:
         "with_output_schema": sum(1 for t in tools if "outputSchema" in t),
         "closed_input_schemas": sum(1 for t in tools if t.get("inputSchema", {}).get("additionalProperties") is False),
         "bytes_without_output_schemas": nbytes([{k: v for k, v in t.items() if k != "outputSchema"} for t in tools]),
+        # what MCP clients hand a model: name, description, inputSchema (compact tools array)
+        "model_visible_bytes": nbytes(model_visible(tools)),
+        "model_visible_bytes_comparable": nbytes(model_visible(
+            [t for t in tools if t["name"] not in BEYOND_GHMCP])),
+        "comparable_tools": sum(1 for t in tools if t["name"] not in BEYOND_GHMCP),
         "input_parameter_description_bytes": sum(descriptions_in(t.get("inputSchema", {})) for t in tools),
         "output_description_bytes": sum(descriptions_in(t.get("outputSchema", {})) for t in tools),
         "error_branch_bytes": error_branches(tools),
@@ -137,10 +147,12 @@ def surface(tools: list[dict[str, Any]]) -> dict[str, Any]:
 
 def servers() -> dict[str, dict[str, Any]]:
     """Every generated server's whole surface, measured as served."""
+    from forgejo_labels_mcp import SERVER as FORGEJO_LABELS
     from github_issues_mcp import SERVER as ISSUES
     from github_milestones_mcp import SERVER as MILESTONES
+    from github_sub_issues_mcp import SERVER as SUB_ISSUES
 
-    return {spec.name: surface(served_tools(spec)) for spec in (ISSUES, MILESTONES)}
+    return {spec.name: surface(served_tools(spec)) for spec in (ISSUES, MILESTONES, SUB_ISSUES, FORGEJO_LABELS)}
 
 
 def snapshot_before(ref: str) -> dict[str, Any]:
@@ -173,6 +185,12 @@ def main() -> None:
     for spec in (ISSUES, MILESTONES):
         for label, count, size, share in rows(spec):
             print(f"| {spec.name} | `{label}` | {count} | {size:,} | {share} % | {size // 4:,} |")
+    print()
+    print("| server | tools | model-visible bytes (name, description, inputSchema) | per tool | whole tools/list |")
+    print("|---|---:|---:|---:|---:|")
+    for name, s in servers().items():
+        print(f"| {name} | {s['tools']} | {s['model_visible_bytes']:,} | {s['model_visible_bytes'] // s['tools']:,} "
+              f"| {s['result_bytes']:,} |")
 
 
 if __name__ == "__main__":

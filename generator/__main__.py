@@ -71,6 +71,9 @@ def _summary(result: Result) -> None:
     total = result.stats["tools_list_bytes"]
     print(f"{'total tools/list':<28} {len(server.coverage.used):>3} {total:>6} {total // 4:>7} "
           f"{'':>11}  budget {budget} ({100 * total // budget}%)")
+    seen, model_budget = result.stats["model_visible_bytes"], server.model_budget_bytes
+    print(f"{'model-visible (no outputs)':<28} {'':>3} {seen:>6} {seen // 4:>7} "
+          f"{'':>11}  budget {model_budget} ({100 * seen // model_budget}%)")
     print("~tokens = bytes / 4")
     for note in result.notes:
         print(f"breaking change {note}")

@@ -91,6 +91,7 @@ NOT_FOUND_BY_COLLECTION = {
 }
 REPO_PARAMS = ("owner", "repo")
 DEFAULT_TOOL_BUDGET = 2000  # bytes of tools/list per tool, on average (issue 12)
+DEFAULT_MODEL_BUDGET = 1500  # model-visible bytes per tool (name, description, inputSchema; issue 24)
 REQUEST_ID = {"type": "string"}
 RATE_LIMIT_REMAINING = {"type": "integer", "description": "Only when <10 % left."}
 # the presence rule: a row's optional fields are the ones its density leaves out
@@ -170,6 +171,7 @@ class Builder:
             summary=s.summary.strip(),
             tools_budget_bytes=s.tools_budget_bytes or DEFAULT_TOOL_BUDGET * max(1, len(built)),
             description_budget_bytes=s.description_budget_bytes,
+            model_budget_bytes=s.model_budget_bytes or DEFAULT_MODEL_BUDGET * max(1, len(built)),
             tools=tuple(sorted(built, key=lambda t: t.name)),
             toolsets=tuple((name, text.strip()) for name, text in self.o.toolsets.items()),
             shapes=tuple(sorted(shapes.values(), key=lambda sh: sh.name)),
@@ -813,19 +815,21 @@ class Builder:
         if p.default is not None:
             schema["default"] = p.default
         assert p.name is not None and p.description is not None  # resolve_shared guarantees both
-        text = p.description.strip()
+        parts = [p.description.strip()]
         if not p.required:
             if not p.omitted:
                 self.error((*loc, "omitted"), f"optional parameter {p.name!r} must say what omitting it means",
                            "add `omitted: ...` (e.g. 'Omit to search all states.')", "omission")
             else:
-                text += " " + p.omitted.strip()
+                parts.append(p.omitted.strip())
         if p.nullable:
             if not p.null_means:
                 self.error((*loc, "null_means"), f"nullable parameter {p.name!r} must say what null means")
             else:
-                text += " " + p.null_means.strip()
-        schema = {"description": text, **schema}
+                parts.append(p.null_means.strip())
+        text = " ".join(part for part in parts if part)
+        if text:  # an empty description (the name and schema say it all) costs bytes, says nothing
+            schema = {"description": text, **schema}
         return IRParam(name=p.name, required=p.required, schema=schema,
                        python_type=python_type(schema), source=p.source, transform=p.transform,
                        given=p.given)

@@ -167,6 +167,7 @@ class IRServer:
     summary: str
     tools_budget_bytes: int
     description_budget_bytes: int
+    model_budget_bytes: int
     tools: tuple[IRTool, ...]
     shapes: tuple[IRShape, ...]
     error_codes: tuple[IRErrorCode, ...]

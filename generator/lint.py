@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 
 from generator.diagnostics import Diagnostic, Level, Where
 from generator.ir import IRServer, IRTool
-from generator.render import compact_bytes, wire_tool
+from generator.render import compact_bytes, model_visible, wire_tool
 from generator.schemas import is_union
 from generator.spec import index_operations, request_body_schema, resolve_ref
 from generator.yamlsrc import Located
@@ -83,6 +83,7 @@ def lint(server: IRServer, located: Located | None = None,
         _spec_bounds(ctx, tool)
         _description_budget(ctx, tool)
     _total_budget(ctx)
+    _model_budget(ctx)
     _composability(ctx)
     lint_text.check(ctx)
     lint_behaviour.check(ctx)
@@ -424,6 +425,20 @@ def _total_budget(ctx: Ctx) -> None:
                   f"{budget:,} ({budget // count:,} per tool)",
                   "shorten descriptions, parameter wording or output fields (`make generate` prints "
                   "the bytes per tool), or raise server.tools_budget_bytes deliberately")
+
+
+def _model_budget(ctx: Ctx) -> None:
+    """What a model reads (name, description, inputSchema per tool) is what costs context; the
+    outputSchemas stay with the client, so they count in budget-total only."""
+    total = compact_bytes(model_visible(list(ctx.wire.values())))
+    budget = ctx.server.model_budget_bytes
+    if total > budget:
+        count = max(1, len(ctx.wire))
+        ctx.error(ctx.at(("server", "model_budget_bytes")), "budget-model",
+                  f"model-visible tools/list (name, description, inputSchema) is {total:,} bytes "
+                  f"({total // count:,} per tool), over the budget of {budget:,} ({budget // count:,} per tool)",
+                  "shorten descriptions and parameter wording (`make generate` prints the model-visible "
+                  "bytes), or raise server.model_budget_bytes deliberately")
 
 
 # -- composability ---------------------------------------------------------------------------

@@ -53,6 +53,9 @@ class ServerSection(Strict):
     tools_budget_bytes: int | None = Field(
         default=None, gt=0, description="budget for the whole tools/list; default 2,000 B per tool")
     description_budget_bytes: int = Field(default=600, gt=0, description="budget for one tool description")
+    model_budget_bytes: int | None = Field(
+        default=None, gt=0, description="budget for what a model reads of tools/list (name, description "
+        "and inputSchema of each tool, compact JSON); default 1,500 B per tool")
 
 
 class Coverage(Strict):

@@ -68,6 +68,15 @@ def runtime_shape(shape: Any) -> Shape:
                  version_field=shape.version_field, lockdown=shape.lockdown)
 
 
+# what MCP clients hand a model of each tool (outputSchema and annotations stay with the client)
+MODEL_VISIBLE = ("name", "description", "inputSchema")
+
+
+def model_visible(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The `tools/list` tools as a model reads them: MODEL_VISIBLE keys only."""
+    return [{k: t[k] for k in MODEL_VISIBLE if k in t} for t in tools]
+
+
 def compact_bytes(value: Any) -> int:
     return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
 
@@ -327,5 +336,6 @@ def render(
     files[f"{pkg}/errors.json"] = error_catalog(server, fp)
     files[f"{pkg}/pyproject.toml"] = _pyproject(env, context, files, pkg, packaging, hooks_display)
     stats = {"tools_list_bytes": compact_bytes({"tools": wire_tools}),
+             "model_visible_bytes": compact_bytes(model_visible(wire_tools)),
              **{f"tool:{k}": v for k, v in tool_bytes.items()}}
     return files, stats

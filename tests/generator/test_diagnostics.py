@@ -103,8 +103,8 @@ def _mistakes() -> list[Mistake]:
     search = tool_block("github_search_issues")
 
     add("unknown-key-typo",
-        lambda: replace(t, "description: Exact label name, any case; returns only it.",
-                        "descriptoin: Exact label name, any case; returns only it.", labels),
+        lambda: replace(t, "description: Exact label name, any case.",
+                        "descriptoin: Exact label name, any case.", labels),
         r"unknown key 'descriptoin'")
     add("unknown-operation-id",
         lambda: replace(t, "call: issues/list-labels-for-repo", "call: issues/list-label-for-repo", labels),
@@ -548,6 +548,20 @@ def test_the_default_budget_is_2000_bytes_per_tool(tmp_path: Path) -> None:
     assert run.proc.returncode == 2, run.proc.stderr
     tools = len(re.findall(r"(?m)^  - name: ", BASE))
     assert f"over the budget of {2000 * tools:,} (2,000 per tool)" in run.proc.stderr
+
+
+def test_model_visible_budget_counts_name_description_and_input_schema_only(tmp_path: Path) -> None:
+    """budget-model: what a model reads (outputSchemas stay with the client), located at its key."""
+    declared = int(re.search(r"(?m)^  model_budget_bytes: (\d+)$", BASE).group(1))  # type: ignore[union-attr]
+    text, line = replace_re(BASE, r"model_budget_bytes: \d+", f"model_budget_bytes: {declared - 400}")
+    run = _run(tmp_path / "model-budget", text)
+    assert run.proc.returncode == 2, run.proc.stderr
+    found = [m for m in errors_in(run.proc.stderr) if "[budget-model]" in m.group(0)]
+    assert len(found) == 1 and int(found[0].group("line")) == line, run.proc.stderr
+    assert re.search(rf"model-visible tools/list \(name, description, inputSchema\) is [\d,]+ bytes "
+                     rf"\([\d,]+ per tool\), over the budget of {declared - 400:,}", found[0].group("msg"))
+    assert "[budget-total]" not in run.proc.stderr  # the whole tools/list still fits its own budget
+    assert snapshot(run.out) == run.before
 
 
 def test_budget_overrun_is_located(tmp_path: Path) -> None:
