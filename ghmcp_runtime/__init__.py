@@ -6,11 +6,18 @@ error types stay cheap to import (the generator imports them).
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
-from ghmcp_runtime.context import ToolContext
-from ghmcp_runtime.errors import ToolError, repair
-from ghmcp_runtime.model import (
+# httpx's __init__ imports its command-line client (click, then pygments and rich) whenever it
+# can, and gives up only when one is missing: click alone comes with uvicorn, so every server
+# start paid for a CLI it never runs (issue 24, cold start). A None entry makes that import fail
+# at once, as it does where those packages are absent: `httpx.main` is then httpx's own stub.
+sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+
+from ghmcp_runtime.context import ToolContext  # noqa: E402
+from ghmcp_runtime.errors import ToolError, repair  # noqa: E402
+from ghmcp_runtime.model import (  # noqa: E402
     Annotations,
     ErrorCode,
     FieldRule,

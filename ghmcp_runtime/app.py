@@ -14,7 +14,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import anyio
-import httpx
 from mcp import MCPError
 from mcp.server import CacheHint, Server, ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
@@ -498,7 +497,7 @@ def build_server(
             forge=spec.forge,
             base_url=settings.api_url_for(spec.forge),
             api_version=spec.api_version,
-            timeout=httpx.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
+            timeout=(settings.timeout_s, settings.connect_timeout_s),
             cache=_bounded(parse_http_cache(settings.http_cache), settings),
             inflight_per_caller=settings.inflight_per_caller,
         )

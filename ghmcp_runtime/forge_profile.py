@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-import httpx
-
 if TYPE_CHECKING:
+    import httpx
+
     from ghmcp_runtime.context import UpstreamResponse
 
 

@@ -6,12 +6,13 @@ Everything the runtime knows about one forge's wire conventions is here and nowh
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import httpx
-
 from ghmcp_runtime.forge_profile import ForgeProfile, ParentProbe, RateLimitHeaders, Refusal
+
+if TYPE_CHECKING:
+    import httpx
 
 
 def _body(resp: httpx.Response) -> Any:

@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-import httpx
-
 if TYPE_CHECKING:
+    import httpx
+
     from ghmcp_runtime.http_cache_store import Limits
 
 ENV = "GHMCP_HTTP_CACHE"

@@ -12,11 +12,10 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
 import anyio
-import httpx
 
 from ghmcp_runtime.caller import usable_token
 from ghmcp_runtime.concurrent import DEFAULT_INFLIGHT_PER_CALLER, CallerSlots
@@ -27,16 +26,21 @@ from ghmcp_runtime.forge_profile import ForgeProfile
 from ghmcp_runtime.forges import GITHUB
 from ghmcp_runtime.host_guard import is_loopback
 from ghmcp_runtime.http_cache import PARTITION, HttpCache
+from ghmcp_runtime.lazy import lazy_module
 from ghmcp_runtime.logs import log_event
 from ghmcp_runtime.model import Operation
+
+if TYPE_CHECKING:
+    import httpx
+else:  # loaded by the first request, not at start-up (issue 24, cold start)
+    httpx = lazy_module("httpx")
 
 USER_AGENT = "github-issues-mcp"
 READ_METHODS = frozenset({"GET", "HEAD"})
 MAX_REDIRECTS = 3
 _PARAM = re.compile(r"\{([A-Za-z0-9_]+)\}")
-DEFAULT_TIMEOUT = httpx.Timeout(20.0, connect=5.0)
-# failures where the request never reached the forge, so a write was certainly not applied
-_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
+# (seconds for any request phase, seconds to connect)
+DEFAULT_TIMEOUT = (20.0, 5.0)
 
 # tool-neutral: the idempotency runner replaces it with same-key advice when the call had a key
 MAYBE_APPLIED = "the request may have been applied; read the resource before repeating the call"
@@ -112,7 +116,7 @@ class ForgeUpstream:
         token: TokenResolver = credential_from_context,
         client: httpx.AsyncClient | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
-        timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
+        timeout: httpx.Timeout | float | tuple[float, float] = DEFAULT_TIMEOUT,
         retry: RetryPolicy | None = None,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
@@ -146,9 +150,10 @@ class ForgeUpstream:
             transport = self._transport
             if self._cache is not None:
                 transport = self._cache.transport(transport or httpx.AsyncHTTPTransport())
-            self._client = httpx.AsyncClient(
-                transport=transport, timeout=self._timeout, follow_redirects=False
-            )
+            timeout = self._timeout
+            if isinstance(timeout, tuple):
+                timeout = httpx.Timeout(timeout[0], connect=timeout[1])
+            self._client = httpx.AsyncClient(transport=transport, timeout=timeout, follow_redirects=False)
         return self._client
 
     async def aclose(self) -> None:
@@ -249,7 +254,8 @@ class ForgeUpstream:
     ) -> UpstreamResponse:
         try:
             resp = await self._send(ctx, op, token, op.method.upper(), url, params, body, 0)
-        except _NOT_SENT as exc:
+        # the request never reached the forge, so a write was certainly not applied
+        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol) as exc:
             raise self._unavailable(None, None, exc) from None
         except httpx.RequestError:
             raise self._unknown(None) from None
