@@ -20,4 +20,7 @@ def lazy_module(name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     loader.exec_module(module)
+    parent, _, child = name.rpartition(".")
+    if parent:  # as an import would: `package.child` names it
+        setattr(sys.modules[parent], child, module)
     return module

@@ -13,12 +13,17 @@ loop free in between, before the synchronous projection reads them from the call
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from ghmcp_runtime.invisible import strip_invisible
-from ghmcp_runtime.markup import strip_hidden_markup
+from ghmcp_runtime.lazy import lazy_module
+
+if TYPE_CHECKING:
+    from ghmcp_runtime import markup as _markup
+else:  # the markup scanner (and its tables) loads with the first text that needs it (issue 24)
+    _markup = lazy_module("ghmcp_runtime.markup")
 
 
 class Clean(str):
@@ -37,9 +42,9 @@ def sanitize(text: str) -> tuple[str, int]:
     """`text` as a reader of GitHub's page sees it, and how many hidden pieces were removed."""
     if text.isascii() and text.isprintable() and "<" not in text and "&" not in text:
         return text, 0  # most names, dates, URLs: nothing could hide there
-    visible, markup = strip_hidden_markup(text)
+    visible, pieces = _markup.strip_hidden_markup(text)
     visible, characters = strip_invisible(visible)
-    return visible, markup + characters
+    return visible, pieces + characters
 
 
 async def clean_ahead(data: Any, cleaned: Cleaned) -> None:
