@@ -181,6 +181,20 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
                 f" p50 {_ms(f['p50_ms'], 1)}, p99 {_ms(f['p99_ms'], 1)}",
                 o["calls_per_s"]["median"] / f["calls_per_s"]["median"], "higher", "—", None,
                 f"{tp['levels'][c]} calls \u00d7 {tp['reps']} interleaved reps, streamable HTTP (stateless, JSON)"))
+    for op, task in tp.get("tasks", {}).items():
+        for c in _levels(tp):
+            o, f = tp[op]["ours"][c], tp[op]["fastmcp"][c]
+            n_ours, n_peer = task["calls_per_task"]["ours"], task["calls_per_task"]["fastmcp"]
+            rows.append(Row(
+                f"http_{op}_{c}", f"Per-task HTTP throughput, {task['what']}, concurrency {c} "
+                f"(tasks/s; ours {n_ours} call, FastMCP {n_peer})",
+                f"{o['calls_per_s']['median']:.0f}/s ({o['calls_per_s']['min']:.0f}\u2013{o['calls_per_s']['max']:.0f});"
+                f" p50 {_ms(o['p50_ms'], 1)}",
+                f"{f['calls_per_s']['median']:.0f}/s ({f['calls_per_s']['min']:.0f}\u2013{f['calls_per_s']['max']:.0f});"
+                f" p50 {_ms(f['p50_ms'], 1)}",
+                o["calls_per_s"]["median"] / f["calls_per_s"]["median"], "higher", "≥ 1.00\u00d7",
+                o["calls_per_s"]["median"] >= f["calls_per_s"]["median"],
+                f"{tp['levels'][c]} tasks \u00d7 {tp['reps']} interleaved reps, `make bench ONLY=http`"))
     ld = r["load"]
     o, f = ld["ours"], ld["fastmcp"]
     rows.append(Row(
@@ -843,6 +857,23 @@ def _details(r: dict[str, Any], w: Callable[[str], None]) -> None:
               f"{f['p50_ms']:.1f} / {f['p99_ms']:.1f} ms | "
               f"{o['calls_per_s']['median'] / f['calls_per_s']['median']:.2f} | {o['failures']} / {f['failures']} |")
     w("")
+    if tp.get("tasks"):
+        w("Per task (issue 24): what one agent step needs, as one call of ours and as the fewest "
+          "calls on FastMCP's one-tool-per-operation server, made one after another by the same "
+          "worker; a task fails at its first failed call. The triage writes toggle (close as not "
+          "planned with a label swapped, then reopen and swap back), each worker on its own issue, "
+          "from the same seed for both servers (the fake is reset before each run).\n")
+        w("| task | calls (ours / FastMCP) | concurrency | tasks | ours tasks/s | ours p50 | FastMCP tasks/s | FastMCP p50 | ratio | failed (ours / FastMCP) |")
+        w("|---|---|---:|---:|---|---:|---|---:|---:|---|")
+        for op, task in tp["tasks"].items():
+            for c in _levels(tp):
+                o, f = tp[op]["ours"][c], tp[op]["fastmcp"][c]
+                calls = task["calls_per_task"]
+                w(f"| {task['what']} | {calls['ours']} / {calls['fastmcp']} | {c} | {tp['levels'][c]} | "
+                  f"{_mm(o['calls_per_s'], lambda v: f'{v:.0f}')} | {o['p50_ms']:.1f} ms | "
+                  f"{_mm(f['calls_per_s'], lambda v: f'{v:.0f}')} | {f['p50_ms']:.1f} ms | "
+                  f"{o['calls_per_s']['median'] / f['calls_per_s']['median']:.2f} | {o['failures']} / {f['failures']} |")
+        w("")
     gi, ll = tp["get_issue"], tp["list_labels"]
     gi_r = [gi["ours"][c]["calls_per_s"]["median"] / gi["fastmcp"][c]["calls_per_s"]["median"] for c in _levels(tp)]
     ll_r = [ll["ours"][c]["calls_per_s"]["median"] / ll["fastmcp"][c]["calls_per_s"]["median"] for c in _levels(tp)]

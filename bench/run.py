@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 import types
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from importlib.metadata import version
 from pathlib import Path
@@ -55,9 +55,9 @@ from bench.common import (  # noqa: E402
     summary,
     wait_port,
 )
-from bench.fake_server import ISSUE, OWNER, REPO, TOKEN  # noqa: E402
+from bench.fake_server import ISSUE, LABELS, N_ISSUES, OWNER, REPO, TOKEN  # noqa: E402
 from bench.peer import FASTMCP_VERSION, ensure_peer_venv, peer_versions, trimmed_spec  # noqa: E402
-from bench.roundtrips import bench_rate_limit, bench_roundtrips  # noqa: E402
+from bench.roundtrips import Fake, bench_rate_limit, bench_roundtrips  # noqa: E402
 
 PY = sys.executable
 OUR_SCRIPT = str(Path(PY).with_name("github-issues-mcp"))
@@ -555,31 +555,82 @@ HTTP_OPS: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {
 }
 
 
-async def _drive(url: str, tool: str, args: dict[str, Any], total: int, concurrency: int) -> dict[str, Any]:
-    """`total` tools/call POSTs from `concurrency` workers (legacy era, no session: both servers
-    run stateless with JSON responses). A call fails on a non-200, a JSON-RPC error or isError."""
+# per task (issue 24): what one agent step needs, as one call of ours and as the fewest calls on
+# FastMCP's one-tool-per-operation server (bench/roundtrips.py's tasks). A plan gives a worker's
+# k-th task its calls; the triage writes toggle, each worker on its own issue, so they repeat.
+Call = tuple[str, dict[str, Any]]
+TaskPlan = Callable[[int, int], Sequence[Call]]
+TRIAGE_FIRST = 2  # workers triage issues 2, 3, …: issue 1 is the one every read reads
+
+
+def _single(tool: str, args: dict[str, Any]) -> TaskPlan:
+    return lambda worker, k: ((tool, args),)
+
+
+def _triage_labels(number: int) -> tuple[str, str]:
+    """A label issue `number` carries in the bench seed (fake_server.bench_fake), and one it does
+    not; names without spaces (FastMCP sends a path parameter's space as `+`, GitHub reads `+`)."""
+    i = number - 1
+    seeded = {LABELS[i % len(LABELS)], LABELS[(i * 3 + 1) % len(LABELS)]}
+    plain = [x for x in LABELS if " " not in x]
+    return next(x for x in plain if x in seeded), next(x for x in plain if x not in seeded)
+
+
+def _triage(server: str) -> TaskPlan:
+    """Close as not planned with one label swapped (even tasks), then undo it (odd ones)."""
+    def plan(worker: int, k: int) -> Sequence[Call]:
+        number = TRIAGE_FIRST + worker
+        seeded, other = _triage_labels(number)
+        add, remove = (other, seeded) if k % 2 == 0 else (seeded, other)
+        state: dict[str, Any] = {"state": "closed", "state_reason": "not_planned"} if k % 2 == 0 else {"state": "open"}
+        issue = {"owner": OWNER, "repo": REPO, "issue_number": number}
+        if server == "ours":
+            return (("github_update_issue", {**issue, **state, "add_labels": [add], "remove_labels": [remove]}),)
+        return (("issuesupdate", {**issue, **state}), ("issuesadd_labels", {**issue, "body": {"labels": [add]}}),
+                ("issuesremove_label", {**issue, "name": remove}))
+    return plan
+
+
+COMMENTS_PAGE = {**GET_ISSUE_ARGS, "per_page": 30, "page": 1}
+# task -> (what, server -> plan, server -> calls per task)
+HTTP_TASKS: dict[str, tuple[str, dict[str, TaskPlan], dict[str, int]]] = {
+    "read_issue": ("read an issue with its comments",
+                   {"ours": _single("github_get_issue", GET_ISSUE_ARGS),
+                    "fastmcp": lambda w, k: (("issuesget", GET_ISSUE_ARGS), ("issueslist_comments", COMMENTS_PAGE))},
+                   {"ours": 1, "fastmcp": 2}),
+    "triage": ("triage: close as not planned and swap a label (then reopen and swap back)",
+               {"ours": _triage("ours"), "fastmcp": _triage("fastmcp")}, {"ours": 1, "fastmcp": 3}),
+}
+
+
+async def _drive(url: str, plan: TaskPlan, total: int, concurrency: int) -> dict[str, Any]:
+    """`total` tasks from `concurrency` workers, each task its plan's tools/call POSTs one after
+    another (legacy era, no session: both servers run stateless with JSON responses). A task
+    fails at its first non-200, JSON-RPC error or isError; `calls_per_s` counts tasks."""
     latencies: list[float] = []
     failures: list[str] = []
     counter = iter(range(total))
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     async with httpx.AsyncClient(limits=limits, timeout=60, headers=HTTP_HEADERS) as http:
-        async def worker() -> None:
-            for rid in counter:
-                body = _rpc(tool, args, rid + 1)
+        async def worker(index: int) -> None:
+            for k, rid in enumerate(counter):
                 t0 = time.perf_counter()
-                try:
-                    resp = await http.post(url, content=body)
-                    ok = resp.status_code == 200
-                    data = resp.json() if ok else None
-                    ok = ok and data is not None and "result" in data and not data["result"].get("isError")
-                    if not ok:
-                        failures.append(f"{resp.status_code} {resp.text[:200]}")
-                except httpx.HTTPError as exc:
-                    failures.append(repr(exc))
+                for tool, args in plan(index, k):
+                    try:
+                        resp = await http.post(url, content=_rpc(tool, args, rid + 1))
+                        ok = resp.status_code == 200
+                        data = resp.json() if ok else None
+                        ok = ok and data is not None and "result" in data and not data["result"].get("isError")
+                        if not ok:
+                            failures.append(f"{tool}: {resp.status_code} {resp.text[:200]}")
+                            break
+                    except httpx.HTTPError as exc:
+                        failures.append(f"{tool}: {exc!r}")
+                        break
                 latencies.append(time.perf_counter() - t0)
 
         t0 = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        await asyncio.gather(*(worker(i) for i in range(concurrency)))
         wall = time.perf_counter() - t0
     return {"calls": total, "wall_s": wall, "calls_per_s": total / wall, "latencies": latencies,
             "failures": len(failures), "failure_samples": failures[:3]}
@@ -593,30 +644,41 @@ def bench_http(peer_py: Path, spec: Path, fake_url: str, reps: int, levels: dict
         "fastmcp": ([str(peer_py), str(BENCH / "peer_fastmcp.py"), "http", str(spec), fake_url, TOKEN,
                      "{port}"], base_env()),
     }
+    plans: dict[str, dict[str, TaskPlan]] = {
+        **{op: {name: _single(*call) for name, call in by_server.items()} for op, by_server in HTTP_OPS.items()},
+        **{f"task_{key}": by_server for key, (_, by_server, _) in HTTP_TASKS.items()}}
     runs: dict[str, dict[str, dict[int, list[dict[str, Any]]]]] = {
-        op: {name: {c: [] for c in levels} for name in commands} for op in HTTP_OPS}
+        op: {name: {c: [] for c in levels} for name in commands} for op in plans}
+    fake = Fake(fake_url)
+    fake.post("/_fake/call/checkpoint")  # every triage run starts from the seed (writes toggle)
+    assert TRIAGE_FIRST + max(levels) <= N_ISSUES
     load: dict[str, Any] = {}
     with http_server(*commands["ours"], "ours") as (ours_url, ours_pid), \
             http_server(*commands["fastmcp"], "fastmcp") as (peer_url, peer_pid):
         endpoints = {"ours": (ours_url, ours_pid), "fastmcp": (peer_url, peer_pid)}
-        for op, by_server in HTTP_OPS.items():  # warm-up, and a check that every call succeeds
+        for op, by_server in plans.items():  # warm-up, and a check that every call succeeds
             for name, (url, _) in endpoints.items():
-                warm = asyncio.run(_drive(url, *by_server[name], 40, 4))
+                fake.reset()
+                warm = asyncio.run(_drive(url, by_server[name], 40, 4))
                 if warm["failures"]:
                     raise RuntimeError(f"{name} {op} over HTTP failed: {warm['failure_samples']}")
         for rep in range(reps):
             order = list(endpoints) if rep % 2 == 0 else list(reversed(endpoints))
-            for op, by_server in HTTP_OPS.items():
+            for op, by_server in plans.items():
                 for concurrency, total in levels.items():
                     for name in order:
                         url = endpoints[name][0]
+                        if op == "task_triage":
+                            fake.reset()
                         runs[op][name][concurrency].append(
-                            asyncio.run(_drive(url, *by_server[name], total, concurrency)))
+                            asyncio.run(_drive(url, by_server[name], total, concurrency)))
             log(f"http throughput: rep {rep + 1}/{reps}")
+        fake.reset()
+        fake.close()
         for name in ("ours", "fastmcp"):
             url, pid = endpoints[name]
             before = rss_kib(pid).get("VmRSS", 0) / 1024
-            run = asyncio.run(_drive(url, *HTTP_OPS["get_issue"][name], load_calls, load_concurrency))
+            run = asyncio.run(_drive(url, _single(*HTTP_OPS["get_issue"][name]), load_calls, load_concurrency))
             after = rss_kib(pid).get("VmRSS", 0) / 1024
             load[name] = {
                 "tool": HTTP_OPS["get_issue"][name][0],
@@ -628,8 +690,11 @@ def bench_http(peer_py: Path, spec: Path, fake_url: str, reps: int, levels: dict
                 "rss_before_mib": before, "rss_after_mib": after,
             }
             log(f"load: {name} {load_calls} calls at {load_concurrency}: {run['failures']} failed")
-    throughput: dict[str, Any] = {"reps": reps, "levels": {str(c): n for c, n in levels.items()},
-                                  "tools": {op: {k: v[0] for k, v in d.items()} for op, d in HTTP_OPS.items()}}
+    throughput: dict[str, Any] = {
+        "reps": reps, "levels": {str(c): n for c, n in levels.items()},
+        "tools": {op: {k: v[0] for k, v in d.items()} for op, d in HTTP_OPS.items()},
+        "tasks": {f"task_{key}": {"what": what, "calls_per_task": calls}
+                  for key, (what, _, calls) in HTTP_TASKS.items()}}
     for op, by_server in runs.items():
         throughput[op] = {}
         for name, by_level in by_server.items():
