@@ -9,6 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
+
+from bench.charts import chart_path  # noqa: E402
+
 CMD_RUN = "`make bench` (`.venv/bin/python bench/run.py`)"
 TOOL_GOAL = 2000  # tools/list bytes per tool, on average (issue 12; generator/build.py DEFAULT_TOOL_BUDGET)
 
@@ -329,6 +333,40 @@ def _budget_rows(r: dict[str, Any]) -> list[Row]:
     return rows
 
 
+# the summary's themes, in order: (title, row key prefixes)
+THEMES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Generation", ("generation",)),
+    ("Start-up and memory", ("cold_", "rss_")),
+    ("Tool surface: what a client and a model read", ("surface_",)),
+    ("Per call and response size", ("call_", "resp_")),
+    ("HTTP throughput, per call and per task", ("http_", "load")),
+    ("Round trips and rate limit", ("rt_", "rl_")),
+    ("Untrusted text", ("untrusted_",)),
+    ("Agent trial", ("trial_",)),
+)
+
+
+def themed(rows: list[Row]) -> list[tuple[str, list[Row]]]:
+    out: list[tuple[str, list[Row]]] = [(title, []) for title, _ in THEMES]
+    for x in rows:
+        index = next((i for i, (_, prefixes) in enumerate(THEMES) if x.key.startswith(prefixes)), None)
+        if index is None:
+            out.append((x.key, [x]))
+        else:
+            out[index][1].append(x)
+    return [(title, xs) for title, xs in out if xs]
+
+
+def with_peer(x: Row) -> bool:
+    """A row whose other side is a peer (not our own earlier surface or a plain baseline)."""
+    return not x.key.startswith(("generation", "surface_tool_")) and x.key != "untrusted_text"
+
+
+def _advantage(x: Row) -> str:
+    a, other = 1 / x.disadvantage, "peer" if with_peer(x) else "baseline"
+    return f"ours {a:.2f}\u00d7" if a >= 1 else f"{other} {1 / a:.2f}\u00d7"
+
+
 def _status(met: bool | None) -> str:
     return "" if met is None else (" ✔" if met else " ✘")
 
@@ -536,6 +574,13 @@ def _explain_generation(r: dict[str, Any]) -> str:
     )
 
 
+def write_charts(r: dict[str, Any], docs: Path) -> list[Path]:
+    """The summary's charts (bench/charts.py), one per theme with a peer, into docs/benchmarks/."""
+    from bench.charts import write
+
+    return write([(theme, [x for x in xs if with_peer(x)]) for theme, xs in themed(summary_rows(r))], docs)
+
+
 def render(r: dict[str, Any]) -> str:
     env = r["environment"]
     rows = summary_rows(r)
@@ -549,14 +594,22 @@ def render(r: dict[str, Any]) -> str:
       f"(a shared machine: compare ratios, not absolute times). Whole run: {r['runtime_s']:.0f} s. "
       "All samples: `bench/results.json`.\n")
     w("Every peer figure comes from the same run, interleaved with ours. Times are medians with "
-      "the min\u2013max over the runs (≥ 5). **Ratio = ours ÷ peer**; the *better* column says which "
-      "direction wins. ✔/✘ mark numeric targets from DESIGN.md §6 / issue 7.\n")
+      "the min\u2013max over the runs (≥ 5). **Ratio = ours ÷ peer** (the unit's own direction: the "
+      "*better* column says which wins; targets are written against it); **ahead** turns every "
+      "ratio the same way: who is better, by how many times. ✔/✘ mark numeric targets from "
+      "DESIGN.md §6 and the issues. Each theme's chart (`docs/benchmarks/`, rendered by the run) "
+      "draws ours and the peer with the better one at full length.\n")
     w("## Summary\n")
-    w("| what | ours | peer (same run) | ratio | better | target | command |")
-    w("|---|---|---|---:|---|---|---|")
-    for x in rows:
-        w(f"| {x.what} | {x.ours} | {x.peer} | {_ratio(x.ratio)} | {x.better} | {x.target}{_status(x.met)} | {x.command} |")
-    w("")
+    for theme, xs in themed(rows):
+        w(f"### {theme}\n")
+        if any(with_peer(x) for x in xs):
+            w(f"![{theme}: ours vs peer, longer is better]({chart_path(theme)})\n")
+        w("| what | ours | peer (same run) | ratio | better | ahead | target | command |")
+        w("|---|---|---|---:|---|---|---|---|")
+        for x in xs:
+            w(f"| {x.what} | {x.ours} | {x.peer} | {_ratio(x.ratio)} | {x.better} | {_advantage(x)} | "
+              f"{x.target}{_status(x.met)} | {x.command} |")
+        w("")
     w(f"**Weakest ratio: {weak.what} — {_ratio(weak.ratio)}** ({weak.ours} vs {weak.peer}). "
       + explain(weak, r) + "\n")
     missed = [x for x in rows if x.met is False]
@@ -912,11 +965,12 @@ def _details(r: dict[str, Any], w: Callable[[str], None]) -> None:
       "snapshot files, measured in the run.\n"
       "* **Noise**: a 2-CPU VM shared with other work (load average above). Interleaving puts "
       "the same noise on both sides of each ratio; absolute times move between runs.\n"
-      "* Tests never assert times. Re-render this file from `bench/results.json` with "
+      "* Tests never assert times. Re-render this file and its charts from `bench/results.json` with "
       "`.venv/bin/python bench/report.py > docs/BENCHMARKS.md`.\n")
 
 
 if __name__ == "__main__":
     root = Path(__file__).resolve().parents[1]
     data = json.loads((root / "bench" / "results.json").read_text())
+    write_charts(data, root / "docs")
     sys.stdout.write(render(data))

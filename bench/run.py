@@ -822,11 +822,12 @@ def main(argv: list[str] | None = None) -> int:
     if not only:
         results["runtime_s"] = time.perf_counter() - started
     results["environment"]["loadavg_end"] = os.getloadavg()[0]
-    from bench.report import render
+    from bench.report import render, write_charts
 
     RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     if not args.no_doc:
         DOC.write_text(render(results), encoding="utf-8")
+        write_charts(results, DOC.parent)
     log(f"wrote {RESULTS.relative_to(ROOT)}" + ("" if args.no_doc else f" and {DOC.relative_to(ROOT)}")
         + f" in {time.perf_counter() - started:.0f} s")
     return 0
