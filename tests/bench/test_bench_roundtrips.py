@@ -37,3 +37,14 @@ def test_the_checked_in_results_render() -> None:
         assert "## 8. Round trips against a slow GitHub" in text
     if "rate_limit" in results:
         assert "## 9. Rate-limit budget" in text
+
+
+def test_every_chart_the_report_shows_is_checked_in() -> None:
+    """Each theme with a peer row shows its chart, rendered by the run beside the Markdown."""
+    import re
+
+    results = json.loads((ROOT / "bench" / "results.json").read_text(encoding="utf-8"))
+    shown = re.findall(r"!\[[^\]]*\]\((benchmarks/[^)]+\.svg)\)", render(results))
+    assert shown, "the summary shows no chart"
+    missing = [path for path in shown if not (ROOT / "docs" / path).is_file()]
+    assert missing == [], f"re-render with `.venv/bin/python bench/report.py > docs/BENCHMARKS.md`: {missing}"
