@@ -38,7 +38,7 @@ from ghmcp_runtime.runner import completer, declared, resolving
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+8d20d55648de"
+FINGERPRINT = "github-issues-mcp@0.1.0+0423e01ba244"
 
 
 def _text(name: str) -> str:
