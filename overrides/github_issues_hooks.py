@@ -253,8 +253,9 @@ ASSIGNING = ("assignee_logins", "add_assignees")
 
 
 async def _assignable(ctx: ToolContext, args: Mapping[str, Any]) -> None:
-    """Logins GitHub would refuse as assignees are refused before anything is written (GitHub's
-    own check: the repository's assignees, then one question per login not on the first page)."""
+    """Logins GitHub would refuse (assignee_logins) or silently drop (add_assignees) are refused
+    before anything is written (GitHub's own check: the repository's assignees, then one question
+    per login not on the first page)."""
     names = {p: args[p] for p in ASSIGNING if args.get(p)}  # removing needs no check
     if names:
         await require_names(
