@@ -136,8 +136,10 @@ class Host(Protocol):
 class Projector(Protocol):
     def project(
         self, shape: str, raw: Mapping[str, Any], detail: Detail, computed: Mapping[str, Any],
-        include: Collection[str] = (), cleaned: Cleaned | None = None,
+        include: Collection[str] = (), cleaned: Cleaned | None = None, omit: Collection[str] = (),
     ) -> dict[str, Any]: ...
+
+    def fields(self, shape: str) -> list[str]: ...
 
     def version(self, shape: str, raw: Mapping[str, Any]) -> str: ...
 
