@@ -336,6 +336,5 @@ def render(
     files[f"{pkg}/errors.json"] = error_catalog(server, fp)
     files[f"{pkg}/pyproject.toml"] = _pyproject(env, context, files, pkg, packaging, hooks_display)
     stats = {"tools_list_bytes": compact_bytes({"tools": wire_tools}),
-             "model_visible_bytes": compact_bytes(model_visible(wire_tools)),
              **{f"tool:{k}": v for k, v in tool_bytes.items()}}
     return files, stats
