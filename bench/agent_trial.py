@@ -10,7 +10,8 @@ Task kinds (issue 21 added the last two):
   exist yet (the six of the first LLM trial);
 * triage: one issue gets a comment and a label swapped;
 * batch: reopen and tag every closed issue that mentions a word, then file a summary issue; add
-  a label to every open issue by a user that lacks it; close every open issue with a comment.
+  a label to every open issue by a user that lacks it; assign every open issue with a label that
+  nobody is assigned to; close every open issue with a comment.
 
 Our agent is a fixed policy, not a model. It adapts to what the surface offers, the way a careful
 agent does, so the same script runs against any version of the server:
@@ -70,10 +71,11 @@ PLAN: dict[str, Any] = {  # what each task asks, shared with the peer's sequence
     "reopen": {"word": "export", "label": "regression", "summary_title": "Export regressions to re-check",
                "summary": "Reopened after the CSV rewrite:"},
     "tag": {"author": "jane-doe", "label": "community"},
+    "assign": {"label": "enhancement", "login": "monalisa"},
 }
 KINDS = {"find": "single", "read": "single", "create": "single", "comment": "single", "close": "single",
          "new label": "single", "triage": "triage", "reopen": "batch", "tag": "batch",
-         "close commented": "batch"}
+         "assign": "batch", "close commented": "batch"}
 
 
 def trial_fake() -> FakeGitHub:
@@ -186,6 +188,9 @@ async def tasks(agent: Agent) -> None:
     agent.task = "tag"
     tag = PLAN["tag"]
     await agent.each({"creator_login": tag["author"], "lacks_labels": [tag["label"]]}, {"add_labels": [tag["label"]]})
+    agent.task = "assign"
+    assign = PLAN["assign"]
+    await agent.each({"labels": [assign["label"]], "missing": ["assignee"]}, {"add_assignees": [assign["login"]]})
     agent.task = "close commented"
     await agent.each({"min_comments": 1}, {"state": "closed"})
 
@@ -198,6 +203,8 @@ class Before:
     commented_open: frozenset[int]  # open issues with a comment once the earlier tasks commented
     uncommented_open: frozenset[int]
     export: frozenset[int]
+    unassigned: frozenset[int]  # issues open with the assign task's label and nobody assigned when it runs
+    assignees: dict[int, list[str]]
 
 
 def before(fake: FakeGitHub) -> Before:
@@ -205,12 +212,17 @@ def before(fake: FakeGitHub) -> Before:
     open_ = [i for i in issues if i.state == "open"]
     commented = {i.number for i in open_ if i.comments} | {5, PLAN["triage"]["number"]}
     boards = next(i.number for i in issues if i.title == "Support multiple boards")
+    reopened = {t for t, _, _ in EXPORT_ISSUES}
     return Before(
         jane_open=frozenset(i.number for i in open_ if i.author == "jane-doe"),
         commented_open=frozenset(commented - {boards}),
         uncommented_open=frozenset(i.number for i in open_ if not i.comments and i.number not in commented
                                    and i.number != boards),
-        export=frozenset(i.number for i in issues if any(i.title == t for t, _, _ in EXPORT_ISSUES)))
+        export=frozenset(i.number for i in issues if i.title in reopened),
+        unassigned=frozenset(i.number for i in issues if not i.assignees and i.number != boards
+                             and (i.state == "open" or i.title in reopened)  # by the reopen task
+                             and PLAN["assign"]["label"] in fake.label_names(OWNER, REPO, i.number)),
+        assignees={i.number: list(i.assignees) for i in issues})
 
 
 def checks(fake: FakeGitHub, was: Before) -> dict[str, bool]:
@@ -246,6 +258,9 @@ def checks(fake: FakeGitHub, was: Before) -> dict[str, bool]:
                                                                    for n in was.export),
         "tag: every open issue of the user": was.jane_open <= labelled,
         "tag: nobody else's": labelled <= was.jane_open,
+        "assign: every unassigned one": all(issues[n].assignees == [PLAN["assign"]["login"]] for n in was.unassigned),
+        "assign: nobody else's": all(i.assignees == was.assignees[n] for n, i in issues.items()
+                                     if n in was.assignees and n not in was.unassigned),
         "close commented: all closed": all(issues[n].state == "closed" for n in was.commented_open),
         "close commented: no other": all(issues[n].state == "open" for n in was.uncommented_open),
     }

@@ -160,6 +160,13 @@ async def _trial(spec_path: str, base_url: str, token: str, plan: dict[str, Any]
         for row in rows:
             if "pull_request" not in row and tag["label"] not in _names(row):
                 await call("tag", "issuesadd_labels", issue_number=row["number"], body={"labels": [tag["label"]]})
+        # batch: assign every open issue with a label that nobody is assigned to
+        assign = plan["assign"]
+        rows = await call("assign", "issueslist_for_repo", state="open", labels=assign["label"], assignee="none",
+                          per_page=100)
+        for row in rows:
+            if "pull_request" not in row:
+                await call("assign", "issuesupdate", issue_number=row["number"], assignees=[assign["login"]])
         # batch: close every open issue that has a comment
         rows = await call("close commented", "issueslist_for_repo", state="open", per_page=100)
         for row in rows:

@@ -349,6 +349,43 @@ def update_issue(ctx: Ctx) -> Reply:
     return Reply(200, _render_issue(ctx, repo, item))
 
 
+MAX_ASSIGNEES = 10  # GitHub's limit per issue
+
+
+@handles("issues/add-assignees")
+def add_assignees(ctx: Ctx) -> Reply:
+    """Adds up to 10 assignees, keeping those already assigned; like GitHub it answers 201 with
+    the issue either way: a caller without push access, and a login that cannot be assigned
+    (or one past the limit), is silently ignored."""
+    repo = _repo(ctx)
+    item = _issue(ctx, repo)
+    if _can_push(ctx, repo):
+        held = {a.casefold() for a in item.assignees}
+        for raw in _body(ctx).get("assignees") or []:
+            login = raw.get("login") if isinstance(raw, dict) else raw
+            user = ctx.state.find_user(login) if isinstance(login, str) and login else None
+            if (user is None or not ctx.state.is_collaborator(repo, user.login)
+                    or user.login.casefold() in held or len(item.assignees) >= MAX_ASSIGNEES):
+                continue
+            item.assignees.append(user.login)
+            held.add(user.login.casefold())
+            item.updated_at = ctx.state.stamp()
+    return Reply(201, _render_issue(ctx, repo, item))
+
+
+@handles("issues/remove-assignees")
+def remove_assignees(ctx: Ctx) -> Reply:
+    """Removes the named assignees (ignoring case); a caller without push access, and a login not
+    assigned, is silently ignored (200 with the issue)."""
+    repo = _repo(ctx)
+    item = _issue(ctx, repo)
+    gone = {str(a).casefold() for a in _body(ctx).get("assignees") or []}
+    if _can_push(ctx, repo) and any(a.casefold() in gone for a in item.assignees):
+        item.assignees = [a for a in item.assignees if a.casefold() not in gone]
+        item.updated_at = ctx.state.stamp()
+    return Reply(200, _render_issue(ctx, repo, item))
+
+
 @handles("issues/lock")
 def lock_issue(ctx: Ctx) -> Reply:
     repo = _repo(ctx)

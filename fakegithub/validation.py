@@ -55,6 +55,8 @@ OPERATIONS: tuple[str, ...] = (
     "issues/remove-dependency-blocked-by",
     "issues/list-assignees",
     "issues/check-user-can-be-assigned",
+    "issues/add-assignees",
+    "issues/remove-assignees",
 )
 
 

@@ -136,8 +136,10 @@ class Host(Protocol):
 class Projector(Protocol):
     def project(
         self, shape: str, raw: Mapping[str, Any], detail: Detail, computed: Mapping[str, Any],
-        include: Collection[str] = (), cleaned: Cleaned | None = None,
+        include: Collection[str] = (), cleaned: Cleaned | None = None, omit: Collection[str] = (),
     ) -> dict[str, Any]: ...
+
+    def fields(self, shape: str) -> list[str]: ...
 
     def version(self, shape: str, raw: Mapping[str, Any]) -> str: ...
 
@@ -303,17 +305,18 @@ class ToolContext:
     ) -> dict[str, Any]:
         """`raw` as a `shape` row of density `detail`, plus the full-density fields in `include`,
         without those in `omit`; lockdown may hold it until the runtime releases it."""
-        row = self.projector.project(shape, raw, detail, computed or {}, include, self.cleaned)
-        for name in omit:  # before lockdown holds the row: an omitted field is never withheld
-            row.pop(name, None)
-        return self._held(shape, raw, row)
+        # omitted before lockdown holds the row: an omitted field is never withheld
+        return self._held(shape, raw, self.projector.project(shape, raw, detail, computed or {}, include,
+                                                             self.cleaned, omit))
 
     def row(self, output: str, shape: str, raw: Mapping[str, Any]) -> dict[str, Any]:
         """`raw` as the tool's success output `output` publishes it: the fields its outputSchema
         lists (a fixed density, with any declared `include`/`omit`), for hooks."""
         success = self.tool.output_schema.get("oneOf", [self.tool.output_schema])[0]
-        full = self.projector.project(shape, raw, "full", {}, (), self.cleaned)
-        return self._held(shape, raw, {name: full[name] for name in success["properties"][output]["properties"]})
+        published = success["properties"][output]["properties"]
+        unpublished = [name for name in self.projector.fields(shape) if name not in published]
+        full = self.projector.project(shape, raw, "full", {}, (), self.cleaned, unpublished)
+        return self._held(shape, raw, {name: full[name] for name in published})
 
     def _held(self, shape: str, raw: Mapping[str, Any], row: dict[str, Any]) -> dict[str, Any]:
         if self.lockdown is not None:

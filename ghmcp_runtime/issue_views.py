@@ -22,12 +22,16 @@ def logins(items: Sequence[Any]) -> frozenset[str]:
     return frozenset(fold(str(i["login"]) if isinstance(i, Mapping) else str(i)) for i in items)
 
 
+def assignees(issue: Mapping[str, Any]) -> frozenset[str]:
+    return logins(issue.get("assignees") or [])
+
+
 ISSUE_VIEWS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "title": lambda i: (i.get("title") or "").strip(),  # GitHub trims titles
     "body": lambda i: i.get("body") or "",
     "state": lambda i: i.get("state"),
     "state_reason": lambda i: i.get("state_reason"),
-    "assignee_logins": lambda i: logins(i.get("assignees") or []),
+    "assignee_logins": assignees,
     "milestone": lambda i: (i.get("milestone") or {}).get("number"),
     "labels": lambda i: frozenset(label_names(i)),
     "locked": lambda i: bool(i.get("locked")),
@@ -37,7 +41,8 @@ ISSUE_VIEWS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
 
 # the issue row's field a parameter changes, where the names differ (writes.run_steps `names`):
 # changed_fields and applied_fields name the issue's fields
-ROW_FIELD = {"assignee_logins": "assignees", "add_labels": "labels", "remove_labels": "labels"}
+ROW_FIELD = {"assignee_logins": "assignees", "add_assignees": "assignees", "remove_assignees": "assignees",
+             "add_labels": "labels", "remove_labels": "labels"}
 
 
 def label_views(add: Sequence[str], remove: Sequence[str]) -> dict[str, Callable[[Mapping[str, Any]], Any]]:
@@ -46,17 +51,26 @@ def label_views(add: Sequence[str], remove: Sequence[str]) -> dict[str, Callable
             "remove_labels": lambda i: frozenset(label_names(i)) & set(remove)}
 
 
+def assignee_views(add: Sequence[str], remove: Sequence[str]) -> dict[str, Callable[[Mapping[str, Any]], Any]]:
+    """Views of add_assignees/remove_assignees: which of the named logins are assigned."""
+    adding, removing = logins(add), logins(remove)
+    return {"add_assignees": lambda i: assignees(i) & adding,
+            "remove_assignees": lambda i: assignees(i) & removing}
+
+
 def issue_targets(args: Mapping[str, Any], fields: Sequence[str]) -> dict[str, Any]:
     """The values asked for, as the views see them (only the parameters passed), in `fields` order;
     label names must be the exact ones (catalog.require_names)."""
     out = {f: args[f] for f in fields if f in args}
     if isinstance(out.get("title"), str):
         out["title"] = out["title"].strip()
-    if "assignee_logins" in out:
-        out["assignee_logins"] = logins(out["assignee_logins"])
+    for name in ("assignee_logins", "add_assignees"):
+        if name in out:
+            out[name] = logins(out[name])
     for name in ("labels", "add_labels"):
         if name in out:
             out[name] = frozenset(out[name])
-    if "remove_labels" in out:
-        out["remove_labels"] = frozenset()  # none of them left on the issue
+    for name in ("remove_labels", "remove_assignees"):
+        if name in out:
+            out[name] = frozenset()  # none of them left on the issue
     return out

@@ -1,18 +1,21 @@
 """The writes of a partial issue update as waves of `writes.Step`s, one upstream request each:
-the issue's own fields (issues/update, only what differs), add labels, remove each label, lock or
-unlock. The hook resolves names and checks versions first; writes.run_steps sends and judges.
+the issue's own fields (issues/update, only what differs), add labels, remove each label, remove
+assignees, add assignees, lock or unlock. The hook resolves names and checks versions first;
+writes.run_steps sends and judges.
 
-The writes touch disjoint state: the issue's fields (the PATCH sends no `labels`), distinct label
-names (add_labels and remove_labels never share one) and the lock. So they go out together and
-every order in which GitHub applies them ends in the same issue; a writer elsewhere changing
-other labels or fields is never undone, because nothing here sends a whole label set (a PATCH of
-`labels` would drop a label added between our read and our write).
+The writes touch disjoint state: the issue's fields (the PATCH sends no `labels`, and no
+`assignees` when assignees are added or removed), distinct label names (add_labels and
+remove_labels never share one), distinct logins and the lock. So they go out together and every
+order in which GitHub applies them ends in the same issue; a writer elsewhere changing other
+labels, assignees or fields is never undone, because nothing here sends a whole set it did not
+ask to replace (a PATCH of `labels` would drop a label added between our read and our write).
 
 No re-read is needed to know the result: the PATCH answers with the issue, lock and unlock change
-only the lock, and a label request answers with the issue's whole label list, which is final
-only if no other label request of ours runs beside it. So with two or more label requests, all
-but one go in the first wave (each followed by its own effect) and one, the add when there is
-one, goes alone in a second wave: its answer is the label list after all of them.
+only the lock, and a label or assignee request answers with the issue's whole label list (or
+issue), which is final for that field only if no other request of ours on it runs beside it. So
+with two or more requests on one field, all but one go in the first wave (each followed by its own
+effect) and one, the add when there is one, goes alone on that field in a second wave: its answer
+is the field after all of them.
 
 Parameters are the update tool's (issue_views keys); `current` is GitHub's issue JSON as read.
 """
@@ -23,9 +26,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ghmcp_runtime.catalog import fold
 from ghmcp_runtime.context import ToolContext, UpstreamResponse
 from ghmcp_runtime.errors import UpstreamError
-from ghmcp_runtime.issue_views import ISSUE_VIEWS, issue_targets, label_names
+from ghmcp_runtime.issue_views import ISSUE_VIEWS, assignees, issue_targets, label_names
 from ghmcp_runtime.model import Operation
 from ghmcp_runtime.writes import Resource, Step
 
@@ -43,6 +47,8 @@ class IssueOps:
     remove_label: Operation
     lock: Operation
     unlock: Operation
+    add_assignees: Operation
+    remove_assignees: Operation
 
 
 def patch_body(args: Mapping[str, Any], current: Mapping[str, Any], targets: Mapping[str, Any]) -> dict[str, Any]:
@@ -61,6 +67,23 @@ def patch_body(args: Mapping[str, Any], current: Mapping[str, Any], targets: Map
 
 def _with_labels(issue: Resource, resp: UpstreamResponse | None) -> Resource:
     return {**issue, "labels": resp.data} if resp is not None else issue
+
+
+def _with_assignees(issue: Resource, resp: UpstreamResponse | None) -> Resource:
+    return {**issue, "assignees": resp.data["assignees"]} if resp is not None else issue
+
+
+def _logins(asked: Sequence[str], held: frozenset[str], *, assigned: bool) -> list[str]:
+    """The logins asked for (each once, as first spelled) that are, or are not, `assigned`."""
+    first = {fold(login): login for login in reversed(asked)}
+    return [first[key] for key in dict.fromkeys(fold(login) for login in asked)
+            if (key in held) == assigned]
+
+
+def _assignment(ctx: ToolContext, op: Operation, path: Mapping[str, Any], param: str,
+                logins: list[str]) -> Step:
+    """One request adding or removing `logins`; GitHub answers with the issue."""
+    return Step((param,), lambda: ctx.call(op, path=path, body={"assignees": logins}), _with_assignees)
 
 
 def _without(name: str) -> Callable[[Resource, UpstreamResponse | None], Resource]:
@@ -90,6 +113,8 @@ def concurrent_fields(current: Mapping[str, Any], patched: Mapping[str, Any],
     touched = {f for wave in steps for step in wave for f in step.fields}
     if {"add_labels", "remove_labels"} & touched:
         touched.add("labels")
+    if {"add_assignees", "remove_assignees"} & touched:
+        touched.add("assignee_logins")
     if "state" in touched:  # GitHub sets the reason with the state
         touched.add("state_reason")
     return [f for f, view in ISSUE_VIEWS.items() if f not in touched and view(patched) != view(current)]
@@ -126,7 +151,13 @@ def update_steps(ctx: ToolContext, ops: IssueOps, args: Mapping[str, Any], curre
         labels.append(Step(("add_labels",),
                            lambda: ctx.call(ops.add_labels, path=path, body={"labels": adding}),
                            _with_labels))
-    first += labels[:-1]
+    held = assignees(current)
+    people = [_assignment(ctx, op, path, param, logins) for param, op, logins in (
+        ("remove_assignees", ops.remove_assignees, _logins(args.get("remove_assignees", []), held, assigned=True)),
+        ("add_assignees", ops.add_assignees, _logins(args.get("add_assignees", []), held, assigned=False)),
+    ) if logins]
+    groups = (labels, people)  # the requests on one field each
+    first += [step for group in groups for step in group[:-1]]
     reason = args.get("lock_reason")
     if args.get("locked") is True and (not current.get("locked") or
                                        reason not in (None, current.get("active_lock_reason"))):
@@ -139,7 +170,7 @@ def update_steps(ctx: ToolContext, ops: IssueOps, args: Mapping[str, Any], curre
         first.append(Step(("locked",), lambda: ctx.call(ops.unlock, path=path),
                           lambda issue, _: {**issue, "locked": False, "active_lock_reason": None},
                           sent={"locked": False}))
-    last = labels[-1:]
-    if len(labels) <= 1:  # one label request: its answer is final beside the others
+    last = [group[-1] for group in groups if group]
+    if all(len(group) <= 1 for group in groups):  # one request per field: each answer is final
         return [wave for wave in (first + last,) if wave]
     return [first, last]

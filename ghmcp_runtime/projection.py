@@ -97,20 +97,27 @@ class ShapeProjector:
     def project(
         self, shape: str, raw: Mapping[str, Any], detail: Detail, computed: Mapping[str, Any],
         include: Collection[str] = (), cleaned: Cleaned | None = None,
+        omit: Collection[str] = (),
     ) -> dict[str, Any]:
-        """Every field of the density (plus `include`), in shape order; null when GitHub has no
-        value, [] for an empty list: a row never leaves out a field it declares. Untrusted text
-        already in `cleaned` (see untrusted.clean_ahead) is taken from there."""
+        """Every field of the density (plus `include`, less `omit`), in shape order; null when
+        GitHub has no value, [] for an empty list: a row never leaves out a field it declares.
+        `hidden_removed` counts what was removed from the text the row carries (an omitted body
+        is not counted). Untrusted text already in `cleaned` (see untrusted.clean_ahead) is
+        taken from there."""
         declared = self._shapes[shape]
         if declared.version and declared.version_field and declared.version_field not in computed:
             computed = {**computed, declared.version_field: self.version(shape, raw)}
         tally = _Tally(cleaned if cleaned is not None else {})
-        row = _project(declared.fields, raw, detail, computed, tally, (), frozenset(include))
+        row = _project(declared.fields, raw, detail, computed, tally, (), frozenset(include), frozenset(omit))
         if shape in self._untrusted:  # the fields the runtime adds are always present too
             row[HIDDEN_FIELD] = sum(removed for _, removed in tally.values())
         if declared.lockdown is not None:
             row[WITHHELD_FIELD] = None  # lockdown.Lockdown says why, when it withholds
         return row
+
+    def fields(self, shape: str) -> list[str]:
+        """The shape's field names, in order."""
+        return [rule.name for rule in self._shapes[shape].fields]
 
     def version(self, shape: str, raw: Mapping[str, Any]) -> str:
         """The shape's declared content version of `raw` (for expected_version checks)."""
@@ -139,11 +146,11 @@ def _clean(value: Any, key: tuple[str, ...], tally: _Tally) -> Any:
 def _project(
     rules: tuple[FieldRule, ...], raw: Mapping[str, Any], detail: Detail,
     computed: Mapping[str, Any], tally: _Tally, where: tuple[str, ...],
-    include: frozenset[str] = frozenset(),
+    include: frozenset[str] = frozenset(), omit: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for rule in rules:
-        if detail == "summary" and rule.detail == "full" and rule.name not in include:
+        if (detail == "summary" and rule.detail == "full" and rule.name not in include) or rule.name in omit:
             continue
         value = computed.get(rule.name) if rule.computed else without_legacy_marker(walk(raw, rule.path))
         if rule.untrusted:

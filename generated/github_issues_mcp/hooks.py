@@ -12,11 +12,12 @@ from typing import Any, cast
 
 from ghmcp_runtime import ToolContext, ToolError, repair
 from ghmcp_runtime.allowlist import scope_terms
-from ghmcp_runtime.catalog import require_names, same_name
+from ghmcp_runtime.catalog import fold, require_names, same_name
 from ghmcp_runtime.concurrent import gather
 from ghmcp_runtime.issue_views import (
     ISSUE_VIEWS,
     ROW_FIELD,
+    assignee_views,
     issue_targets,
     label_names,
     label_views,
@@ -250,20 +251,25 @@ async def _milestone_exists(ctx: ToolContext, args: Mapping[str, Any]) -> None:
                         details={"field": "milestone", "reason": "no milestone has this number"}) from None
 
 
+ASSIGNING = ("assignee_logins", "add_assignees")
+
+
 async def _assignable(ctx: ToolContext, args: Mapping[str, Any]) -> None:
-    """Logins GitHub would refuse as assignees are refused before anything is written (GitHub's
-    own check: the repository's assignees, then one question per login not on the first page)."""
-    if args.get("assignee_logins"):
+    """Logins GitHub would refuse (assignee_logins) or silently drop (add_assignees) are refused
+    before anything is written (GitHub's own check: the repository's assignees, then one question
+    per login not on the first page)."""
+    names = {p: args[p] for p in ASSIGNING if args.get(p)}  # removing needs no check
+    if names:
         await require_names(
             ctx, catalog=ops.ISSUES_LIST_ASSIGNEES, lookup=ops.ISSUES_CHECK_USER_CAN_BE_ASSIGNED,
-            path=_repo(args), names={"assignee_logins": args["assignee_logins"]},
+            path=_repo(args), names=names,
             code="invalid_field", kind="assignee", key="login", param="assignee",
             absent="cannot be assigned in the repository")
 
 
 def _refuse_before_writing(args: Mapping[str, Any]) -> None:
     """Values GitHub refuses that need no read to know: a title of only whitespace (GitHub trims
-    titles) and a reopening reason for a closed issue."""
+    titles), a reopening reason for a closed issue, a login both added and removed."""
     if "title" in args and not str(args["title"]).strip():
         raise ToolError("invalid_field", "The title is empty once GitHub trims its surrounding "
                         "whitespace; nothing was changed.",
@@ -272,6 +278,10 @@ def _refuse_before_writing(args: Mapping[str, Any]) -> None:
         raise ToolError("invalid_field", "state_reason reopened goes with state open; nothing was "
                         "changed.", details={"field": "state_reason",
                                              "reason": "reopened is not a reason to close"})
+    if {fold(a) for a in args.get("add_assignees", [])} & {fold(a) for a in args.get("remove_assignees", [])}:
+        raise ToolError("invalid_field", "A login is both in add_assignees and in remove_assignees; "
+                        "nothing was changed.", details={"fields": ["add_assignees", "remove_assignees"],
+                                                         "reason": "the same login is added and removed"})
 
 
 def _as_milestone_error(err: ToolError) -> ToolError:
@@ -287,11 +297,12 @@ def _as_milestone_error(err: ToolError) -> ToolError:
 # -- update ---------------------------------------------------------------------------------------
 
 # changed_fields order; a parameter is judged only when passed
-UPDATE_FIELDS = ("title", "body", "state", "state_reason", "assignee_logins", "milestone",
-                 "add_labels", "remove_labels", "locked", "lock_reason")
+UPDATE_FIELDS = ("title", "body", "state", "state_reason", "assignee_logins", "add_assignees",
+                 "remove_assignees", "milestone", "add_labels", "remove_labels", "locked", "lock_reason")
 TEXT_FIELDS = {"title": ("title",), "body": ("body",)}  # what stored_as_sent compares
 WRITES = IssueOps(update=ops.ISSUES_UPDATE, add_labels=ops.ISSUES_ADD_LABELS,
-                  remove_label=ops.ISSUES_REMOVE_LABEL, lock=ops.ISSUES_LOCK, unlock=ops.ISSUES_UNLOCK)
+                  remove_label=ops.ISSUES_REMOVE_LABEL, lock=ops.ISSUES_LOCK, unlock=ops.ISSUES_UNLOCK,
+                  add_assignees=ops.ISSUES_ADD_ASSIGNEES, remove_assignees=ops.ISSUES_REMOVE_ASSIGNEES)
 
 
 @resolves_itself
@@ -299,8 +310,8 @@ async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs, resolve: R
     # One wave of reads: the milestone by title, the label names, and the issue (started last:
     # its version is checked). Any read needing a second request widens the window between the
     # version check and the writes, so the issue is then read again after them.
-    # Every value GitHub could refuse is checked here (labels, milestone, assignees), so a write
-    # wave never meets a refusal beside writes it cannot take back.
+    # Every value GitHub could refuse or silently drop is checked here (labels, milestone,
+    # assignees), so a write wave never meets a refusal beside writes it cannot take back.
     _refuse_before_writing(args)
     wanted = {"add_labels": args.get("add_labels", []), "remove_labels": args.get("remove_labels", [])}
     sent = ctx.requests_sent
@@ -309,7 +320,7 @@ async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs, resolve: R
              lambda: _get_raw_issue(ctx, args)]
     resolved, names, _, _, current = await gather(reads, limit=len(reads))
     one_each = (1 + any(wanted.values()) + (args.get("milestone") is not None)
-                + bool(args.get("assignee_logins")))
+                + any(args.get(p) for p in ASSIGNING))
     if ctx.requests_sent - sent > one_each:
         current = await _get_raw_issue(ctx, args)
     args = cast(GithubUpdateIssueArgs, resolved)
@@ -357,7 +368,9 @@ async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs, resolve: R
 
     try:
         done = await run_steps(waves, dict(current),
-                               views={**ISSUE_VIEWS, **label_views(add, remove)}, targets=targets,
+                               views={**ISSUE_VIEWS, **label_views(add, remove),
+                                      **assignee_views(args.get("add_assignees", []),
+                                                       args.get("remove_assignees", []))}, targets=targets,
                                reread=lambda: _get_raw_issue(ctx, args), names=ROW_FIELD,
                                log=ctx.writes,
                                check=unchanged_meanwhile if "expected_version" in args else None)

@@ -3,6 +3,13 @@
 
 from ghmcp_runtime import Operation
 
+ISSUES_ADD_ASSIGNEES = Operation(
+    operation_id="issues/add-assignees",
+    method="POST",
+    path="/repos/{owner}/{repo}/issues/{issue_number}/assignees",
+    not_found="issue_not_found",
+    success_status=(201,),
+)
 ISSUES_ADD_LABELS = Operation(
     operation_id="issues/add-labels",
     method="POST",
@@ -107,6 +114,13 @@ ISSUES_LOCK = Operation(
     path="/repos/{owner}/{repo}/issues/{issue_number}/lock",
     not_found="issue_not_found",
     success_status=(204,),
+)
+ISSUES_REMOVE_ASSIGNEES = Operation(
+    operation_id="issues/remove-assignees",
+    method="DELETE",
+    path="/repos/{owner}/{repo}/issues/{issue_number}/assignees",
+    not_found="issue_not_found",
+    success_status=(200,),
 )
 ISSUES_REMOVE_LABEL = Operation(
     operation_id="issues/remove-label",

@@ -38,7 +38,7 @@ from ghmcp_runtime.runner import completer, declared, resolving
 
 from . import hooks, operations
 
-FINGERPRINT = "github-issues-mcp@0.1.0+24fa85cfc954"
+FINGERPRINT = "github-issues-mcp@0.1.0+553ad91a857f"
 
 
 def _text(name: str) -> str:
@@ -760,6 +760,8 @@ GITHUB_UPDATE_ISSUES = Batch(
         "state_reason": "{state_reason}",
         "add_labels": "{add_labels}",
         "remove_labels": "{remove_labels}",
+        "add_assignees": "{add_assignees}",
+        "remove_assignees": "{remove_assignees}",
         "milestone": "{milestone}",
     },
     items="issue_numbers",
@@ -1054,6 +1056,16 @@ TOOLS = (
                     reason="lock_reason needs locked true",
                 ),
                 Rule(
+                    kind="not_together",
+                    fields=("assignee_logins", "add_assignees"),
+                    reason="assignee_logins replaces the list; add_assignees changes it",
+                ),
+                Rule(
+                    kind="not_together",
+                    fields=("assignee_logins", "remove_assignees"),
+                    reason="assignee_logins replaces the list; remove_assignees changes it",
+                ),
+                Rule(
                     kind="at_least_one",
                     fields=(
                         "title",
@@ -1063,6 +1075,8 @@ TOOLS = (
                         "add_labels",
                         "remove_labels",
                         "assignee_logins",
+                        "add_assignees",
+                        "remove_assignees",
                         "milestone",
                         "locked",
                     ),
@@ -1076,6 +1090,8 @@ TOOLS = (
             operations.ISSUES_UPDATE,
             operations.ISSUES_ADD_LABELS,
             operations.ISSUES_REMOVE_LABEL,
+            operations.ISSUES_ADD_ASSIGNEES,
+            operations.ISSUES_REMOVE_ASSIGNEES,
             operations.ISSUES_LOCK,
             operations.ISSUES_UNLOCK,
             operations.ISSUES_LIST_LABELS_FOR_REPO,
@@ -1147,7 +1163,15 @@ TOOLS = (
                 ),
                 Rule(
                     kind="at_least_one",
-                    fields=("state", "state_reason", "add_labels", "remove_labels", "milestone"),
+                    fields=(
+                        "state",
+                        "state_reason",
+                        "add_labels",
+                        "remove_labels",
+                        "add_assignees",
+                        "remove_assignees",
+                        "milestone",
+                    ),
                     reason="pass at least one field to change",
                 ),
             ),
@@ -1158,6 +1182,8 @@ TOOLS = (
             operations.ISSUES_UPDATE,
             operations.ISSUES_ADD_LABELS,
             operations.ISSUES_REMOVE_LABEL,
+            operations.ISSUES_ADD_ASSIGNEES,
+            operations.ISSUES_REMOVE_ASSIGNEES,
             operations.ISSUES_LOCK,
             operations.ISSUES_UNLOCK,
             operations.ISSUES_LIST_LABELS_FOR_REPO,

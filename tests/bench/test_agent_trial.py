@@ -19,12 +19,13 @@ from bench.agent_trial import trial  # noqa: E402
 
 def test_every_task_ends_correct_in_few_calls_without_confirmation_reads() -> None:
     report = anyio.run(trial)
-    assert report["checks_passed"] == report["checks_total"] == 20, report["checks"]
+    assert report["checks_passed"] == report["checks_total"] == 22, report["checks"]
     tools = [c["tool"] for c in report["calls"]]
     writes = ("github_create_issue", "github_update_issue", "github_update_issues", "github_add_comment")
     assert not any(a in writes and b == "github_get_issue" for a, b in pairwise(tools)), tools
     # the milestone went by title, and the missing label's repair led straight to creating it
     assert "github_list_labels" not in tools and tools.count("github_search_issues") == 2, tools
     per_task = report["calls_per_task"]
-    assert per_task["tag"] == per_task["close commented"] == 1 and per_task["reopen"] == 2, per_task
-    assert report["calls_per_kind"] == {"single": 9, "triage": 2, "batch": 4}
+    assert per_task["tag"] == per_task["assign"] == per_task["close commented"] == 1, per_task
+    assert per_task["reopen"] == 2, per_task
+    assert report["calls_per_kind"] == {"single": 9, "triage": 2, "batch": 5}

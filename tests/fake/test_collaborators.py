@@ -1,5 +1,6 @@
 """repos/get-collaborator-permission-level: base roles, who may ask, unknown users, private
-repositories. The `fake` fixture fails any test that leaves a contract violation (every response
+repositories; issues/add-assignees and issues/remove-assignees (201/200 with the issue, what
+cannot be applied silently ignored, as GitHub documents). The `fake` fixture fails any test that leaves a contract violation (every response
 here is validated against the pinned spec)."""
 
 from __future__ import annotations
@@ -96,3 +97,48 @@ async def test_every_answer_carries_the_fakes_clock_in_date(gh: httpx.AsyncClien
     shown = parsedate_to_datetime(answer.headers["date"])
     assert abs((fake.state.now() - shown).total_seconds()) <= 1
     assert "date" in missing.headers
+
+
+def assignees_url(number: int) -> str:
+    return f"/repos/{OWNER}/{REPO}/issues/{number}/assignees"
+
+
+def logins(response: httpx.Response) -> list[str]:
+    return [a["login"] for a in response.json()["assignees"]]
+
+
+async def test_adding_assignees_keeps_the_others_and_ignores_who_cannot_be_assigned(
+        fake: FakeGitHub, gh: httpx.AsyncClient, seeded: dict[str, int]) -> None:
+    before = fake.get_issue(OWNER, REPO, seeded["second"]).updated_at
+    added = await gh.post(assignees_url(seeded["second"]), json={"assignees": ["HUBOT", "jane", "nobody"]})
+    again = await gh.post(assignees_url(seeded["second"]), json={"assignees": ["octocat", "hubot"]})
+    assert (added.status_code, logins(added)) == (201, ["hubot"])  # jane is no collaborator
+    assert (again.status_code, logins(again)) == (201, ["hubot", "octocat"])
+    assert fake.get_issue(OWNER, REPO, seeded["second"]).updated_at != before
+
+
+async def test_an_issue_takes_at_most_ten_assignees(fake: FakeGitHub, gh: httpx.AsyncClient,
+                                                    seeded: dict[str, int]) -> None:
+    people = [f"dev{i:02d}" for i in range(11)]
+    for login in people:
+        fake.add_user(login, collaborator_on=[f"{OWNER}/{REPO}"])
+    response = await gh.post(assignees_url(seeded["second"]), json={"assignees": people})
+    assert logins(response) == people[:10]
+
+
+async def test_removing_assignees_ignores_case_and_logins_not_assigned(
+        fake: FakeGitHub, gh: httpx.AsyncClient, seeded: dict[str, int]) -> None:
+    stamp = fake.get_issue(OWNER, REPO, seeded["first"]).updated_at
+    missing = await gh.request("DELETE", assignees_url(seeded["first"]), json={"assignees": ["octocat"]})
+    assert fake.get_issue(OWNER, REPO, seeded["first"]).updated_at == stamp  # nothing changed
+    removed = await gh.request("DELETE", assignees_url(seeded["first"]), json={"assignees": ["HUBOT"]})
+    assert (missing.status_code, logins(missing)) == (200, ["hubot"])
+    assert (removed.status_code, logins(removed)) == (200, [])
+
+
+async def test_without_push_access_assignees_are_silently_ignored(fake: FakeGitHub, seeded: dict[str, int]) -> None:
+    async with fake.client(OUTSIDER) as gh:
+        added = await gh.post(assignees_url(seeded["second"]), json={"assignees": ["hubot"]})
+        removed = await gh.request("DELETE", assignees_url(seeded["first"]), json={"assignees": ["hubot"]})
+    assert (added.status_code, logins(added)) == (201, [])
+    assert (removed.status_code, logins(removed)) == (200, ["hubot"])

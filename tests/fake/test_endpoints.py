@@ -62,6 +62,8 @@ async def test_every_operation_happy_path(fake: FakeGitHub, gh: httpx.AsyncClien
         ("DELETE", f"{R}/issues/{n}/dependencies/blocked_by/{ids[0]}", None, 200),
         ("GET", f"{R}/assignees", None, 200),
         ("GET", f"{R}/assignees/hubot", None, 204),
+        ("POST", f"{R}/issues/{n}/assignees", {"assignees": ["octocat"]}, 201),
+        ("DELETE", f"{R}/issues/{n}/assignees", {"assignees": ["octocat"]}, 200),
     ]
     for method, url, payload, status in calls:
         if method == "GET":

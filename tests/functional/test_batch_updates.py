@@ -54,6 +54,29 @@ async def test_dry_run_reads_checks_and_writes_nothing(fake: FakeGitHub, five: l
     assert data["summary"] == {"changed": 3, "unchanged": 0, "error": 1}
 
 
+async def test_assignees_are_added_and_removed_per_item_and_a_dry_run_plans_it(
+        fake: FakeGitHub, five: list[int]) -> None:
+    fake.add_user("mona", collaborator_on=[f"{OWNER}/{REPO}"])
+    fake.get_issue(OWNER, REPO, five[0]).assignees[:] = ["hubot"]
+    fake.get_issue(OWNER, REPO, five[1]).assignees[:] = ["mona"]
+    change = {**REPO_ARGS, "issue_numbers": five[:3], "add_assignees": ["mona"], "remove_assignees": ["hubot"]}
+    async with Opened(in_memory_server(fake)) as s:
+        mark = len(fake.requests)
+        planned = await s.ok("github_update_issues", {**change, "dry_run": True})
+        assert writes(fake, mark) == []
+        done = await s.ok("github_update_issues", change)
+        mark = len(fake.requests)
+        refused = await s.ok("github_update_issues", {**change, "add_assignees": ["nobody-here"]})
+        assert writes(fake, mark) == []
+    expected = [(five[0], "changed", ["assignees"]), (five[1], "unchanged", []), (five[2], "changed", ["assignees"])]
+    for data in (planned, done):
+        assert [(r["issue_number"], r["outcome"], r.get("changed_fields", [])) for r in data["items"]] == expected
+    assert [fake.get_issue(OWNER, REPO, n).assignees for n in five[:3]] == [["mona"]] * 3
+    assert refused["summary"] == {"changed": 0, "unchanged": 0, "error": 3}
+    assert {(r["error"]["code"], r["error"]["details"]["field"]) for r in refused["items"]} == {
+        ("invalid_field", "add_assignees")}
+
+
 async def test_one_failing_item_does_not_stop_the_others(fake: FakeGitHub, five: list[int]) -> None:
     fake.get_issue(OWNER, REPO, five[1]).locked = True
     fake.faults.add(f"PATCH /repos/{OWNER}/{REPO}/issues/{five[1]}$", "status", status=403,

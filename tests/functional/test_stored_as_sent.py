@@ -25,8 +25,8 @@ async def test_create_issue_says_github_kept_the_text_even_when_the_row_hides_pa
         kept = await s.ok("github_create_issue", {**REPO_ARGS, "title": "Crash <!-- form -->", "body": FORM})
         trimmed = await s.ok("github_create_issue", {**REPO_ARGS, "title": "  Crash on start\n", "body": FORM})
     assert kept["stored_as_sent"] is True and "altered_fields" not in kept
-    # shown cleaned: the title's comment and the body's (the answer carries no body) are counted
-    assert kept["issue"]["title"] == "Crash " and kept["issue"]["hidden_removed"] == 2
+    # shown cleaned; hidden_removed counts the title's comment only: the answer carries no body
+    assert kept["issue"]["title"] == "Crash " and kept["issue"]["hidden_removed"] == 1
     stored = fake.get_issue(OWNER, REPO, kept["issue"]["issue_number"])
     assert (stored.title, stored.body) == ("Crash <!-- form -->", FORM)  # GitHub holds it as sent
     assert trimmed["stored_as_sent"] is False and trimmed["altered_fields"] == ["title"]
@@ -44,9 +44,10 @@ async def test_update_comment_and_label_writes_report_it_too(fake: FakeGitHub, s
         label = await s.ok("github_create_label", {**REPO_ARGS, "name": " needs-repro", "description": "x "})
         renamed = await s.ok("github_update_label", {**REPO_ARGS, "name": "wontfix", "new_name": "won't fix"})
     assert exact["stored_as_sent"] is True and exact["changed_fields"] == ["body"]
+    assert exact["issue"]["hidden_removed"] == 0  # the body's marker is not in the answer
     assert padded["stored_as_sent"] is False and padded["altered_fields"] == ["title"]
     assert again["altered_fields"] == ["title"]  # judged on what GitHub holds, however often asked
-    assert comment["stored_as_sent"] is True and comment["comment"]["hidden_removed"] == 1
+    assert comment["stored_as_sent"] is True and comment["comment"]["hidden_removed"] == 0  # no body shown
     assert fake.comments(OWNER, REPO, number)[-1].body == "Same on 1.2\r\n<!-- hidden -->"
     assert label["stored_as_sent"] is False and label["altered_fields"] == ["name"]
     assert renamed["stored_as_sent"] is True

@@ -37,10 +37,16 @@ def operations(fake: FakeGitHub) -> list[str]:
     ({"state": "closed", "add_labels": ["wontfix"]}, 2),
     # labels + issue | PATCH + lock + removal
     ({"title": "Renamed", "remove_labels": ["bug"], "locked": True}, 2),
+    # labels + assignees + issue | label removal + unassign | label add + assign (each final)
+    ({"add_labels": ["wontfix"], "remove_labels": ["triage"], "add_assignees": ["hubot"],
+      "remove_assignees": ["octocat"]}, 3),
+    # assignees + issue | PATCH + assign
+    ({"title": "Renamed", "add_assignees": ["hubot"]}, 2),
 ])
 async def test_an_update_takes_at_most_three_sequential_round_trips(
         fake: FakeGitHub, seeded: dict[str, Any], change: dict[str, Any], expected: int) -> None:
     number = seeded["first"]  # labels bug and triage
+    fake.get_issue(OWNER, REPO, number).assignees.append("octocat")
     fake.latency = LATENCY_S
     fake.timeline.clear()
     async with Client(in_memory_server(fake), cache=None) as client:
@@ -52,6 +58,7 @@ async def test_an_update_takes_at_most_three_sequential_round_trips(
     assert data["version"] == await version_now(fake, number)
     if "add_labels" in change:
         assert sorted(data["issue"]["labels"]) == shown(fake, number)["labels"]
+    assert data["issue"]["assignees"] == shown(fake, number)["assignees"]
 
 
 async def test_one_request_at_a_time_when_the_operator_asks(fake: FakeGitHub, seeded: dict[str, Any]) -> None:

@@ -158,7 +158,7 @@ async def test_t12_an_installed_server_checks_date_times_itself(
     date was pasted into the search query (a repo: term there escaped owner/repo). The runtime
     checks the format itself; nothing reaches GitHub (its URL here answers nothing)."""
     params = StdioServerParameters(command=str(installed.script(server)), cwd=str(installed.home),
-                                   env=_server_env(f"http://127.0.0.1:{free_port()}", GITHUB_TOKEN=TOKEN))
+                                   env=_server_env(server, f"http://127.0.0.1:{free_port()}", TOKEN))
     async with Client(params, cache=None) as client:
         result = await client.call_tool(tool, arguments)
     assert result.is_error and result.structured_content is not None

@@ -113,6 +113,15 @@ def test_untrusted_fields_are_sanitized_and_counted_once_per_source() -> None:
     assert full["login"] == "m\u200ballory"  # not marked untrusted: left alone
 
 
+def test_an_omitted_field_is_neither_shown_nor_counted() -> None:
+    # a write's answer leaves out the body (and its preview): what was cut from it is not counted
+    projector = ShapeProjector({"issue": UNTRUSTED})
+    row = projector.project("issue", HOSTILE, "summary", {}, omit=("preview",))
+    assert "preview" not in row and row["hidden_removed"] == 1 + 3 + 1  # title, labels, milestone
+    assert projector.project("issue", HOSTILE, "full", {}, omit=("preview",))["hidden_removed"] == 6
+    assert projector.fields("issue") == ["title", "labels", "preview", "body", "milestone", "login"]
+
+
 def test_a_clean_row_counts_zero() -> None:
     row = ShapeProjector({"issue": UNTRUSTED}).project("issue", {"title": "ok", "body": "<id>"}, "full", {})
     assert row["hidden_removed"] == 0  # always present, like every field of the row
