@@ -8,17 +8,22 @@ nothing is written unless all of them generate cleanly.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
+from typing import TextIO
 
 from generator import packaging, render
+from generator.baseline import BaselineError
 from generator.diagnostics import Level
-from generator.io import compare, write
+from generator.io import Change, compare, write
+from generator.ir import IRServer
+from generator.lint import BUDGET_RULES
 from generator.overrides import SCHEMA_STORE, schema_text
 from generator.packaging import RUNTIME_PYPROJECT, PackagingError, current_packaging
 from generator.pipeline import Result, generate, load_inputs, override_files
-from generator.render import FileMap, runtime_pyproject
+from generator.render import FileMap, compact_bytes, runtime_pyproject, wire_tool
 from generator.spec import REPO_ROOT, SPEC_DIR, SpecCache, SpecError
 
 OVERRIDES_DIR = REPO_ROOT / "overrides"
@@ -56,22 +61,29 @@ def _print_diagnostics(result: Result) -> None:
         print(f"{errors} error(s), {warnings} warning(s)", file=sys.stderr)
 
 
+def _tool_table(server: IRServer, out: TextIO) -> None:
+    """Bytes per tool and in total against the budgets (the summary; also printed when a budget
+    is exceeded)."""
+    budget, desc_budget = server.tools_budget_bytes, server.description_budget_bytes
+    print(f"{server.name} ({server.package}):", file=out)
+    print(f"{'tool':<28} {'ops':>3} {'bytes':>6} {'~tokens':>7} {'description':>11}  annotations", file=out)
+    wire = [wire_tool(tool) for tool in server.tools]
+    for tool, listed in zip(server.tools, wire, strict=True):
+        size = compact_bytes(listed)
+        desc = f"{len(listed['description'].encode('utf-8'))}/{desc_budget}"
+        kind = "read-only" if tool.annotations.read_only else (
+            "destructive" if tool.annotations.destructive else "mutating")
+        print(f"{tool.name:<28} {len(tool.operations):>3} {size:>6} {size // 4:>7} {desc:>11}  {kind}", file=out)
+    total = compact_bytes({"tools": wire})
+    print(f"{'total tools/list':<28} {len(server.coverage.used):>3} {total:>6} {total // 4:>7} "
+          f"{'':>11}  budget {budget} ({100 * total // budget}%)", file=out)
+    print("~tokens = bytes / 4", file=out)
+
+
 def _summary(result: Result) -> None:
     server = result.server
     assert server is not None
-    print(f"{server.name} ({server.package}):")
-    budget, desc_budget = server.tools_budget_bytes, server.description_budget_bytes
-    print(f"{'tool':<28} {'ops':>3} {'bytes':>6} {'~tokens':>7} {'description':>11}  annotations")
-    for tool in server.tools:
-        size = result.stats[f"tool:{tool.name}"]
-        desc = f"{len(tool.description.encode('utf-8'))}/{desc_budget}"
-        kind = "read-only" if tool.annotations.read_only else (
-            "destructive" if tool.annotations.destructive else "mutating")
-        print(f"{tool.name:<28} {len(tool.operations):>3} {size:>6} {size // 4:>7} {desc:>11}  {kind}")
-    total = result.stats["tools_list_bytes"]
-    print(f"{'total tools/list':<28} {len(server.coverage.used):>3} {total:>6} {total // 4:>7} "
-          f"{'':>11}  budget {budget} ({100 * total // budget}%)")
-    print("~tokens = bytes / 4")
+    _tool_table(server, sys.stdout)
     for note in result.notes:
         print(f"breaking change {note}")
     print(f"operations used {len(server.coverage.used)}, excluded {len(server.coverage.excluded)}; "
@@ -79,13 +91,39 @@ def _summary(result: Result) -> None:
           + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in result.timings.items()))
 
 
+def edited_inputs(files: FileMap, changes: list[Change], out: Path) -> list[str]:
+    """The files a human edits (override file, hooks) whose hash differs from the one the committed
+    MANIFEST.json records: named before the diffs of what they generate."""
+    lines = []
+    for change in changes:
+        if change.kind != "CHANGED" or not change.path.endswith("MANIFEST.json"):
+            continue
+        try:
+            have = json.loads((out / change.path).read_text(encoding="utf-8"))
+        except ValueError:
+            continue
+        want = json.loads(files[change.path])
+        package = change.path.rpartition("/")[0]
+        since = f"since {out.name}/{package + '/' if package else ''} was generated"
+        for key in ("overrides", "hooks"):  # what a human edits
+            if (have.get(key) or {}) != (want.get(key) or {}):
+                lines.append(f"EDITED: {(want.get(key) or have.get(key))['file']} {since}")
+        for key in ("spec", "generator"):
+            was, now = have.get(key) or {}, want.get(key) or {}
+            if was.get("version") != now.get("version"):
+                name = now.get("package") or now.get("name")
+                lines.append(f"INPUT: {key} {name} {was.get('version')} -> {now.get('version')} {since}")
+    return lines
+
+
 def _generate_all(paths: list[Path], args: argparse.Namespace) -> list[Result] | None:
     specs = SpecCache(args.spec_dir or SPEC_DIR)
-    baseline = args.out if args.command == "generate" else None
     results = []
     for path in paths:
-        result = generate(load_inputs(path, specs=specs, baseline_dir=baseline))
+        result = generate(load_inputs(path, specs=specs, baseline_dir=args.out))
         _print_diagnostics(result)
+        if result.server is not None and any(d.rule in BUDGET_RULES for d in result.diagnostics):
+            _tool_table(result.server, sys.stderr)
         results.append(result)
     if any(r.files is None for r in results):
         return None
@@ -120,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     try:
         results = _generate_all(paths, args)
-    except (OSError, SpecError, PackagingError) as exc:
+    except (OSError, SpecError, PackagingError, BaselineError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     render.CACHES.flush()  # generate() only read the format and template caches; write what it computed
@@ -148,9 +186,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"total {(time.perf_counter() - started) * 1000:.0f} ms for {len(results)} server(s)")
         return 0
     changes = compare(files, args.out, scope=scope)
-    for change in changes:
+    for line in edited_inputs(files, changes, args.out):
+        print(line)
+    # what a reviewer reads first; MANIFEST.json only records hashes of the rest
+    for change in sorted(changes, key=lambda c: (c.path.endswith("MANIFEST.json"), c.path)):
         print(f"{change.kind}: {args.out.name}/{change.path}")
-        if change.diff:
+        if change.diff and not change.path.endswith("MANIFEST.json"):
             print(change.diff, end="" if change.diff.endswith("\n") else "\n")
     if (changes or not owned_ok) and args.command == "check":
         print(f"{len(changes)} file(s) in {args.out.name}/ differ from what the generator produces; "

@@ -403,6 +403,8 @@ def _spec_bounds(ctx: Ctx, tool: IRTool) -> None:
 
 # -- budgets ---------------------------------------------------------------------------------
 
+BUDGET_RULES = ("budget-description", "budget-total")  # on failure, generate prints the per-tool table
+
 
 def _description_budget(ctx: Ctx, tool: IRTool) -> None:
     size = len(ctx.wire[tool.name]["description"].encode("utf-8"))
@@ -422,8 +424,9 @@ def _total_budget(ctx: Ctx) -> None:
         ctx.error(ctx.at(("server", "tools_budget_bytes")), "budget-total",
                   f"tools/list is {total:,} bytes ({total // count:,} per tool), over the budget of "
                   f"{budget:,} ({budget // count:,} per tool)",
-                  "shorten descriptions, parameter wording or output fields (`make generate` prints "
-                  "the bytes per tool), or raise server.tools_budget_bytes deliberately")
+                  "shorten descriptions, parameter wording or output fields (the bytes per tool follow "
+                  "the diagnostics), or raise server.tools_budget_bytes deliberately "
+                  "(docs/overrides.md#server)")
 
 
 # -- composability ---------------------------------------------------------------------------

@@ -527,11 +527,29 @@ class OverrideFile(Strict):
 
 
 _HINTS = {
-    "extra_forbidden": "remove the key or fix its spelling; the override schema is in generator/overrides.py",
+    "extra_forbidden": "remove the key or fix its spelling",
     "missing": "add the required key",
     "string_pattern_mismatch": "use the documented form (snake_case names, lower-case packages)",
     "literal_error": "use one of the allowed values",
 }
+DOCS = "docs/overrides.md"
+# where docs/overrides.md describes a key: by top-level key, and for tools by the tool's key
+_SECTIONS = {"server": "server", "tools": "tools", "parameters": "parameters", "shapes": "shapes",
+             "error_codes": "error-codes", "on_error": "steps", "toolsets": "toolsets",
+             **dict.fromkeys(("spec_patches", "coverage", "breaking_changes", "resources",
+                              "resource_templates"), "resources-coverage-patches-breaking-changes")}
+_TOOL_SECTIONS = {"params": "parameters", "rules": "rules", "steps": "steps", "on_error": "steps",
+                  "outputs": "outputs"}
+
+
+def docs_section(loc: tuple[Any, ...]) -> str:
+    """`docs/overrides.md#<section>` for the key at `loc`."""
+    section = _SECTIONS.get(str(loc[0]), "a-complete-file") if loc else "a-complete-file"
+    if loc[:1] == ("tools",) and len(loc) > 2:
+        section = _TOOL_SECTIONS.get(str(loc[2]), section)
+    if loc[:2] == ("server", "forge"):
+        section = "forge-profiles"
+    return f"{DOCS}#{section}"
 
 
 def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
@@ -630,7 +648,7 @@ def parse_overrides(text: str, file: str) -> tuple[OverrideFile, Located]:
             where = located.where(loc)
             dotted = ".".join(str(p) for p in loc) or "<root>"
             kind = err["type"]
-            hint = _HINTS.get(kind, "see generator/overrides.py")
+            hint = f"{_HINTS[kind]}; see {docs_section(loc)}" if kind in _HINTS else f"see {docs_section(loc)}"
             if kind == "extra_forbidden":
                 message = f"unknown key {loc[-1]!r} at {dotted}"
                 guess = closest(str(loc[-1]), _allowed_keys(loc[:-1]))

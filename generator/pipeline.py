@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from generator import NAME, __version__
+from generator.baseline import read_baseline
 from generator.breaking import check_breaking, publish_renames
 from generator.build import Builder
 from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
@@ -32,6 +33,7 @@ class Inputs:
     overrides_text: str
     sources: Mapping[str, str]  # other files beside the override file, by repository-relative path
     # committed output (`<package>/tools.json`, `MANIFEST.json`), for the breaking-change check
+    # (generator/baseline.py)
     baseline: Mapping[str, str] = field(default_factory=dict)
     load_seconds: float = 0.0  # reading and verifying the inputs, reported as the "load" stage
     # the runtime distribution and the pinned requirements (the repository's, whatever the root)
@@ -72,11 +74,6 @@ def load_inputs(overrides: Path, root: Path = REPO_ROOT, spec_dir: Path | None =
 def override_files(directory: Path) -> list[Path]:
     """Every server's override file: `*.yaml` in the overrides directory, in name order."""
     return sorted(directory.glob("*.yaml"))
-
-
-def read_baseline(out: Path) -> dict[str, str]:
-    paths = [*sorted(out.glob("*/tools.json")), *sorted(out.glob("*/MANIFEST.json"))]
-    return {p.relative_to(out).as_posix(): p.read_text(encoding="utf-8") for p in paths if p.is_file()}
 
 
 def _display(path: Path, root: Path) -> str:
@@ -185,6 +182,8 @@ def manifest(inputs: Inputs, server: IRServer, hooks_display: str | None, hooks_
 
     data: dict[str, Any] = {
         "black": package_version("black"),
+        "budgets": {"description_bytes": server.description_budget_bytes,
+                    "tools_list_bytes": server.tools_budget_bytes},  # for `generator review`
         "error_codes": {t.name: list(t.error_codes) for t in server.tools},  # breaking-change baseline
         "fingerprint": fingerprint(server, {"tools": [wire_tool(t) for t in server.tools]}),
         "generator": {"name": NAME, "version": __version__},

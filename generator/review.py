@@ -1,72 +1,40 @@
-"""`python -m generator review --base REF`: what a change does to the published tool surfaces.
+"""`python -m generator review [--base REF]`: what a change does to the published tool surfaces.
 
-Compares the review artifacts committed at REF (`generated/*/tools.json`, `generated/*/errors.json`,
-`generated/*/MANIFEST.json`) with the working tree, checks breaking changes against the declarations
-in the working tree's `overrides/*.yaml`, lints those override files, and prints Markdown. Exit 0,
-1 when a breaking change is undeclared, 2 when the inputs cannot be read.
+Compares the review artifacts (`generated/*/tools.json`, `errors.json`, `MANIFEST.json`) committed
+at the merge base of HEAD and REF (default: `$GENERATOR_BASE`, else HEAD; generator/baseline.py)
+with the working tree, checks breaking changes against the declarations in the working tree's
+`overrides/*.yaml`, lints those override files, and prints Markdown. Exit 0; 1 when generated/ is
+stale for an override or hook file (the report's first line says so) or a breaking change is
+undeclared; 2 when the inputs cannot be read.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from collections.abc import Mapping
-from pathlib import Path, PurePosixPath
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from generator.baseline import BaselineError, base_ref, committed, on_disk
 from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
 from generator.overrides import parse_overrides
-from generator.pipeline import generate, load_inputs, override_files
-from generator.review_report import Contract, Side, Surface, review
-from generator.spec import SpecError, load_pinned_spec
+from generator.pipeline import Inputs, generate, load_inputs, override_files, sha256_text
+from generator.review_report import Contract, Side, Surface, code, review
+from generator.spec import SpecCache, SpecError
 
 OUT = "generated"
-ARTIFACTS = ("tools.json", "errors.json", "MANIFEST.json")
 
 
 class ReviewError(Exception):
     pass
 
 
-def _wanted(path: str) -> bool:
-    """`<package>/{tools,errors,MANIFEST}.json`, or the single-server layout's `MANIFEST.json`."""
-    parts = PurePosixPath(path).parts
-    return parts == ("MANIFEST.json",) or (len(parts) == 2 and parts[1] in ARTIFACTS)
-
-
-def _git(root: Path, *args: str) -> str:
-    try:
-        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, check=False)
-    except OSError as exc:
-        raise ReviewError(f"git is not available: {exc}") from None
-    if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip()
-        raise ReviewError(f"`git {' '.join(args)}` failed: {message}")
-    return done.stdout.decode("utf-8")
-
-
 def read_ref(root: Path, ref: str) -> dict[str, str]:
-    """The review artifacts committed at `ref`, by path relative to generated/."""
-    try:
-        commit = _git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}").strip()
-    except ReviewError:
-        raise ReviewError(f"{ref!r} names no commit in {root} (in a shallow clone, fetch the base "
-                          "first)") from None
-    names = _git(root, "ls-tree", "-r", "-z", "--name-only", commit, "--", OUT).split("\0")
-    files = {}
-    for name in names:
-        relative = name.removeprefix(f"{OUT}/")
-        if name.startswith(f"{OUT}/") and _wanted(relative):
-            files[relative] = _git(root, "show", f"{commit}:./{name}")
-    return files
-
-
-def read_worktree(root: Path) -> dict[str, str]:
-    out = root / OUT
-    paths = [out / "MANIFEST.json", *(p for name in ARTIFACTS for p in out.glob(f"*/{name}"))]
-    return {p.relative_to(out).as_posix(): p.read_text(encoding="utf-8") for p in sorted(paths)
-            if p.is_file()}
+    """The review artifacts committed at the merge base of HEAD and `ref`, by path relative to
+    generated/."""
+    return committed(root, OUT, ref)
 
 
 def _json(files: Mapping[str, str], path: str, where: str) -> Any:
@@ -96,7 +64,7 @@ def _surface(files: Mapping[str, str], package: str, where: str) -> Surface:
     try:
         tools = {t["name"]: t for t in _json(files, path, where)["tools"]}
         if f"{package}/errors.json" not in files:
-            return Surface(tools, None)
+            return Surface(tools, None, _budget(files, package))
         path = f"{package}/errors.json"
         codes: dict[str, list[str]] = {name: [] for name in tools}
         for entry in _json(files, path, where)["codes"]:
@@ -105,7 +73,12 @@ def _surface(files: Mapping[str, str], package: str, where: str) -> Surface:
     except (KeyError, TypeError) as exc:
         raise ReviewError(f"{OUT}/{path} ({where}) is not shaped like generator output: "
                           f"{type(exc).__name__} {exc}") from None
-    return Surface(tools, {tool: tuple(sorted(found)) for tool, found in codes.items()})
+    return Surface(tools, {tool: tuple(sorted(found)) for tool, found in codes.items()}, _budget(files, package))
+
+
+def _budget(files: Mapping[str, str], package: str) -> int | None:
+    budget = (_manifest(files, package) or {}).get("budgets", {}).get("tools_list_bytes")
+    return budget if isinstance(budget, int) else None
 
 
 def read_side(files: Mapping[str, str], where: str) -> Side:
@@ -114,43 +87,86 @@ def read_side(files: Mapping[str, str], where: str) -> Side:
     return Side({p: _surface(files, p, where) for p in packages}, tuple(sorted(specs)))
 
 
-def read_overrides(root: Path) -> tuple[dict[str, Contract], list[Diagnostic], int]:
-    """Per package, what the working tree's override file declares; every lint finding."""
-    contracts: dict[str, Contract] = {}
-    findings: list[Diagnostic] = []
-    files = override_files(root / "overrides")
+@dataclass(slots=True)
+class Head:
+    """What the working tree's override files say: declarations per package, lint findings, and
+    where generated/ was not regenerated after an override (or hook) file changed."""
+
+    contracts: dict[str, Contract] = field(default_factory=dict)
+    findings: list[Diagnostic] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
+    files: int = 0
+
+
+def _manifest(disk: Mapping[str, str], package: str) -> dict[str, Any] | None:
     try:
-        spec = load_pinned_spec(root / "spec") if files else None
-    except (OSError, SpecError) as exc:
-        return contracts, [Diagnostic(Level.ERROR, Where("spec"), f"cannot load: {exc}")], len(files)
+        data = json.loads(disk[f"{package}/MANIFEST.json"])
+    except (KeyError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _staleness(inputs: Inputs, package: str, disk: Mapping[str, str]) -> list[str]:
+    """Compared with the hashes MANIFEST.json records (a hand-made MANIFEST without them says
+    nothing); generator, template or spec changes are `make check`'s to find."""
+    manifest = _manifest(disk, package)
+    if manifest is None:
+        return [f"{code(inputs.overrides_display)} has no {code(f'{OUT}/{package}/MANIFEST.json')}"]
+    stale = []
+    recorded = manifest.get("overrides", {})
+    if "sha256" in recorded and recorded["sha256"] != sha256_text(inputs.overrides_text):
+        stale.append(f"{code(inputs.overrides_display)} changed after {code(f'{OUT}/{package}/')} was generated")
+    hooks = manifest.get("hooks", {})
+    if "sha256" in hooks and hooks["sha256"] != sha256_text(inputs.sources.get(hooks.get("file"), "")):
+        stale.append(f"{code(str(hooks.get('file')))} changed after {code(f'{OUT}/{package}/')} was generated")
+    return stale
+
+
+def read_overrides(root: Path, disk: Mapping[str, str]) -> Head:
+    """The working tree's override files against `disk` (the working tree's generated/)."""
+    head = Head()
+    files = override_files(root / "overrides")
+    head.files = len(files)
+    specs = SpecCache(root / "spec")
+    generated: set[str] = set()
     for path in files:
         display = path.relative_to(root).as_posix()
         try:
-            inputs = load_inputs(path, root=root, spec=spec)
-        except OSError as exc:
-            findings.append(Diagnostic(Level.ERROR, Where(display), f"cannot load: {exc}"))
+            inputs = load_inputs(path, root=root, specs=specs)
+        except (OSError, SpecError) as exc:
+            head.findings.append(Diagnostic(Level.ERROR, Where(display), f"cannot load: {exc}"))
             continue
-        findings.extend(generate(inputs).diagnostics)
+        head.findings.extend(generate(inputs).diagnostics)
         try:
             overrides, _ = parse_overrides(inputs.overrides_text, display)
         except DiagnosticError:
             continue  # its problems are already among the findings
+        package = overrides.server.package
+        generated.add(package)
+        head.stale += _staleness(inputs, package, disk)
         renames = {t.renamed_from: t.name for t in overrides.tools if t.renamed_from}
-        contracts[overrides.server.package] = Contract(display, tuple(overrides.breaking_changes), renames)
-    return contracts, findings, len(files)
+        head.contracts[package] = Contract(display, tuple(overrides.breaking_changes), renames)
+    for package in sorted({n.partition("/")[0] for n in disk if n.endswith("/MANIFEST.json")} - generated):
+        recorded = (_manifest(disk, package) or {}).get("overrides", {})
+        if "file" in recorded and not (root / recorded["file"]).is_file():
+            head.stale.append(f"{code(recorded['file'])} is gone but {code(f'{OUT}/{package}/')} is not")
+    return head
 
 
 def main(root: Path, base: str | None) -> int:
-    if not base:
-        print("error: review needs --base <git ref>, e.g. --base origin/main", file=sys.stderr)
-        return 2
+    base = base or base_ref()
     try:
+        disk = on_disk(root / OUT)
         before = read_side(read_ref(root, base), base)
-        after = read_side(read_worktree(root), "working tree")
-    except ReviewError as exc:
+        after = read_side(disk, "working tree")
+    except (BaselineError, ReviewError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    contracts, findings, count = read_overrides(root)
-    report, undeclared = review(before, after, contracts, findings, base, count)
+    head = read_overrides(root, disk)
+    report, undeclared = review(before, after, head.contracts, head.findings, base, head.files, head.stale)
     sys.stdout.write(report)
+    if head.stale:
+        print(f"error: {OUT}/ is stale: run `make generate` and commit it (the review shows what "
+              f"{OUT}/ holds, not what the override files say)", file=sys.stderr)
+        return 1
     return 1 if undeclared else 0

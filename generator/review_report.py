@@ -42,6 +42,7 @@ class Surface:
 
     tools: Mapping[str, Wire]
     codes: Mapping[str, tuple[str, ...]] | None  # None when errors.json is missing
+    budget: int | None = None  # server.tools_budget_bytes, from MANIFEST.json
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,8 +141,7 @@ def _schema(old: Wire, new: Wire, scope: str, path: str) -> Iterator[Delta]:
                 if name not in props_new:
                     yield Delta("property", sub, f"removed (was {show_types(schema_types(props_old[name]))})")
                 elif name not in props_old:
-                    required = ", required" if name in req_new else ""
-                    yield Delta("property", sub, f"added ({show_types(schema_types(props_new[name]))}{required})")
+                    yield Delta("property", sub, added_property(props_new[name], name in req_new))
                 else:
                     yield from _schema(props_old[name], props_new[name], scope, join_path(path, name))
         elif key == "required":
@@ -166,6 +166,21 @@ def _schema(old: Wire, new: Wire, scope: str, path: str) -> Iterator[Delta]:
             yield Delta("title", here, f"{title(a)} → {title(b)}")
         else:
             yield Delta("other", here, f"{code(key)} {value(a)} → {value(b)}")
+
+
+LIMITS = ("enum", "default", "const", *BOUNDS)
+
+
+def added_property(schema: Wire, required: bool) -> str:
+    """`added (string, required; maxLength 256): the description`: what a reviewer weighs."""
+    facts = [show_types(schema_types(schema)), *(["required"] if required else [])]
+    limits = [f"{code(key)} {value(schema[key])}" for key in LIMITS if key in schema]
+    items = schema.get("items")
+    if isinstance(items, dict):
+        limits += [f"items {code(key)} {value(items[key])}" for key in LIMITS if key in items]
+    text = f"added ({', '.join(facts)}{'; ' + ', '.join(limits) if limits else ''})"
+    description = " ".join(_text(schema.get("description")).split())
+    return f"{text}: {description}" if description else text
 
 
 def _text(item: Any) -> str:
@@ -305,11 +320,24 @@ def _breaking(changes: Sequence[Change], contract: Contract | None) -> tuple[lis
 
 
 def _inert(changes: Sequence[Change], contract: Contract | None) -> list[str]:
+    """Declarations no change of this diff needs, once and collapsed: they are history."""
     if contract is None:
         return []
     used = {id(declaration_for(c, contract.declarations)) for c in changes}
-    return [f"- {d.kind} · {code(d.tool)}" + (f" {code(d.field)}" if d.field else "")
-            for d in contract.declarations if id(d) not in used and d.kind != "changed-meaning"]
+    inert = [f"- {d.kind} · {code(d.tool)}" + (f" {code(d.field)}" if d.field else "")
+             for d in contract.declarations if id(d) not in used and d.kind != "changed-meaning"]
+    if not inert:
+        return []
+    return [f"<details><summary>{len(inert)} declared breaking change(s) in "
+            f"{contract.overrides_file} not in this change (inert; remove when convenient)</summary>",
+            "", *inert, "", "</details>", ""]
+
+
+def _budget(base: Surface | None, head: Surface | None) -> list[str]:
+    a, b = (s.budget if s else None for s in (base, head))
+    if a is None or b is None or a == b:
+        return []
+    return [f"`server.tools_budget_bytes` {before_after(a, b)}", ""]
 
 
 def _meanings(contract: Contract | None) -> list[str]:
@@ -342,6 +370,7 @@ def review_server(package: str, base: Surface | None, head: Surface | None,
         lines += ["New server.", ""]
     if head is None:
         lines += ["Server removed (no `tools.json` in the working tree).", ""]
+    lines += _budget(base, head)
     if not (added or removed or changed):
         lines += ["No change to the tool surface.", ""]
         return ServerReview(package, lines, counts, sizes, undeclared)
@@ -358,9 +387,7 @@ def review_server(package: str, base: Surface | None, head: Surface | None,
     meanings = _meanings(contract)
     if meanings:
         lines += ["#### Changed meanings (published in the capability summary)", "", *meanings, ""]
-    inert = _inert(changes, contract)
-    if inert:
-        lines += ["#### Declared but not in this change (inert; remove when convenient)", "", *inert, ""]
+    lines += _inert(changes, contract)
     for a in sorted(changed, key=lambda n: renames.get(n, n)):
         b = renames.get(a, a)
         heading = f"#### {code(b)} (renamed from {code(a)})" if a != b else f"#### {code(b)} (changed)"
@@ -376,13 +403,19 @@ def review_server(package: str, base: Surface | None, head: Surface | None,
 
 
 def review(base: Side, head: Side, contracts: Mapping[str, Contract], findings: Sequence[Diagnostic],
-           base_label: str, overrides_files: int) -> tuple[str, int]:
-    """The Markdown report and the number of undeclared breaking changes."""
+           base_label: str, overrides_files: int, stale: Sequence[str] = ()) -> tuple[str, int]:
+    """The Markdown report and the number of undeclared breaking changes; `stale` (where generated/
+    was not regenerated) comes first."""
     packages = sorted(base.surfaces.keys() | head.surfaces.keys())
     servers = [review_server(p, base.surfaces.get(p), head.surfaces.get(p), contracts.get(p))
                for p in packages]
     undeclared = sum(s.undeclared for s in servers)
-    lines = ["## Tool surface review", "",
+    lines = []
+    if stale:
+        lines += ["**Stale: `generated/` was not regenerated after an override change; run `make generate` "
+                  "and commit it. This review shows what `generated/` holds, not what the override "
+                  "files say.**", "", *(f"- {line}" for line in stale), ""]
+    lines += ["## Tool surface review", "",
              f"Base {code(base_label)} → working tree; {len(servers)} server(s)."]
     if base.spec != head.spec:
         lines.append(f"Spec moved: {', '.join(map(code, base.spec)) or 'none'} → "

@@ -38,6 +38,7 @@ from ghmcp_runtime.confirm import FORM, QUESTION, InputRequired, accepted
 from ghmcp_runtime.context import CursorCodec, Idempotency, ToolContext, Upstream
 from ghmcp_runtime.cursors import HmacCursorCodec
 from ghmcp_runtime.discovery import LIST_TTL_MS, SurfaceDiscovery, cache_scope, fingerprint_line
+from ghmcp_runtime.environment import help_epilog
 from ghmcp_runtime.errors import INTERNAL_MESSAGE, ToolError
 from ghmcp_runtime.exposure import (
     ExposureError,
@@ -588,8 +589,12 @@ async def serve_stdio(server: Server[Any]) -> None:
 
 
 def _parser(spec: ServerSpec) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=spec.name, description=spec.title)
-    p.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    p = argparse.ArgumentParser(prog=spec.name, description=spec.title, epilog=help_epilog(spec.forge),
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
+                   help="stdio (default): one client speaks on stdin/stdout, acting with "
+                        f"{spec.forge.token_env}; http: streamable HTTP at http://HOST:PORT/mcp, each "
+                        "caller sends its own token")
     p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000)")
     p.add_argument("--allowed-host", action="append", default=[], metavar="HOST[:PORT|:*]",
@@ -672,10 +677,14 @@ def run(spec: ServerSpec, argv: Sequence[str] | None = None) -> None:
         server = build_server(spec, settings, idempotency=IdempotencyRunner(store))
     except ExposureError as exc:
         parser.error(str(exc))
+    started = {"server": spec.name, "version": spec.version, "transport": args.transport}
     if args.transport == "stdio":
+        log_event("server_started", **started)
         anyio.run(serve_stdio, server)
         return
     import uvicorn  # only the HTTP transport needs it
+
+    log_event("server_started", **started, url=_endpoint_url(args.host, args.port))
 
     app = http_app(spec, settings, host=args.host, port=args.port,
                    allowed_hosts=args.allowed_host, allowed_origins=args.allowed_origin,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -159,6 +160,20 @@ async def test_arguments_are_validated_before_any_upstream_call(
     assert fake.requests == []
 
 
+def tampered_cursors(cursor: str) -> list[str]:
+    """The cursor with its MAC's first character changed (all six bits count, unlike the last
+    character's, whose low bits are padding), and with its payload's state changed under the
+    original MAC: each differs from the cursor whatever it holds."""
+    payload, mac = cursor.split(".")
+    flipped = ("B" if mac[0] == "A" else "A") + mac[1:]
+    body = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    body["s"] = {**body["s"], "forged": True}
+    edited = base64.urlsafe_b64encode(json.dumps(body).encode()).rstrip(b"=").decode()
+    forged = [f"{payload}.{flipped}", f"{edited}.{mac}"]
+    assert cursor not in forged
+    return forged
+
+
 async def test_tampered_and_expired_cursors(fake: FakeGitHub, seeded: dict[str, Any]) -> None:
     now = [1_000_000.0]
     codec = HmacCursorCodec(b"k" * 32, clock=lambda: now[0])
@@ -166,8 +181,9 @@ async def test_tampered_and_expired_cursors(fake: FakeGitHub, seeded: dict[str, 
     args = {**REPO_ARGS, "issue_number": seeded["first"]}
     first = await call(server, "github_get_issue", args)
     cursor = first["comments_next_cursor"]
-    tampered = await call(server, "github_get_issue", {**args, "comments_cursor": cursor[:-2] + "AA"})
-    assert tampered["code"] == "invalid_field" and tampered["details"]["field"] == "comments_cursor"
+    for forged in tampered_cursors(cursor):
+        tampered = await call(server, "github_get_issue", {**args, "comments_cursor": forged})
+        assert tampered["code"] == "invalid_field" and tampered["details"]["field"] == "comments_cursor"
     other_query = await call(server, "github_get_issue",
                              {**args, "issue_number": 2, "comments_cursor": cursor})
     assert other_query["code"] == "invalid_field"

@@ -105,7 +105,10 @@ def _mistakes() -> list[Mistake]:
     add("unknown-key-typo",
         lambda: replace(t, "description: Exact label name, any case; returns only it.",
                         "descriptoin: Exact label name, any case; returns only it.", labels),
-        r"unknown key 'descriptoin'")
+        r"unknown key 'descriptoin'", hint=r"did you mean 'description'\? .*see docs/overrides\.md#parameters")
+    add("unknown-tool-key",
+        lambda: replace(t, "title: List a repository's labels", "titel: List a repository's labels", labels),
+        r"unknown key 'titel'", hint=r"see docs/overrides\.md#tools$")
     add("unknown-operation-id",
         lambda: replace(t, "call: issues/list-labels-for-repo", "call: issues/list-label-for-repo", labels),
         r"unknown operationId 'issues/list-label-for-repo'", hint=r"did you mean 'issues/list-labels-for-repo'")

@@ -150,3 +150,22 @@ def test_generate_repairs_a_tampered_copy_and_only_touches_what_differs(tmp_path
     assert existing_files(out) == existing_files(GENERATED)
     assert not (out / extra).exists() and (out / missing).exists() and (out / changed).exists()
     assert untouched.stat().st_mtime_ns == stamp  # only changed bytes are written
+
+
+def test_check_names_the_edited_override_file_first_and_the_manifest_last(tmp_path: Path) -> None:
+    """An override file edited without `make generate`: check's output starts with that file (what
+    a human edits), then the diffs of what it generates; MANIFEST.json (hashes) comes last, named
+    without its diff."""
+    out = _copy(tmp_path, "edited")
+    overrides = tmp_path / "overrides" / "github_milestones.yaml"
+    overrides.parent.mkdir()
+    text = (OVERRIDES.parent / "github_milestones.yaml").read_text(encoding="utf-8")
+    overrides.write_text(text.replace("Scope: the milestones", "Scope: all milestones", 1), encoding="utf-8")
+    proc = cli(["check", "--overrides", str(overrides), "--out", str(out)], cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == f"EDITED: {overrides} since generated/github_milestones_mcp/ was generated"
+    named = [ln.split(": ", 1)[1] for ln in lines if ln.startswith("CHANGED: ")]
+    assert named[-1] == "generated/github_milestones_mcp/MANIFEST.json"
+    assert "generated/github_milestones_mcp/summary.md" in named[:-1]
+    assert "+Scope: all milestones" in proc.stdout and "sha256" not in proc.stdout

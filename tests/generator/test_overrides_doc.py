@@ -82,3 +82,14 @@ def test_the_settle_example_is_the_shipped_rename_declaration() -> None:
         assert step.id is not None
         assert (step.call, step.path, step.compare, step.settle) == (
             by_id[step.id].call, by_id[step.id].path, by_id[step.id].compare, by_id[step.id].settle)
+
+
+def test_the_built_in_codes_table_is_the_catalog() -> None:
+    """Every built-in code's default wording and repair, as docs/overrides.md shows them."""
+    from generator.catalog import builtin_codes
+    from ghmcp_runtime.forges import GITHUB
+
+    text = DOC.read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\w+)` \| (yes|no) \| (.+) \| (.+) \|$", text, re.MULTILINE)
+    shown = {code: (temporary == "yes", description, repair) for code, temporary, description, repair in rows}
+    assert shown == {code: (d.temporary, d.description, d.repair) for code, d in builtin_codes(GITHUB).items()}

@@ -5,10 +5,14 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
+import re
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from lint_support import (
     HERE,
@@ -22,6 +26,7 @@ from lint_support import (
 )
 
 from generator.__main__ import main
+from generator.baseline import BASE_ENV
 from generator.breaking import Change, diff_surfaces
 from generator.io import write
 from generator.pipeline import generate, load_inputs, read_baseline
@@ -226,3 +231,91 @@ def test_removing_a_parameter_from_the_shipped_overrides_is_refused() -> None:
                                    read_baseline(REPO_ROOT / "generated")))
     assert result.files is None
     assert "github_search_issues: removed-property creator_login (was string)" in report(result)
+
+
+def _git(repo: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+                          env=env).stdout
+
+
+def _committed_repo(tmp_path: Path) -> tuple[Path, list[str]]:
+    """A git repository with the fixture's override file and its generated/ committed."""
+    repo = tmp_path / "repo"
+    shutil.copytree(OVERRIDES.parent, repo / "overrides")
+    overrides = repo / "overrides" / "acme.yaml"
+    _git(repo, "init", "-q", "-b", "main")
+    args = ["--overrides", str(overrides), "--spec-dir", str(SPEC_DIR), "--out", str(repo / "generated")]
+    assert _cli(["generate", *args])[0] == 0
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "base")
+    return repo, args
+
+
+def _unapply(path: Path, edits: list[dict[str, str]]) -> None:
+    _apply(path, [{"old": e["new"], "new": e["old"]} for e in edits])
+
+
+def test_declare_then_undeclare_a_breaking_change_fails_check(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The baseline is the committed tools.json (HEAD), not the one `make generate` just wrote: a
+    declaration removed after generating does not make the break acceptable."""
+    monkeypatch.delenv(BASE_ENV, raising=False)
+    repo, args = _committed_repo(tmp_path)
+    overrides = repo / "overrides" / "acme.yaml"
+    _apply(overrides, [*BREAKING_EDITS, DECLARATIONS])
+    assert _cli(["generate", *args])[0] == 0
+    assert _cli(["check", *args])[0] == 0
+    _unapply(overrides, [DECLARATIONS])
+    written = _git(repo, "diff", "--", "generated")
+    for command in ("check", "generate"):
+        code, _, err = _cli([command, *args])
+        assert code == 2, command
+        assert "3 undeclared breaking change(s) against the committed acme_issues_mcp/tools.json" in err
+    assert _git(repo, "diff", "--", "generated") == written  # generate wrote nothing
+
+
+def test_in_a_pull_request_the_baseline_is_the_merge_base(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Committing a declared break and then dropping the declaration passes against HEAD, but not
+    against the base branch the workflow names in $GENERATOR_BASE."""
+    monkeypatch.delenv(BASE_ENV, raising=False)
+    repo, args = _committed_repo(tmp_path)
+    overrides = repo / "overrides" / "acme.yaml"
+    _git(repo, "checkout", "-q", "-b", "change")
+    _apply(overrides, [*BREAKING_EDITS, DECLARATIONS])
+    assert _cli(["generate", *args])[0] == 0
+    _git(repo, "commit", "-q", "-am", "declared break")
+    _unapply(overrides, [DECLARATIONS])
+    assert _cli(["generate", *args])[0] == 0
+    _git(repo, "commit", "-q", "-am", "drop the declaration")
+    assert _cli(["check", *args])[0] == 0
+    monkeypatch.setenv(BASE_ENV, "main")
+    code, _, err = _cli(["check", *args])
+    assert code == 2 and "3 undeclared breaking change(s)" in err
+
+
+def test_a_server_never_committed_has_no_baseline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Generated but not committed: removing a field is not a breaking change of anything released."""
+    monkeypatch.delenv(BASE_ENV, raising=False)
+    repo, args = _committed_repo(tmp_path)
+    _git(repo, "rm", "-q", "-r", "--cached", "generated")
+    _git(repo, "commit", "-q", "-m", "untrack generated")
+    _apply(repo / "overrides" / "acme.yaml", BREAKING_EDITS)
+    assert _cli(["generate", *args])[0] == 0
+
+
+def test_a_budget_failure_prints_the_bytes_per_tool(tmp_path: Path) -> None:
+    shutil.copytree(OVERRIDES.parent, tmp_path / "overrides")
+    overrides = tmp_path / "overrides" / "acme.yaml"
+    _apply(overrides, [{"old": "tools_budget_bytes: 12000", "new": "tools_budget_bytes: 1000"}])
+    code, out, err = _cli(["generate", "--overrides", str(overrides), "--spec-dir", str(SPEC_DIR),
+                           "--out", str(tmp_path / "generated")])
+    assert (code, out) == (2, "")
+    assert "[budget-total]" in err and "generation failed: nothing was written" in err
+    table = err[err.index("acme-issues (acme_issues_mcp):"):]
+    assert "budget 1000 (399%)" in table
+    for name in ("acme_get_issue", "acme_update_issue", "acme_list_labels"):
+        assert re.search(rf"^{name} +\d+ +\d+ ", table, re.MULTILINE), name

@@ -13,6 +13,7 @@ the generated trees are hand-made so each case changes exactly one thing (or, in
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import os
@@ -31,7 +32,7 @@ ROOT = HERE.parents[1]
 MINIMAL = ROOT / "tests" / "golden" / "minimal"
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
 EXIT = {"unchanged": 0, "description_changed": 0, "property_removed_undeclared": 1, "tool_added": 0,
-        "declared_and_renamed": 0, "server_added": 0}
+        "declared_and_renamed": 0, "server_added": 0, "parameter_added": 0}
 
 
 def git(repo: Path, *args: str) -> None:
@@ -92,14 +93,62 @@ def test_undeclared_breaking_change_exits_1_through_the_console(tmp_path: Path) 
     assert done.stdout == expected.read_text(encoding="utf-8")
 
 
-def test_unknown_ref_and_missing_base_are_usage_errors(tmp_path: Path) -> None:
+def test_an_unknown_ref_is_a_usage_error_and_the_base_defaults_to_head(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     repo = make_repo(tmp_path, "unchanged")
     code, report, err = run_review(repo, base="no-such-ref")
     assert (code, report) == (2, "") and "no-such-ref" in err
+    monkeypatch.delenv("GENERATOR_BASE", raising=False)
     out, errors = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(errors):
+        assert main(["review", "--root", str(repo)]) == 0
+    assert "Base `HEAD` → working tree" in out.getvalue()
+    monkeypatch.setenv("GENERATOR_BASE", "no-such-base")
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(errors):
         assert main(["review", "--root", str(repo)]) == 2
-    assert "--base" in errors.getvalue()
+    assert "'no-such-base' names no commit" in errors.getvalue()
+
+
+def test_the_base_is_the_merge_base_with_head(tmp_path: Path) -> None:
+    """A base branch that moved on after the change branched off is not the baseline: its newer
+    tools would read as removed by this change."""
+    repo = make_repo(tmp_path, "unchanged")
+    git(repo, "branch", "base")
+    git(repo, "checkout", "-q", "-b", "change")
+    git(repo, "checkout", "-q", "base")
+    shutil.copytree(HERE / "cases" / "tool_added" / "generated", repo / "generated", dirs_exist_ok=True)
+    git(repo, "commit", "-q", "-am", "the base moves on")
+    git(repo, "checkout", "-q", "change")
+    code, report, err = run_review(repo, base="base")
+    assert (code, err) == (0, ""), report
+    assert "| golden_minimal_mcp | 0 | 0 | 0 | 2 |" in report
+
+
+def test_a_stale_generated_tree_fails_and_says_so_first(tmp_path: Path) -> None:
+    """An override file edited without `make generate`: the review's first line says generated/ is
+    stale (the surface it shows is not what the override file says), exit 1."""
+    repo = make_repo(tmp_path, "unchanged")
+    overrides = repo / "overrides" / "minimal.yaml"
+    manifest = repo / "generated" / "golden_minimal_mcp" / "MANIFEST.json"
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    data["overrides"] = {"file": "overrides/minimal.yaml",
+                         "sha256": hashlib.sha256(overrides.read_bytes()).hexdigest()}
+    manifest.write_text(json.dumps(data), encoding="utf-8")
+    code, report, err = run_review(repo)
+    assert (code, err) == (0, ""), report  # generated from this very file
+    overrides.write_text(overrides.read_text(encoding="utf-8").replace("Read one", "Fetch one", 1),
+                         encoding="utf-8")
+    code, report, err = run_review(repo)
+    assert code == 1
+    assert report.splitlines()[0].startswith("**Stale: `generated/` was not regenerated")
+    assert "- `overrides/minimal.yaml` changed after `generated/golden_minimal_mcp/` was generated" in report
+    assert "generated/ is stale" in err
+    overrides.rename(repo / "overrides" / "renamed.yaml")
+    code, report, _ = run_review(repo)
+    assert code == 1 and "- `overrides/renamed.yaml` changed after" in report
+    (repo / "overrides" / "renamed.yaml").unlink()
+    code, report, _ = run_review(repo)
+    assert code == 1 and "- `overrides/minimal.yaml` is gone but `generated/golden_minimal_mcp/` is not" in report
 
 
 def test_a_hand_edited_tools_json_that_does_not_parse_is_a_usage_error(tmp_path: Path) -> None:
