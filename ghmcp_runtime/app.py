@@ -10,7 +10,7 @@ import re
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import InitVar, dataclass, field, replace
 from typing import Any, TypeVar
 
 import anyio
@@ -155,6 +155,16 @@ class Settings:
     batch_max_wait_s: float = 60.0
     # the server's surface (HTTP requests narrow it)
     exposure: ExposureFlags = field(default_factory=ExposureFlags)
+    # the name `token` had before the forge profiles (published scripts still pass it): accepted
+    # at construction only, never stored; giving both names is an error
+    github_token: InitVar[str | None] = None
+
+    def __post_init__(self, github_token: str | None) -> None:
+        if github_token is None:
+            return
+        if self.token is not None:
+            raise TypeError("Settings: give token= (github_token= is its old name), not both")
+        object.__setattr__(self, "token", github_token)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, forge: ForgeProfile = GITHUB) -> Settings:

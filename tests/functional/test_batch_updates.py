@@ -15,6 +15,7 @@ from mcp import Client
 
 import github_issues_mcp.server as issues_server
 from fakegithub import FakeGitHub
+from ghmcp_runtime import app
 from ghmcp_runtime.batch import batch
 from github_issues_mcp import SERVER
 from github_milestones_mcp import SERVER as MILESTONES
@@ -159,16 +160,30 @@ async def test_a_long_rate_limit_stops_the_batch_and_loses_no_progress(fake: Fak
     assert all("triage" in fake.label_names(OWNER, REPO, n) for n in five)
 
 
-async def test_writes_are_paced_one_request_at_a_time(fake: FakeGitHub, five: list[int]) -> None:
+async def test_writes_are_paced_one_request_at_a_time(
+    fake: FakeGitHub, five: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stamps: list[float] = []
+
+    class Recording(app.Pacer):
+        async def __call__(self) -> None:
+            await super().__call__()
+            stamps.append(anyio.current_time())
+
+    monkeypatch.setattr(app, "Pacer", Recording)
     async with Opened(in_memory_server(fake, write_interval_s=0.05)) as s:
         mark = len(fake.timeline)
         await s.ok("github_update_issues", {**REPO_ARGS, "issue_numbers": five[:3], "add_labels": ["triage"],
                                             "remove_labels": ["bulk"]})
     spans = list(fake.timeline)[mark:]
     assert all(a.ended <= b.started for a, b in pairwise(spans))  # never two at once
-    started = [t.started for t in spans if t.method != "GET"]
-    # the pacer measures from its own start of each write, the fake from arrival: allow 20 % jitter
-    assert len(started) == 6 and all(b - a >= 0.04 for a, b in pairwise(started))
+    writes = [t for t in spans if t.method != "GET"]
+    # every write waited for its turn (the fake and the event loop share time.monotonic), and the
+    # turns are the interval apart, less the event loop's clock resolution; measured where the
+    # server sends, not where the fake receives (a busy machine delays arrival, never the pace)
+    assert len(writes) == len(stamps) == 6
+    assert all(stamp <= w.started for stamp, w in zip(stamps, writes, strict=True))
+    assert all(b - a >= 0.05 - 0.002 for a, b in pairwise(stamps))
 
 
 async def test_items_beyond_the_cap_come_back_with_a_cursor(fake: FakeGitHub, five: list[int]) -> None:

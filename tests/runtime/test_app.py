@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -179,6 +180,15 @@ def test_settings_from_env() -> None:
     assert d.api_url_for(GITHUB) == "https://api.github.com"
     with pytest.raises(ValueError, match="GHMCP_TIMEOUT_S"):
         Settings.from_env({"GHMCP_TIMEOUT_S": "soon"})
+
+
+def test_settings_accept_the_old_github_token_name() -> None:
+    # scripts written before the forge profiles (the correctness-2 review harness) pass github_token=
+    old = Settings(github_token="tok-old", server_secret=b"s")
+    assert old.token == "tok-old" and "tok-old" not in repr(old)
+    assert replace(old, timeout_s=1.0).token == "tok-old" and old.with_secret().token == "tok-old"
+    with pytest.raises(TypeError, match="not both"):
+        Settings(token="a", github_token="b")
 
 
 def test_forgejo_settings_read_its_own_variables_and_have_no_default_instance() -> None:
