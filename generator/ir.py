@@ -158,6 +158,15 @@ class IRTemplate:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class HookPart:
+    """A module beside the hooks file (`<hooks stem>_<part>.py`), copied as `hooks_<part>.py`."""
+
+    module: str  # hooks_<part>
+    file: str  # as the override file's directory shows it
+    source: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class IRServer:
     name: str
     package: str
@@ -175,6 +184,7 @@ class IRServer:
     hooks_file: str | None
     hooks_source: str
     overrides_file: str
+    hook_parts: tuple[HookPart, ...] = ()  # the hooks module's own helpers, beside it
     resources: tuple[IRResource, ...] = ()
     templates: tuple[IRTemplate, ...] = ()
     toolsets: tuple[tuple[str, str], ...] = ()  # (name, what its tools do), as declared

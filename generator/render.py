@@ -328,6 +328,9 @@ def render(
         header = env.get_template("_header.jinja").render(**context)
         hooks_note = f"# Copied verbatim from {hooks_display}; edit that file, then run `make generate`.\n"
         files[f"{pkg}/hooks.py"] = header + hooks_note + server.hooks_source
+        for part in server.hook_parts:
+            note = f"# Copied verbatim from {part.file}; edit that file, then run `make generate`.\n"
+            files[f"{pkg}/{part.module}.py"] = header + note + part.source
     files[f"{pkg}/py.typed"] = ""
     files[f"{pkg}/tools.json"] = json.dumps({"tools": wire_tools}, sort_keys=True, indent=2,
                                              ensure_ascii=False) + "\n"

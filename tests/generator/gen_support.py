@@ -206,9 +206,15 @@ def inert_problems(rel: str, source: str) -> list[str]:
     return problems
 
 
+def is_hook_module(rel: str) -> bool:
+    """The hooks module or one of its parts: copied verbatim, not generated."""
+    name = rel.rpartition("/")[2]
+    return name == "hooks.py" or (name.startswith("hooks_") and name.endswith(".py"))
+
+
 def python_files(files: Mapping[str, str], *, skip_hooks: bool = True) -> Iterable[tuple[str, str]]:
     for rel, text in sorted(files.items()):
-        if rel.endswith(".py") and not (skip_hooks and rel.endswith("/hooks.py")):
+        if rel.endswith(".py") and not (skip_hooks and is_hook_module(rel)):
             yield rel, text
 
 
