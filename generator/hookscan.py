@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from ghmcp_runtime.recovery import FIND_CREATED_CODES
+from ghmcp_runtime.engine.recovery import FIND_CREATED_CODES
 
 # runtime helpers a hook may call, with the error codes they raise themselves
 RUNTIME_CODES: dict[str, frozenset[str]] = {"find_created": FIND_CREATED_CODES}

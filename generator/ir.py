@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.diagnostics import Where
-from ghmcp_runtime.declared import Batch, Completion, Declaration, OnError, Repair, Resolve
-from ghmcp_runtime.model import LockdownRule
+from ghmcp_runtime.core.declared import Batch, Completion, Declaration, OnError, Repair, Resolve
+from ghmcp_runtime.core.model import LockdownRule
 
 JSONObject = dict[str, Any]
 
@@ -189,4 +189,4 @@ class IRServer:
     templates: tuple[IRTemplate, ...] = ()
     toolsets: tuple[tuple[str, str], ...] = ()  # (name, what its tools do), as declared
     error_rules: tuple[OnError, ...] = ()  # the server-wide on_error
-    forge: str = "github"  # the runtime's forge profile (ghmcp_runtime.forges.FORGES)
+    forge: str = "github"  # the runtime's forge profile (ghmcp_runtime.core.forges.FORGES)

@@ -16,8 +16,8 @@ from generator.render import compact_bytes, model_visible, wire_tool
 from generator.schemas import is_union
 from generator.spec import index_operations, request_body_schema, resolve_ref
 from generator.yamlsrc import Located
-from ghmcp_runtime.errors import ENVELOPE_OUTPUT_SCHEMA
-from ghmcp_runtime.rules import Rule, check_rules
+from ghmcp_runtime.core.errors import ENVELOPE_OUTPUT_SCHEMA
+from ghmcp_runtime.guards.rules import Rule, check_rules
 
 COMBINATORS = ("oneOf", "anyOf", "allOf")
 # Open on purpose: a repair's arguments are another tool's arguments.

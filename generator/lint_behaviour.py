@@ -12,8 +12,8 @@ from jsonschema import Draft202012Validator
 
 from generator.diagnostics import Where
 from generator.lint import Ctx
-from ghmcp_runtime.errors import UNIVERSAL_CODES
-from ghmcp_runtime.refs import references
+from ghmcp_runtime.core.errors import UNIVERSAL_CODES
+from ghmcp_runtime.core.refs import references
 
 READ_VERBS = frozenset({"get", "list", "read", "search", "view", "show", "find", "fetch",
                         "retrieve", "check", "count", "describe"})

@@ -18,11 +18,11 @@ from generator.format_cache import Caches, FormatCache, default_directory
 from generator.ir import IRAnnotations, IRServer, IRTool
 from generator.packaging import Packaging, server_requirements, toml_string
 from generator.spec import REPO_ROOT
-from ghmcp_runtime import capability_docs
-from ghmcp_runtime.capability_docs import ResourceLine, ToolLine
-from ghmcp_runtime.declared import Completion
-from ghmcp_runtime.forges import FORGES
-from ghmcp_runtime.model import Annotations, ErrorCode, FieldRule, Operation, Shape
+from ghmcp_runtime.core.declared import Completion
+from ghmcp_runtime.core.forges import FORGES
+from ghmcp_runtime.core.model import Annotations, ErrorCode, FieldRule, Operation, Shape
+from ghmcp_runtime.serving import capability_docs
+from ghmcp_runtime.serving.capability_docs import ResourceLine, ToolLine
 
 TEMPLATES = REPO_ROOT / "templates"
 # black's mode, as (target version, line length); black is imported only when the cache misses

@@ -6,7 +6,7 @@ from importlib import resources
 from typing import Any
 
 from ghmcp_runtime import Annotations, ErrorCode, FieldRule, ServerSpec, Shape, ToolSpec
-from ghmcp_runtime.declared import (
+from ghmcp_runtime.core.declared import (
     Absent,
     Compare,
     Condition,
@@ -21,10 +21,10 @@ from ghmcp_runtime.declared import (
     Settle,
     Step,
 )
-from ghmcp_runtime.forges import FORGEJO
-from ghmcp_runtime.model import StaticResource, TemplateResource
-from ghmcp_runtime.rules import Rule, with_rules
-from ghmcp_runtime.runner import declared
+from ghmcp_runtime.core.forges import FORGEJO
+from ghmcp_runtime.core.model import StaticResource, TemplateResource
+from ghmcp_runtime.engine.runner import declared
+from ghmcp_runtime.guards.rules import Rule, with_rules
 
 from . import operations
 

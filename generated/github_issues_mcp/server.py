@@ -6,8 +6,7 @@ from importlib import resources
 from typing import Any
 
 from ghmcp_runtime import Annotations, ErrorCode, FieldRule, ServerSpec, Shape, ToolSpec
-from ghmcp_runtime.batch import batch
-from ghmcp_runtime.declared import (
+from ghmcp_runtime.core.declared import (
     Batch,
     BatchSource,
     Compare,
@@ -32,9 +31,10 @@ from ghmcp_runtime.declared import (
     Stored,
     Verify,
 )
-from ghmcp_runtime.model import LockdownRule, StaticResource, TemplateResource
-from ghmcp_runtime.rules import Rule, with_rules
-from ghmcp_runtime.runner import completer, declared, resolving
+from ghmcp_runtime.core.model import LockdownRule, StaticResource, TemplateResource
+from ghmcp_runtime.engine.batch import batch
+from ghmcp_runtime.engine.runner import completer, declared, resolving
+from ghmcp_runtime.guards.rules import Rule, with_rules
 
 from . import hooks, operations
 

@@ -6,8 +6,7 @@ from importlib import resources
 from typing import Any
 
 from ghmcp_runtime import Annotations, ErrorCode, FieldRule, ServerSpec, Shape, ToolSpec
-from ghmcp_runtime.batch import batch
-from ghmcp_runtime.declared import (
+from ghmcp_runtime.core.declared import (
     Batch,
     BatchSource,
     Compare,
@@ -27,9 +26,10 @@ from ghmcp_runtime.declared import (
     Step,
     Stored,
 )
-from ghmcp_runtime.model import StaticResource
-from ghmcp_runtime.rules import Rule, with_rules
-from ghmcp_runtime.runner import declared
+from ghmcp_runtime.core.model import StaticResource
+from ghmcp_runtime.engine.batch import batch
+from ghmcp_runtime.engine.runner import declared
+from ghmcp_runtime.guards.rules import Rule, with_rules
 
 from . import operations
 

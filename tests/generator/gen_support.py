@@ -15,7 +15,7 @@ from pathlib import Path
 
 from generator.pipeline import Inputs, Result, generate, load_inputs
 from generator.spec import REPO_ROOT
-from ghmcp_runtime import declared as declared_module
+from ghmcp_runtime.core import declared as declared_module
 
 GOLDEN = REPO_ROOT / "tests" / "golden"
 OVERRIDES = REPO_ROOT / "overrides" / "github_issues.yaml"
@@ -134,7 +134,7 @@ def snapshot(root: Path) -> dict[str, bytes]:
 # Everything a generated module may call, import or define at top level. Anything else (a call
 # to os.system, an `import os`, a stray expression statement) means a string broke out of a
 # literal.
-# Declared tools add the runtime's declaration classes (ghmcp_runtime.declared) and `declared`.
+# Declared tools add the runtime's declaration classes (ghmcp_runtime.core.declared) and `declared`.
 DECLARATION_CLASSES = frozenset(name for name, obj in vars(declared_module).items()
                                 if isinstance(obj, type) and dataclasses.is_dataclass(obj))
 ALLOWED_CALLS = frozenset({
@@ -143,8 +143,8 @@ ALLOWED_CALLS = frozenset({
     "with_rules", "main", "declared", *DECLARATION_CLASSES,
 })
 ALLOWED_IMPORTS = frozenset({
-    "json", "importlib", "typing", "ghmcp_runtime", "ghmcp_runtime.rules", "", "server",
-    ".server", "ghmcp_runtime.declared", "ghmcp_runtime.runner",
+    "json", "importlib", "typing", "ghmcp_runtime", "ghmcp_runtime.guards.rules", "", "server",
+    ".server", "ghmcp_runtime.core.declared", "ghmcp_runtime.engine.runner",
 })
 FORBIDDEN_NAMES = frozenset({"os", "system", "exec", "eval", "__import__", "subprocess",
                              "compile", "open", "getattr", "globals", "breakpoint"})

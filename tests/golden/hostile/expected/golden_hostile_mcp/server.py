@@ -6,7 +6,7 @@ from importlib import resources
 from typing import Any
 
 from ghmcp_runtime import Annotations, ErrorCode, FieldRule, ServerSpec, Shape, ToolSpec
-from ghmcp_runtime.rules import Rule, with_rules
+from ghmcp_runtime.guards.rules import Rule, with_rules
 
 from . import hooks, operations
 

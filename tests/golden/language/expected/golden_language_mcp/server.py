@@ -6,9 +6,17 @@ from importlib import resources
 from typing import Any
 
 from ghmcp_runtime import Annotations, ErrorCode, FieldRule, ServerSpec, Shape, ToolSpec
-from ghmcp_runtime.declared import Condition, Declaration, ErrorSpec, Match, OnError, Output, Step
-from ghmcp_runtime.rules import Rule, with_rules
-from ghmcp_runtime.runner import declared
+from ghmcp_runtime.core.declared import (
+    Condition,
+    Declaration,
+    ErrorSpec,
+    Match,
+    OnError,
+    Output,
+    Step,
+)
+from ghmcp_runtime.engine.runner import declared
+from ghmcp_runtime.guards.rules import Rule, with_rules
 
 from . import operations
 
