@@ -11,7 +11,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from generator.diagnostics import Where
-from generator.lint import Ctx
+from generator.lint_ctx import Ctx
 from ghmcp_runtime.core.errors import UNIVERSAL_CODES
 from ghmcp_runtime.core.refs import references
 

@@ -22,7 +22,7 @@ from ghmcp_runtime.core.refs import MISSING, Ref, Scope, parse, render
 
 if TYPE_CHECKING:
     from generator.ir import IRTool
-    from generator.lint import Ctx
+    from generator.lint_ctx import Ctx
 
 RULE = "example-output"
 EXAMPLES = "#/components/examples/"

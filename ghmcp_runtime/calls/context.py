@@ -53,6 +53,9 @@ from ghmcp_runtime.core.declared import OnError
 from ghmcp_runtime.core.errors import ToolError, UpstreamError, WriteLog
 from ghmcp_runtime.core.forge_clock import ForgeClock
 from ghmcp_runtime.core.model import Detail, Operation, ToolSpec
+from ghmcp_runtime.core.operation import (
+    UpstreamResponse as UpstreamResponse,  # handlers import it from here
+)
 
 if TYPE_CHECKING:
     from ghmcp_runtime.core.forge_profile import ForgeProfile
@@ -62,13 +65,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 READ_METHODS = frozenset({"GET", "HEAD"})
-
-
-@dataclass(frozen=True, slots=True)
-class UpstreamResponse:
-    status: int
-    data: Any  # parsed JSON body, None for 204
-    headers: Mapping[str, str]  # lower-cased names
 
 
 class Upstream(Protocol):

@@ -1,4 +1,5 @@
-"""Which declared `on_error` rules match an upstream failure, and the server-wide rules.
+"""Which declared `on_error` rules match an upstream failure, the server-wide rules, and the
+ToolError a declared error envelope builds.
 
 A rule's `Match` may test GitHub's status, errors[0].code, the code the runtime chose, the field
 it names, the failed request's method, and GitHub's own `message` (a case-insensitive substring
@@ -16,8 +17,11 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from ghmcp_runtime.core.declared import Match, OnError
+from ghmcp_runtime.core.declared import ErrorSpec, Match, OnError
 from ghmcp_runtime.core.errors import OutcomeUnknown, ToolError, UpstreamError
+from ghmcp_runtime.core.refs import Scope, render
+
+SHARED_DETAILS = frozenset({"field", "fields", "value", "reason"})
 
 
 @lru_cache(maxsize=256)
@@ -46,9 +50,6 @@ def refine(rules: Sequence[OnError], err: UpstreamError, method: str,
         return err
     for rule in rules:
         if matches(rule.when, err, method):
-            from ghmcp_runtime.core.refs import Scope
-            from ghmcp_runtime.engine.runner import build_error  # the runner imports the context
-
             refined = build_error(rule.error, Scope(args, {}, {}), err)
             if isinstance(refined, ToolError) and not isinstance(refined, UpstreamError):
                 upstream = UpstreamError(refined.code, refined.message, status=err.status,
@@ -58,4 +59,43 @@ def refine(rules: Sequence[OnError], err: UpstreamError, method: str,
                 upstream.upstream_message = err.upstream_message
                 return upstream
             return refined
+    return err
+
+
+def repair_of(spec: ErrorSpec, scope: Scope) -> dict[str, Any] | None:
+    """A declared repair with its references rendered against `scope`."""
+    if spec.repair is None:
+        return None
+    r = spec.repair
+    out: dict[str, Any] = {"next_step": r.next_step, "tool": r.tool,
+                           "arguments": render(dict(r.arguments), scope)}
+    if r.alternative:
+        out["alternative"] = render(r.alternative, scope)
+    return out
+
+
+def build_error(spec: ErrorSpec, scope: Scope, base: ToolError | None = None,
+                details: Mapping[str, Any] | None = None) -> ToolError:
+    """A ToolError from a declared envelope, keeping what `base` carried where `spec` is silent
+    (under another code, only the details every code shares: a 403's `required_scopes` is not
+    the push-access code's)."""
+    merged: dict[str, Any] = dict(base.details or {}) if base is not None else {}
+    if base is not None and spec.code is not None and spec.code != base.code:
+        merged = {k: v for k, v in merged.items() if k in SHARED_DETAILS}
+    if spec.field is not None:
+        merged["field"] = spec.field
+    if spec.reason is not None:
+        merged["reason"] = render(spec.reason, scope)
+    merged.update(details or {})
+    message = render(spec.message, scope) if spec.message is not None else (
+        base.message if base is not None else "The call failed.")
+    err = ToolError(
+        spec.code or (base.code if base is not None else "internal_error"),
+        message,
+        temporary=base.temporary if base is not None and spec.code is None else False,
+        retry_after_ms=base.retry_after_ms if base is not None and spec.code is None else None,
+        details=merged or None,
+        repair=repair_of(spec, scope) or (base.repair if base is not None else None),
+        extra=base.extra if base is not None and spec.code is None else None,
+    )
     return err

@@ -15,12 +15,6 @@ redis and sqlite, ~170 ms, which start-up does not pay).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import httpx
-
-    from ghmcp_runtime.calls.http_cache_store import Limits
 
 ENV = "GHMCP_HTTP_CACHE"
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
@@ -29,8 +23,20 @@ PARTITION = "ghmcp.cache_partition"
 
 
 @dataclass(frozen=True, slots=True)
+class Limits:
+    """Bounds of the cache: in memory, least recently used entries go first; in Redis, the
+    oldest. A caller past its own bound loses its own entries, never another caller's."""
+
+    max_entries: int = 2048
+    max_bytes: int = 16 * 1024 * 1024  # GHMCP_HTTP_CACHE_MAX_BYTES
+    max_bytes_per_caller: int = 4 * 1024 * 1024  # GHMCP_HTTP_CACHE_MAX_BYTES_PER_CALLER
+    max_entry_bytes: int = 1024 * 1024  # a larger body is served, not stored
+    ttl_s: float = 3600.0
+
+
+@dataclass(frozen=True, slots=True)
 class HttpCache:
-    """Where cached reads live: `memory` or a Redis URL. `transport` wraps the network transport."""
+    """Where cached reads live: `memory` or a Redis URL. http_cache_store wraps the network transport in it."""
 
     where: str
     limits: Limits | None = None  # bounds (None: http_cache_store's defaults)
@@ -38,15 +44,14 @@ class HttpCache:
     max_bytes: int | None = None
     max_bytes_per_caller: int | None = None
 
-    def transport(self, inner: httpx.AsyncBaseTransport) -> httpx.AsyncBaseTransport:
-        from ghmcp_runtime.calls.http_cache_store import Limits, caching_transport
-
+    def bounds(self) -> Limits:
+        """The limits with the operator's byte bounds applied."""
         limits = self.limits or Limits()
         if self.max_bytes is not None:
             limits = replace(limits, max_bytes=self.max_bytes)
         if self.max_bytes_per_caller is not None:
             limits = replace(limits, max_bytes_per_caller=self.max_bytes_per_caller)
-        return caching_transport(inner, self.where, limits)
+        return limits
 
 
 def parse_setting(value: str) -> HttpCache | None:

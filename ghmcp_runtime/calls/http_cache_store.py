@@ -35,7 +35,7 @@ from typing import Any
 import httpx
 from hishel import AsyncBaseStorage, AsyncRedisStorage, Entry, Headers, Request, Response
 
-from ghmcp_runtime.calls.http_cache import PARTITION
+from ghmcp_runtime.calls.http_cache import PARTITION, Limits
 
 REDIS_PREFIX = "ghmcp:http"
 REDIS_TTL_S = 3600.0
@@ -48,18 +48,6 @@ _BODY_HEADERS = frozenset({"content-encoding", "content-type", "content-range", 
 _UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 # (conditional request header, the stored response's validator it carries)
 _VALIDATORS = (("if-none-match", "etag"), ("if-modified-since", "last-modified"))
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """Bounds of the cache: in memory, least recently used entries go first; in Redis, the
-    oldest. A caller past its own bound loses its own entries, never another caller's."""
-
-    max_entries: int = 2048
-    max_bytes: int = 16 * 1024 * 1024  # GHMCP_HTTP_CACHE_MAX_BYTES
-    max_bytes_per_caller: int = 4 * 1024 * 1024  # GHMCP_HTTP_CACHE_MAX_BYTES_PER_CALLER
-    max_entry_bytes: int = 1024 * 1024  # a larger body is served, not stored
-    ttl_s: float = 3600.0
 
 
 def caller_of(key: str) -> str:

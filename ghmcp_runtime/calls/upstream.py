@@ -148,8 +148,11 @@ class ForgeUpstream:
     def _http(self) -> httpx.AsyncClient:
         if self._client is None or (self._owns_client and self._client.is_closed):
             transport = self._transport
-            if self._cache is not None:
-                transport = self._cache.transport(transport or httpx.AsyncHTTPTransport())
+            if self._cache is not None:  # hishel's storages load on the first request (~170 ms)
+                from ghmcp_runtime.calls.http_cache_store import caching_transport
+
+                transport = caching_transport(transport or httpx.AsyncHTTPTransport(),
+                                              self._cache.where, self._cache.bounds())
             timeout = self._timeout
             if isinstance(timeout, tuple):
                 timeout = httpx.Timeout(timeout[0], connect=timeout[1])

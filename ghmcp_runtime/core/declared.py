@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ghmcp_runtime.core.model import Operation
+from ghmcp_runtime.core.operation import Operation
 
 Template = Any  # a reference template (str) or a constant JSON value
 

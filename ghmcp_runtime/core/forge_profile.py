@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     import httpx
 
-    from ghmcp_runtime.calls.context import UpstreamResponse
+    from ghmcp_runtime.core.operation import UpstreamResponse
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

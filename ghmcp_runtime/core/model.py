@@ -10,26 +10,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ghmcp_runtime.core.forges import GITHUB
+from ghmcp_runtime.core.operation import Operation as Operation  # declarations import it from here
 
 if TYPE_CHECKING:
-    from ghmcp_runtime.calls.context import ToolContext
     from ghmcp_runtime.core.declared import OnError
     from ghmcp_runtime.core.forge_profile import ForgeProfile
 
 JSONObject = dict[str, Any]
 Detail = Literal["summary", "full"]
-Handler = Callable[["ToolContext", Any], Awaitable[Any]]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Operation:
-    """One upstream endpoint, as pinned in the spec."""
-
-    operation_id: str
-    method: str  # upper case: GET, POST, PATCH, PUT, DELETE
-    path: str  # template, e.g. /repos/{owner}/{repo}/issues/{issue_number}
-    not_found: str  # error code a 404 means once the repository is known to exist
-    success_status: tuple[int, ...]
+# Handlers take the call's `ToolContext` (calls layer, above this one) first: typed `Any` here.
+Handler = Callable[[Any, Any], Awaitable[Any]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -133,9 +123,9 @@ class StaticResource:
 
 
 # async (ctx, uri variables) -> JSON-serializable body
-ResourceHandler = Callable[["ToolContext", dict[str, Any]], Awaitable[Any]]
+ResourceHandler = Callable[[Any, dict[str, Any]], Awaitable[Any]]
 # async (ctx, typed prefix, variables already chosen) -> candidate values
-CompletionHandler = Callable[["ToolContext", str, dict[str, str]], Awaitable[list[str]]]
+CompletionHandler = Callable[[Any, str, dict[str, str]], Awaitable[list[str]]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

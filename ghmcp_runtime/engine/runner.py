@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from urllib.parse import urlencode
 
 from ghmcp_runtime.calls.context import READ_METHODS, ToolContext, UpstreamResponse
-from ghmcp_runtime.calls.error_rules import matches
+from ghmcp_runtime.calls.error_rules import build_error, matches, repair_of
 from ghmcp_runtime.core.concurrent import gather
 from ghmcp_runtime.core.declared import (
     Absent,
@@ -61,7 +61,6 @@ from ghmcp_runtime.engine.stored import outputs as stored_outputs
 from ghmcp_runtime.stores.idempotency import History
 
 CREDENTIAL_CODES = frozenset({"missing_credential", "invalid_credential", "insufficient_scope"})
-SHARED_DETAILS = frozenset({"field", "fields", "value", "reason"})
 INCOMPLETE = "The search stopped before it had looked at every item; retry shortly."
 
 
@@ -167,44 +166,6 @@ async def confirm_or_refuse(ctx: ToolContext, spec: Confirm, args: Mapping[str, 
     await ctx.confirm(str(message), confirm_digest(ctx.tool.name, ctx.arguments, items))
 
 
-def _repair(spec: ErrorSpec, scope: Scope) -> dict[str, Any] | None:
-    if spec.repair is None:
-        return None
-    r = spec.repair
-    out: dict[str, Any] = {"next_step": r.next_step, "tool": r.tool,
-                           "arguments": render(dict(r.arguments), scope)}
-    if r.alternative:
-        out["alternative"] = render(r.alternative, scope)
-    return out
-
-
-def build_error(spec: ErrorSpec, scope: Scope, base: ToolError | None = None,
-                details: Mapping[str, Any] | None = None) -> ToolError:
-    """A ToolError from a declared envelope, keeping what `base` carried where `spec` is silent
-    (under another code, only the details every code shares: a 403's `required_scopes` is not
-    the push-access code's)."""
-    merged: dict[str, Any] = dict(base.details or {}) if base is not None else {}
-    if base is not None and spec.code is not None and spec.code != base.code:
-        merged = {k: v for k, v in merged.items() if k in SHARED_DETAILS}
-    if spec.field is not None:
-        merged["field"] = spec.field
-    if spec.reason is not None:
-        merged["reason"] = render(spec.reason, scope)
-    merged.update(details or {})
-    message = render(spec.message, scope) if spec.message is not None else (
-        base.message if base is not None else "The call failed.")
-    err = ToolError(
-        spec.code or (base.code if base is not None else "internal_error"),
-        message,
-        temporary=base.temporary if base is not None and spec.code is None else False,
-        retry_after_ms=base.retry_after_ms if base is not None and spec.code is None else None,
-        details=merged or None,
-        repair=_repair(spec, scope) or (base.repair if base is not None else None),
-        extra=base.extra if base is not None and spec.code is None else None,
-    )
-    return err
-
-
 @dataclass(slots=True)
 class _Page:
     page: int
@@ -242,7 +203,7 @@ class _Call:
             None if key is None else str(key), scope=scope, fingerprint=fingerprint,
             run=self.run_steps, recover=self.recover if recover is not None else None,
             claimed=self.written if recover is not None else None,
-            repair=_repair(ErrorSpec(repair=recover.repair), self.scope()) if recover else None)
+            repair=repair_of(ErrorSpec(repair=recover.repair), self.scope()) if recover else None)
         return result
 
     def written(self) -> str | None:
@@ -268,7 +229,7 @@ class _Call:
         match = {k: None if v is MISSING else v for k, v in
                  ((k, render(v, scope)) for k, v in r.match.items())}
         found = await find_created(self.ctx, listing, match=match, history=history,
-                                   repair=_repair(ErrorSpec(repair=r.repair), scope))
+                                   repair=repair_of(ErrorSpec(repair=r.repair), scope))
         if found is None:
             return None
         write = self.decl.step(idem.write)
@@ -366,7 +327,7 @@ class _Call:
             return
         exact = await require_names(
             self.ctx, catalog=step.operation, lookup=spec.lookup, path=path, names=names,
-            repair=_repair(ErrorSpec(repair=spec.repair), self.scope()), code=spec.code,
+            repair=repair_of(ErrorSpec(repair=spec.repair), self.scope()), code=spec.code,
             kind=spec.kind)
         self.results[step.id] = exact
 

@@ -15,10 +15,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ghmcp_runtime.calls.context import UpstreamResponse
 from ghmcp_runtime.core.errors import ToolError
 from ghmcp_runtime.core.logs import log_event
 from ghmcp_runtime.core.model import ErrorCode
+from ghmcp_runtime.core.operation import UpstreamResponse
 
 OWNER = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})")
 REPO = re.compile(r"(?!\.{1,2}$)[A-Za-z0-9._-]{1,100}")

@@ -18,16 +18,14 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import anyio
 
 from ghmcp_runtime.core.errors import ToolError
 from ghmcp_runtime.core.model import WITHHELD_FIELD, Operation, Shape
+from ghmcp_runtime.core.operation import UpstreamResponse
 from ghmcp_runtime.core.projection import walk
-
-if TYPE_CHECKING:
-    from ghmcp_runtime.calls.context import ToolContext
 
 HEADER = "x-mcp-lockdown"
 CACHE_TTL_S = 300.0
@@ -116,7 +114,7 @@ class Lockdown:
             association if isinstance(association, str) else None,
         ))
 
-    async def release(self, ctx: ToolContext) -> None:
+    async def release(self, ctx: Asker) -> None:
         if not self.held:
             return
         verdicts = await _Judge(ctx, self.cache).decide(
@@ -131,12 +129,21 @@ class Lockdown:
         self.held.clear()
 
 
+class Asker(Protocol):
+    """What lockdown asks of the call it runs in (the call's `ToolContext`)."""
+
+    @property
+    def identity(self) -> str: ...
+
+    async def call(self, op: Operation, *, path: Mapping[str, str | int]) -> UpstreamResponse: ...
+
+
 Case = tuple[tuple[str, str] | None, str | None, str | None]  # repository, author, association
 
 
 @dataclass(slots=True)
 class _Judge:
-    ctx: ToolContext
+    ctx: Asker
     cache: TrustCache
 
     async def cached(self, key: tuple[str, ...], fetch: Callable[[], Any]) -> Any:

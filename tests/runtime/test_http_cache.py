@@ -11,8 +11,8 @@ from mcp import Client
 from runtime_support import GET_ISSUE, UPDATE_ISSUE, make_ctx
 
 from fakegithub import FakeClock, FakeGitHub
-from ghmcp_runtime.calls.http_cache import HttpCache, parse_setting
-from ghmcp_runtime.calls.http_cache_store import Limits, MemoryStorage
+from ghmcp_runtime.calls.http_cache import HttpCache, Limits, parse_setting
+from ghmcp_runtime.calls.http_cache_store import MemoryStorage
 from ghmcp_runtime.calls.upstream import ForgeUpstream
 from ghmcp_runtime.core.model import Operation
 from ghmcp_runtime.serving.app import Settings, build_server
