@@ -52,6 +52,7 @@ from ghmcp_runtime.core.concurrent import MAX_CONCURRENT
 from ghmcp_runtime.core.declared import OnError
 from ghmcp_runtime.core.errors import ToolError, UpstreamError, WriteLog
 from ghmcp_runtime.core.forge_clock import ForgeClock
+from ghmcp_runtime.core.forges import GITHUB
 from ghmcp_runtime.core.model import Detail, Operation, ToolSpec
 from ghmcp_runtime.core.operation import (
     UpstreamResponse as UpstreamResponse,  # handlers import it from here
@@ -140,12 +141,6 @@ class Projector(Protocol):
     def version(self, shape: str, raw: Mapping[str, Any]) -> str: ...
 
 
-def _github() -> ForgeProfile:
-    from ghmcp_runtime.core.forges import GITHUB  # forges imports this module
-
-    return GITHUB
-
-
 @dataclass(slots=True)
 class ToolContext:
     tool: ToolSpec
@@ -169,7 +164,7 @@ class ToolContext:
     host: Host | None = None
     dry_run: bool = False
     pace: Callable[[], Awaitable[None]] | None = None  # awaited before each write request
-    forge: ForgeProfile = field(default_factory=_github)  # paging conventions (ghmcp_runtime.core.forges)
+    forge: ForgeProfile = GITHUB  # paging conventions (ghmcp_runtime.core.forges)
     # long untrusted text of this call's upstream answers, cleaned ahead (untrusted.py)
     cleaned: Cleaned = field(default_factory=dict)
 
