@@ -1,6 +1,7 @@
 """What github-issues-mcp's declarations cannot say: search query composition and the multi-step
-issue update (its writes: .hooks_writes). Every other tool, resource and completion is
-declared in github_issues.yaml. Copied into the package as `hooks.py`, typed against its `types`.
+issue update (its writes and views: the hook parts hooks_writes.py, hooks_views.py). Every other
+tool, resource and completion is declared in github_issues.yaml. Copied into the package as
+`hooks.py`, typed against its `types`.
 """
 
 from __future__ import annotations

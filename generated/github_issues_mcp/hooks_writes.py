@@ -19,7 +19,7 @@ with two or more requests on one field, all but one go in the first wave (each f
 effect) and one, the add when there is one, goes alone on that field in a second wave: its answer
 is the field after all of them.
 
-Parameters are the update tool's (issue_views keys); `current` is GitHub's issue JSON as read.
+Parameters are the update tool's (hooks_views keys); `current` is GitHub's issue JSON as read.
 """
 
 from __future__ import annotations

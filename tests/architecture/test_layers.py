@@ -8,6 +8,7 @@ and under `if TYPE_CHECKING:` alike, since each is a dependency a reader has to 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -110,6 +111,14 @@ def test_every_runtime_module_sits_in_a_known_layer() -> None:
     subpackages = sorted(p.parent.name for p in (ROOT / RUNTIME).glob("*/__init__.py"))
     assert subpackages == sorted(LAYERS)
     assert not list((ROOT / RUNTIME).glob("*/*/__init__.py")), "layers are flat: no nested package"
+
+
+def test_no_runtime_module_is_one_servers_own() -> None:
+    """What only one server's tools use lives beside its override file (hook parts), so no
+    runtime module is named after a forge resource a tool manages."""
+    named = sorted(str(p.relative_to(ROOT)) for p in (ROOT / RUNTIME).rglob("*.py")
+                   if re.search(r"issue|label|milestone|comment", p.stem))
+    assert not named, f"server-specific modules in the runtime: {named}"
 
 
 @pytest.mark.parametrize("layer", LAYERS)
