@@ -139,12 +139,13 @@ DECLARATION_CLASSES = frozenset(name for name, obj in vars(declared_module).item
                                 if isinstance(obj, type) and dataclasses.is_dataclass(obj))
 ALLOWED_CALLS = frozenset({
     "Annotations", "ErrorCode", "FieldRule", "Operation", "Rule", "ServerSpec", "Shape",
-    "ToolSpec", "_text", "_tool", "files", "joinpath", "json.loads", "loads", "read_text", "run",
-    "with_rules", "main", "declared", *DECLARATION_CLASSES,
+    "PackageData", "tool", "text", "error_codes", "run", "with_rules", "main", "declared",
+    *DECLARATION_CLASSES,
 })
 ALLOWED_IMPORTS = frozenset({
     "json", "importlib", "typing", "ghmcp_runtime", "ghmcp_runtime.guards.rules", "", "server",
     ".server", "ghmcp_runtime.core.declared", "ghmcp_runtime.engine.runner",
+    "ghmcp_runtime.serving.package_data",
 })
 FORBIDDEN_NAMES = frozenset({"os", "system", "exec", "eval", "__import__", "subprocess",
                              "compile", "open", "getattr", "globals", "breakpoint"})
@@ -189,7 +190,7 @@ def inert_problems(rel: str, source: str) -> list[str]:
                 if not isinstance(inner, ast.AnnAssign | ast.Pass):
                     problems.append(f"{rel}:{inner.lineno}: unexpected statement in class {stmt.name}")
         elif isinstance(stmt, ast.FunctionDef):
-            if stmt.name not in ("_text", "_tool", "main"):
+            if stmt.name != "main":
                 problems.append(f"{where}: unexpected function {stmt.name}")
         elif isinstance(stmt, ast.If):
             if ast.unparse(stmt.test) != "__name__ == '__main__'":
