@@ -36,7 +36,8 @@ class Limits:
 
 @dataclass(frozen=True, slots=True)
 class HttpCache:
-    """Where cached reads live: `memory` or a Redis URL. http_cache_store wraps the network transport in it."""
+    """Where cached reads live: `memory` or a Redis URL (http_cache_store wraps the network
+    transport in the cache)."""
 
     where: str
     limits: Limits | None = None  # bounds (None: http_cache_store's defaults)
