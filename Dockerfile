@@ -34,5 +34,5 @@ COPY --from=build /opt/server /opt/server
 USER 10001
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
-    CMD ["python", "-m", "ghmcp_runtime.healthcheck"]
+    CMD ["python", "-m", "ghmcp_runtime.serving.healthcheck"]
 ENTRYPOINT ["sh", "-c", "exec python -m \"$SERVER_PACKAGE\" --transport http --host 0.0.0.0 --port \"$GHMCP_PORT\" \"$@\"", "server"]

@@ -52,8 +52,8 @@ from mcp import Client  # noqa: E402
 
 from fakegithub.demo import DEMO_TOKEN, OWNER, REPO, demo_fake  # noqa: E402
 from fakegithub.fake import FakeGitHub  # noqa: E402
-from ghmcp_runtime.app import Settings, build_server  # noqa: E402
-from ghmcp_runtime.upstream import ForgeUpstream  # noqa: E402
+from ghmcp_runtime.calls.upstream import ForgeUpstream  # noqa: E402
+from ghmcp_runtime.serving.app import Settings, build_server  # noqa: E402
 from github_issues_mcp import SERVER  # noqa: E402
 
 REPO_ARGS = {"owner": OWNER, "repo": REPO}

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from ghmcp_runtime.untrusted import sanitize
+from ghmcp_runtime.cleaning.untrusted import sanitize
 from tests.support.hostile_text import FIELD, PLAIN, PROSE, corpus, fastest, repeated
 
 # the costliest shapes found while building the cleaner: long multi-line comments whose body is

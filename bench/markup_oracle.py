@@ -17,7 +17,7 @@ from pathlib import Path
 from hypothesis import given, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from ghmcp_runtime.markup import strip_hidden_markup
+from ghmcp_runtime.cleaning.markup import strip_hidden_markup
 from tests.runtime.test_markup import RENDERER, documents, hidden_in_rendering
 
 COUNTS = {"documents": 0, "hidden": 0, "visible_kept": 0, "visible_removed": 0}

@@ -251,8 +251,8 @@ async def _time_calls(fn: Callable[[], Awaitable[Any]], warmup: int, calls: int)
 async def _ours_in_process(fake_url: str, warmup: int, calls: int) -> dict[str, list[float]]:
     from mcp import Client
 
-    from ghmcp_runtime import app
-    from ghmcp_runtime.app import Settings, build_server
+    from ghmcp_runtime.serving import app
+    from ghmcp_runtime.serving.app import Settings, build_server
     from github_issues_mcp import SERVER
 
     out: dict[str, list[float]] = {}
@@ -374,13 +374,13 @@ async def _cache_cost(issue: Any, n: int) -> dict[str, float]:
     """Client CPU of one upstream GET with and without the conditional-request cache (hishel),
     on an in-process transport that answers like GitHub (ETag, max-age=60; 304 when it matches),
     so no network or fake GitHub is in the figure. Median µs, interleaved."""
-    from ghmcp_runtime.context import ToolContext
-    from ghmcp_runtime.cursors import HmacCursorCodec
-    from ghmcp_runtime.http_cache import HttpCache
-    from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
-    from ghmcp_runtime.model import Operation
-    from ghmcp_runtime.projection import ShapeProjector
-    from ghmcp_runtime.upstream import ForgeUpstream
+    from ghmcp_runtime.calls.context import ToolContext
+    from ghmcp_runtime.calls.cursors import HmacCursorCodec
+    from ghmcp_runtime.calls.http_cache import HttpCache
+    from ghmcp_runtime.calls.upstream import ForgeUpstream
+    from ghmcp_runtime.core.model import Operation
+    from ghmcp_runtime.core.projection import ShapeProjector
+    from ghmcp_runtime.stores.idempotency import IdempotencyRunner, MemoryStore
     from github_issues_mcp import SERVER
 
     body = compact(issue)
@@ -423,10 +423,10 @@ async def _breakdown(fake_url: str, n: int) -> dict[str, Any]:
     from mcp import Client
     from referencing import Registry
 
-    from ghmcp_runtime.app import Settings, build_server
-    from ghmcp_runtime.logs import log_event
-    from ghmcp_runtime.projection import ShapeProjector
-    from ghmcp_runtime.validation import ArgumentValidator
+    from ghmcp_runtime.core.logs import log_event
+    from ghmcp_runtime.core.projection import ShapeProjector
+    from ghmcp_runtime.guards.validation import ArgumentValidator
+    from ghmcp_runtime.serving.app import Settings, build_server
     from github_issues_mcp import SERVER
 
     tool = next(t for t in SERVER.tools if t.name == "github_get_issue")

@@ -26,9 +26,9 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
 
 from bench.common import BENCH, ROOT, nbytes  # noqa: E402
 from generator.render import model_visible  # noqa: E402
-from ghmcp_runtime.exposure import ExposureFlags, ExposurePolicy  # noqa: E402
-from ghmcp_runtime.model import ServerSpec  # noqa: E402
-from ghmcp_runtime.surface import SurfaceViews  # noqa: E402
+from ghmcp_runtime.core.model import ServerSpec  # noqa: E402
+from ghmcp_runtime.guards.exposure import ExposureFlags, ExposurePolicy  # noqa: E402
+from ghmcp_runtime.serving.surface import SurfaceViews  # noqa: E402
 
 BEFORE = BENCH / "results-surface-before.json"
 # github-issues-mcp's tools beyond what github-mcp-server's 8 comparable tools do (issue 24): the

@@ -14,8 +14,8 @@ import statistics
 import time
 from typing import Any
 
-from ghmcp_runtime.model import FieldRule, Shape
-from ghmcp_runtime.projection import ShapeProjector
+from ghmcp_runtime.core.model import FieldRule, Shape
+from ghmcp_runtime.core.projection import ShapeProjector
 from github_issues_mcp.server import SHAPES
 
 TEMPLATE = (

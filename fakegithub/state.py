@@ -145,7 +145,7 @@ def label_key(name: str) -> str:
 
     GitHub compares label names case-insensitively; beyond ASCII its rule is undocumented. The fake
     uses Unicode full case folding (`straße` is the label `STRASSE`), the widest plausible reading,
-    so tests exercise the server's path for names it does not fold itself (ghmcp_runtime/catalog.py
+    so tests exercise the server's path for names it does not fold itself (ghmcp_runtime/engine/catalog.py
     asks GitHub's lookup about those)."""
     return name.casefold()
 

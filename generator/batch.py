@@ -1,4 +1,4 @@
-"""A tool's `batch:` in the override file → a runtime `Batch` (ghmcp_runtime/batch.py), checked
+"""A tool's `batch:` in the override file → a runtime `Batch` (ghmcp_runtime/engine/batch.py), checked
 against the tools it runs: the single-item tool (`each`) and, for items a listing finds, that
 listing (`source`, whose filters become one object parameter of this tool). The recipe's outputs
 and error codes are derived here, never declared."""
@@ -14,9 +14,9 @@ from generator.diagnostics import closest
 from generator.ir import IROutputField, IRParam, IRTool, JSONObject
 from generator.overrides import BatchDef, ConfirmDef, ToolDef
 from generator.schemas import python_type, schema_types
-from ghmcp_runtime.declared import Batch, BatchSource, Confirm, Resolve
-from ghmcp_runtime.errors import ENVELOPE_OUTPUT_SCHEMA
-from ghmcp_runtime.refs import references
+from ghmcp_runtime.core.declared import Batch, BatchSource, Confirm, Resolve
+from ghmcp_runtime.core.errors import ENVELOPE_OUTPUT_SCHEMA
+from ghmcp_runtime.core.refs import references
 
 LISTING_OUTPUTS = ("has_more", "next_cursor")  # what a source's pages carry besides their rows
 CONFIRM_VALUES = frozenset({"count", "items"})  # what a confirm message may read besides parameters

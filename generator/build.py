@@ -60,17 +60,17 @@ from generator.spec import (
     success_schema,
 )
 from generator.yamlsrc import Located
-from ghmcp_runtime.declared import Completion, ErrorSpec, OnError, Repair, Resolve
-from ghmcp_runtime.errors import ENVELOPE_OUTPUT_SCHEMA, UNIVERSAL_CODES
-from ghmcp_runtime.forges import FORGES, GITHUB
-from ghmcp_runtime.model import (
+from ghmcp_runtime.core.declared import Completion, ErrorSpec, OnError, Repair, Resolve
+from ghmcp_runtime.core.errors import ENVELOPE_OUTPUT_SCHEMA, UNIVERSAL_CODES
+from ghmcp_runtime.core.forges import FORGES, GITHUB
+from ghmcp_runtime.core.model import (
     HIDDEN_FIELD,
     WITHHELD_FIELD,
     WITHHELD_REASONS,
     LockdownRule,
     Operation,
 )
-from ghmcp_runtime.refs import references
+from ghmcp_runtime.core.refs import references
 
 JSON = Any
 ALWAYS_CODES = (*UNIVERSAL_CODES, "internal_error")

@@ -8,8 +8,8 @@ name and token variable (GitHub, GITHUB_TOKEN; Forgejo, FORGEJO_TOKEN).
 from __future__ import annotations
 
 from generator.overrides import ErrorCodeDef
-from ghmcp_runtime.forge_profile import ForgeProfile
-from ghmcp_runtime.forges import GITHUB
+from ghmcp_runtime.core.forge_profile import ForgeProfile
+from ghmcp_runtime.core.forges import GITHUB
 
 
 def _code(temporary: bool, description: str, repair: str) -> ErrorCodeDef:

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from generator.ir import IRServer, IRTool
-from ghmcp_runtime.refs import references
+from ghmcp_runtime.core.refs import references
 
 # what the agent is told (or knows: a login), not an id it looks up
 GIVEN = frozenset({"owner", "repo", "org", "username"})

@@ -37,7 +37,7 @@ from generator.spec import (
     resolve_ref,
     success_schema,
 )
-from ghmcp_runtime.declared import (
+from ghmcp_runtime.core.declared import (
     Absent,
     Compare,
     Condition,
@@ -58,12 +58,12 @@ from ghmcp_runtime.declared import (
     Stored,
     Verify,
 )
-from ghmcp_runtime.model import Operation
-from ghmcp_runtime.outcomes import RESPONSE
-from ghmcp_runtime.recovery import FIND_CREATED_CODES
-from ghmcp_runtime.refs import Ref, parse, references
-from ghmcp_runtime.stored import ALTERED, STORED
-from ghmcp_runtime.transforms import TRANSFORMS
+from ghmcp_runtime.core.model import Operation
+from ghmcp_runtime.core.refs import Ref, parse, references
+from ghmcp_runtime.core.transforms import TRANSFORMS
+from ghmcp_runtime.engine.outcomes import RESPONSE
+from ghmcp_runtime.engine.recovery import FIND_CREATED_CODES
+from ghmcp_runtime.engine.stored import ALTERED, STORED
 
 Loc = tuple[str | int, ...]
 

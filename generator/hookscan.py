@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from ghmcp_runtime.recovery import FIND_CREATED_CODES
+from ghmcp_runtime.engine.recovery import FIND_CREATED_CODES
 
 # runtime helpers a hook may call, with the error codes they raise themselves
 RUNTIME_CODES: dict[str, frozenset[str]] = {"find_created": FIND_CREATED_CODES}
@@ -80,3 +80,18 @@ def scan_hooks(source: str) -> HookFacts:
         {n: closure(n, direct_codes) for n in functions},
         {n: closure(n, direct_tools) for n in functions},
     )
+
+
+def relative_imports(source: str) -> list[tuple[int, int, str]]:
+    """(line, column, module) of every module a hook module imports from its own package
+    (`from . import operations`, `from .types import X`); empty when it does not parse."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            names = [node.module] if node.module else [alias.name for alias in node.names]
+            found += [(node.lineno, node.col_offset + 1, name.split(".")[0]) for name in names]
+    return found

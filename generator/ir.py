@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.diagnostics import Where
-from ghmcp_runtime.declared import Batch, Completion, Declaration, OnError, Repair, Resolve
-from ghmcp_runtime.model import LockdownRule
+from ghmcp_runtime.core.declared import Batch, Completion, Declaration, OnError, Repair, Resolve
+from ghmcp_runtime.core.model import LockdownRule
 
 JSONObject = dict[str, Any]
 
@@ -158,6 +158,15 @@ class IRTemplate:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class HookPart:
+    """A module beside the hooks file (`<hooks stem>_<part>.py`), copied as `hooks_<part>.py`."""
+
+    module: str  # hooks_<part>
+    file: str  # as the override file's directory shows it
+    source: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class IRServer:
     name: str
     package: str
@@ -175,8 +184,9 @@ class IRServer:
     hooks_file: str | None
     hooks_source: str
     overrides_file: str
+    hook_parts: tuple[HookPart, ...] = ()  # the hooks module's own helpers, beside it
     resources: tuple[IRResource, ...] = ()
     templates: tuple[IRTemplate, ...] = ()
     toolsets: tuple[tuple[str, str], ...] = ()  # (name, what its tools do), as declared
     error_rules: tuple[OnError, ...] = ()  # the server-wide on_error
-    forge: str = "github"  # the runtime's forge profile (ghmcp_runtime.forges.FORGES)
+    forge: str = "github"  # the runtime's forge profile (ghmcp_runtime.core.forges.FORGES)

@@ -5,19 +5,20 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from generator.diagnostics import Diagnostic, Level, Where
+from generator import lint_behaviour, lint_examples, lint_text
+from generator.diagnostics import Diagnostic
 from generator.ir import IRServer, IRTool
+from generator.lint_ctx import Ctx
 from generator.render import compact_bytes, model_visible, wire_tool
 from generator.schemas import is_union
 from generator.spec import index_operations, request_body_schema, resolve_ref
 from generator.yamlsrc import Located
-from ghmcp_runtime.errors import ENVELOPE_OUTPUT_SCHEMA
-from ghmcp_runtime.rules import Rule, check_rules
+from ghmcp_runtime.core.errors import ENVELOPE_OUTPUT_SCHEMA
+from ghmcp_runtime.guards.rules import Rule, check_rules
 
 COMBINATORS = ("oneOf", "anyOf", "allOf")
 # Open on purpose: a repair's arguments are another tool's arguments.
@@ -33,47 +34,8 @@ OVERRIDE_KEY = {"maxLength": "max_length", "maxItems": "max_items", "maximum": "
                 "pattern": "pattern"}
 
 
-@dataclass(slots=True)
-class Ctx:
-    """What every rule sees, plus locations in the override file finer than the tool."""
-
-    server: IRServer
-    wire: dict[str, dict[str, Any]]
-    located: Located | None
-    document: Mapping[str, Any] | None
-    out: list[Diagnostic] = field(default_factory=list)
-
-    def _tool_index(self, name: str) -> int | None:
-        tools = self.located.data.get("tools", []) if self.located else []
-        for i, raw in enumerate(tools):
-            if isinstance(raw, dict) and raw.get("name") == name:
-                return i
-        return None
-
-    def at(self, loc: tuple[str | int, ...]) -> Where:
-        return self.located.where(loc) if self.located else Where(self.server.overrides_file)
-
-    def where(self, tool: IRTool, *path: str | int) -> Where:
-        index = self._tool_index(tool.name)
-        return tool.where if index is None else self.at(("tools", index, *path))
-
-    def param_where(self, tool: IRTool, param: str, *path: str) -> Where:
-        index = self._tool_index(tool.name)
-        if index is None or self.located is None:
-            return tool.where
-        for k, raw in enumerate(self.located.data["tools"][index].get("params", [])):
-            if raw == param or (isinstance(raw, dict) and param in (raw.get("name"), raw.get("use"))):
-                return self.at(("tools", index, "params", k, *path))
-        return self.where(tool, "params")
-
-    def error(self, where: Where, rule: str, message: str, hint: str) -> None:
-        self.out.append(Diagnostic(Level.ERROR, where, message, hint, rule))
-
-
 def lint(server: IRServer, located: Located | None = None,
          document: Mapping[str, Any] | None = None) -> list[Diagnostic]:
-    from generator import lint_behaviour, lint_examples, lint_text
-
     ctx = Ctx(server, {t.name: wire_tool(t) for t in server.tools}, located, document)
     for tool in server.tools:
         _schemas(ctx, tool)

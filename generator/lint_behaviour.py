@@ -11,9 +11,9 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from generator.diagnostics import Where
-from generator.lint import Ctx
-from ghmcp_runtime.errors import UNIVERSAL_CODES
-from ghmcp_runtime.refs import references
+from generator.lint_ctx import Ctx
+from ghmcp_runtime.core.errors import UNIVERSAL_CODES
+from ghmcp_runtime.core.refs import references
 
 READ_VERBS = frozenset({"get", "list", "read", "search", "view", "show", "find", "fetch",
                         "retrieve", "check", "count", "describe"})
@@ -144,13 +144,19 @@ def _catalog(ctx: Ctx) -> None:
             ctx.error(ctx.at(("error_codes",)), "error-catalog",
                       f"the runtime can emit {code!r} for any tool, but error_codes lacks it",
                       f"declare {code} under error_codes")
-    raises, _ = _scan(ctx.server.hooks_source)
-    for found in raises:
-        if found.code not in catalog:
-            ctx.error(Where(ctx.server.hooks_file or ctx.server.overrides_file, found.line, found.col),
-                      "error-catalog",
+    for file, source in _hook_sources(ctx):
+        for found in _scan(source)[0]:
+            if found.code in catalog:
+                continue
+            ctx.error(Where(file, found.line, found.col), "error-catalog",
                       f"the hooks raise {found.code!r}, which is not in error_codes",
                       "declare it under error_codes (and in the errors of the tools that emit it)")
+
+
+def _hook_sources(ctx: Ctx) -> list[tuple[str, str]]:
+    """(file, source) of the hooks module and of each of its parts."""
+    main = (ctx.server.hooks_file or ctx.server.overrides_file, ctx.server.hooks_source)
+    return [main, *((part.file, part.source) for part in ctx.server.hook_parts)]
 
 
 # -- repairs ---------------------------------------------------------------------------------
@@ -203,9 +209,8 @@ def _repairs(ctx: Ctx) -> None:
     found: list[tuple[Where, str, str, tuple[dict[str, Any], bool] | None]] = [
         (where, f"{tool.name}: ", repair.tool, _declared_arguments(repair.arguments))
         for tool in ctx.server.tools for where, repair in tool.repairs]
-    hooks_file = ctx.server.hooks_file or ctx.server.overrides_file
-    found += [(Where(hooks_file, r.line, r.col), "", r.tool, _hook_arguments(r.arguments))
-              for r in _scan(ctx.server.hooks_source)[1]]
+    found += [(Where(file, r.line, r.col), "", r.tool, _hook_arguments(r.arguments))
+              for file, source in _hook_sources(ctx) for r in _scan(source)[1]]
     for where, prefix, target, arguments in found:
         wire = ctx.wire.get(target)
         if wire is None:

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 from jsonschema import Draft202012Validator
 
 from generator.spec import SpecError, resolve_ref
-from ghmcp_runtime.declared import Declaration, Output
-from ghmcp_runtime.projection import ShapeProjector, walk
-from ghmcp_runtime.refs import MISSING, Ref, Scope, parse, render
+from ghmcp_runtime.core.declared import Declaration, Output
+from ghmcp_runtime.core.projection import ShapeProjector, walk
+from ghmcp_runtime.core.refs import MISSING, Ref, Scope, parse, render
 
 if TYPE_CHECKING:
     from generator.ir import IRTool
-    from generator.lint import Ctx
+    from generator.lint_ctx import Ctx
 
 RULE = "example-output"
 EXAMPLES = "#/components/examples/"

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from generator.diagnostics import Where
-from generator.lint import Ctx
+from generator.lint_ctx import Ctx
 
 VERBS = frozenset({
     "add", "approve", "archive", "assign", "cancel", "check", "close", "comment", "create",

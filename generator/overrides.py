@@ -37,7 +37,7 @@ class ServerSection(Strict):
     version: str
     tool_prefix: str = Field(pattern=r"^[a-z][a-z0-9]*_$")
     forge: str = Field(
-        default="github", description="the forge profile the runtime talks by (ghmcp_runtime.forges): "
+        default="github", description="the forge profile the runtime talks by (ghmcp_runtime.core.forges): "
         "github or forgejo; it decides token and URL variables, auth scheme, headers, paging, error bodies")
     api_version: str | None = Field(
         default=None, description="the API version header's value (GitHub: X-GitHub-Api-Version); "

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -16,8 +18,8 @@ from generator.baseline import read_baseline
 from generator.breaking import check_breaking, publish_renames
 from generator.build import Builder
 from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
-from generator.hookscan import scan_hooks
-from generator.ir import IRServer
+from generator.hookscan import relative_imports, scan_hooks
+from generator.ir import HookPart, IRServer
 from generator.lint import lint
 from generator.overrides import parse_overrides
 from generator.packaging import Packaging, current_packaging, distribution_problems
@@ -69,6 +71,39 @@ def load_inputs(overrides: Path, root: Path = REPO_ROOT, spec_dir: Path | None =
                for p in sorted(overrides.parent.glob("*.py"))}
     baseline = read_baseline(baseline_dir) if baseline_dir else {}
     return Inputs(spec, display, text, sources, baseline, time.perf_counter() - t0)
+
+
+def _missing_modules(server: IRServer, hooks_display: str | None, hooks_source: str,
+                     files: FileMap) -> list[Diagnostic]:
+    """A module the hooks (or a part) import from the package that the package does not hold."""
+    if hooks_display is None:
+        return []
+    held = {PurePosixPath(rel).stem for rel in files
+            if rel.startswith(f"{server.package}/") and rel.endswith(".py")}
+    hooks = PurePosixPath(hooks_display)
+    return [Diagnostic(Level.ERROR, Where(file, line, col),
+                       f"the hooks import .{module}, which the generated package does not hold",
+                       f"import a generated module (operations, types), or add {hooks.parent}/"
+                       f"{hooks.stem}_{module.removeprefix('hooks_')}.py (copied as {module}.py)")
+            for file, source in [(hooks_display, hooks_source),
+                                 *((p.file, p.source) for p in server.hook_parts)]
+            for line, col, module in relative_imports(source) if module not in held]
+
+
+def hook_parts(hooks_display: str | None, sources: Mapping[str, str]) -> tuple[HookPart, ...]:
+    """The modules beside the hooks file named `<its stem>_<part>.py`: helpers of that server's
+    hooks only, copied into its package as `hooks_<part>.py` (the hooks import `.hooks_<part>`)."""
+    if hooks_display is None:
+        return ()
+    hooks = PurePosixPath(hooks_display)
+    name = re.compile(re.escape(hooks.stem) + r"_([a-z][a-z0-9_]*)\.py")
+    found = []
+    for display, source in sorted(sources.items()):
+        path = PurePosixPath(display)
+        match = name.fullmatch(path.name)
+        if path.parent == hooks.parent and match:
+            found.append(HookPart(module=f"hooks_{match.group(1)}", file=display, source=source))
+    return tuple(found)
 
 
 def override_files(directory: Path) -> list[Path]:
@@ -124,12 +159,17 @@ def generate(inputs: Inputs) -> Result:
                                        "server.hooks is relative to the override file"))
         hooks_source = found or ""
     facts = scan_hooks(hooks_source)
-    if facts.syntax_error:
-        line, col, msg = facts.syntax_error
-        problems.append(Diagnostic(Level.ERROR, Where(hooks_display or inputs.overrides_display, line, col),
-                                   f"hook module does not parse: {msg}", "fix the Python syntax"))
+    parts = hook_parts(hooks_display, inputs.sources)
+    for where, error in [(hooks_display, facts.syntax_error),
+                         *((part.file, scan_hooks(part.source).syntax_error) for part in parts)]:
+        if error:
+            line, col, msg = error
+            problems.append(Diagnostic(Level.ERROR, Where(where or inputs.overrides_display, line, col),
+                                       f"hook module does not parse: {msg}", "fix the Python syntax"))
     builder = Builder(overrides, located, document, facts, hooks_display, hooks_source)
     server = builder.build()
+    if server is not None and parts:
+        server = dataclasses.replace(server, hook_parts=parts)
     problems.extend(builder.problems)
     lap("build")
     notes: list[str] = []
@@ -146,6 +186,9 @@ def generate(inputs: Inputs) -> Result:
                                      inputs.packaging, timings)
     except DiagnosticError as exc:
         return Result(None, _sorted(problems + exc.diagnostics), server, timings=timings)
+    missing = _missing_modules(server, hooks_display, hooks_source, files)
+    if missing:
+        return Result(None, _sorted(problems + missing), server, timings=timings)
     clock = time.perf_counter()
     files[f"{server.package}/MANIFEST.json"] = manifest(inputs, server, hooks_display, hooks_source, files)
     lap("render")

@@ -18,11 +18,11 @@ from generator.format_cache import Caches, FormatCache, default_directory
 from generator.ir import IRAnnotations, IRServer, IRTool
 from generator.packaging import Packaging, server_requirements, toml_string
 from generator.spec import REPO_ROOT
-from ghmcp_runtime import capability_docs
-from ghmcp_runtime.capability_docs import ResourceLine, ToolLine
-from ghmcp_runtime.declared import Completion
-from ghmcp_runtime.forges import FORGES
-from ghmcp_runtime.model import Annotations, ErrorCode, FieldRule, Operation, Shape
+from ghmcp_runtime.core.declared import Completion
+from ghmcp_runtime.core.forges import FORGES
+from ghmcp_runtime.core.model import Annotations, ErrorCode, FieldRule, Operation, Shape
+from ghmcp_runtime.serving import capability_docs
+from ghmcp_runtime.serving.capability_docs import ResourceLine, ToolLine
 
 TEMPLATES = REPO_ROOT / "templates"
 # black's mode, as (target version, line length); black is imported only when the cache misses
@@ -328,6 +328,9 @@ def render(
         header = env.get_template("_header.jinja").render(**context)
         hooks_note = f"# Copied verbatim from {hooks_display}; edit that file, then run `make generate`.\n"
         files[f"{pkg}/hooks.py"] = header + hooks_note + server.hooks_source
+        for part in server.hook_parts:
+            note = f"# Copied verbatim from {part.file}; edit that file, then run `make generate`.\n"
+            files[f"{pkg}/{part.module}.py"] = header + note + part.source
     files[f"{pkg}/py.typed"] = ""
     files[f"{pkg}/tools.json"] = json.dumps({"tools": wire_tools}, sort_keys=True, indent=2,
                                              ensure_ascii=False) + "\n"

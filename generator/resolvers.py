@@ -10,9 +10,9 @@ from generator.declare import Counted, Loc, Report, bind_path, error_spec, spec_
 from generator.overrides import ParamDef
 from generator.schemas import walk
 from generator.spec import SpecOperation
-from ghmcp_runtime.declared import Resolve
-from ghmcp_runtime.model import Operation
-from ghmcp_runtime.refs import references
+from ghmcp_runtime.core.declared import Resolve
+from ghmcp_runtime.core.model import Operation
+from ghmcp_runtime.core.refs import references
 
 JSON_TYPES = {"string": "string", "integer": "integer", "number": "integer", "boolean": "boolean"}
 

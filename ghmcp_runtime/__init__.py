@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 # at once, as it does where those packages are absent: `httpx.main` is then httpx's own stub.
 sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
-from ghmcp_runtime.context import ToolContext  # noqa: E402
-from ghmcp_runtime.errors import ToolError, repair  # noqa: E402
-from ghmcp_runtime.model import (  # noqa: E402
+from ghmcp_runtime.calls.context import ToolContext  # noqa: E402
+from ghmcp_runtime.core.errors import ToolError, repair  # noqa: E402
+from ghmcp_runtime.core.model import (  # noqa: E402
     Annotations,
     ErrorCode,
     FieldRule,
@@ -28,7 +28,7 @@ from ghmcp_runtime.model import (  # noqa: E402
 )
 
 if TYPE_CHECKING:
-    from ghmcp_runtime.app import build_server, run
+    from ghmcp_runtime.serving.app import build_server, run
 
 __version__ = "0.1.0"  # of the ghmcp-runtime distribution; generated servers pin it exactly
 
@@ -50,7 +50,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name in ("run", "build_server"):
-        from ghmcp_runtime import app
+        from ghmcp_runtime.serving import app
 
         return getattr(app, name)
     raise AttributeError(f"module 'ghmcp_runtime' has no attribute {name!r}")

@@ -1,6 +1,7 @@
 """What github-issues-mcp's declarations cannot say: search query composition and the multi-step
-issue update (its writes: ghmcp_runtime.issue_writes). Every other tool, resource and completion is
-declared in github_issues.yaml. Copied into the package as `hooks.py`, typed against its `types`.
+issue update (its writes and views: the hook parts hooks_writes.py, hooks_views.py). Every other
+tool, resource and completion is declared in github_issues.yaml. Copied into the package as
+`hooks.py`, typed against its `types`.
 """
 
 from __future__ import annotations
@@ -9,10 +10,18 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, cast
 
 from ghmcp_runtime import ToolContext, ToolError, repair
-from ghmcp_runtime.allowlist import scope_terms
-from ghmcp_runtime.catalog import fold, require_names, same_name
-from ghmcp_runtime.concurrent import gather
-from ghmcp_runtime.issue_views import (
+from ghmcp_runtime.core.concurrent import gather
+from ghmcp_runtime.engine.catalog import fold, require_names, same_name
+from ghmcp_runtime.engine.paging import cursor_binding, open_state
+from ghmcp_runtime.engine.paging import has_next_link as _has_next
+from ghmcp_runtime.engine.runner import Resolver, resolves_itself
+from ghmcp_runtime.engine.stored import altered
+from ghmcp_runtime.engine.walk import walk
+from ghmcp_runtime.engine.writes import named, run_steps
+from ghmcp_runtime.guards.allowlist import scope_terms
+
+from . import operations as ops
+from .hooks_views import (
     ISSUE_VIEWS,
     ROW_FIELD,
     assignee_views,
@@ -20,15 +29,7 @@ from ghmcp_runtime.issue_views import (
     label_names,
     label_views,
 )
-from ghmcp_runtime.issue_writes import IssueOps, concurrent_fields, update_steps
-from ghmcp_runtime.paging import cursor_binding, open_state
-from ghmcp_runtime.paging import has_next_link as _has_next
-from ghmcp_runtime.runner import Resolver, resolves_itself
-from ghmcp_runtime.stored import altered
-from ghmcp_runtime.walk import walk
-from ghmcp_runtime.writes import named, run_steps
-
-from . import operations as ops
+from .hooks_writes import IssueOps, concurrent_fields, update_steps
 from .types import (
     Detail,
     GithubSearchIssuesArgs,

@@ -11,10 +11,10 @@ from mcp import StdioServerParameters
 
 from fakeforgejo import FakeForgejo
 from forgejo_labels_mcp import SERVER
-from ghmcp_runtime.app import Settings, build_server
-from ghmcp_runtime.exposure import ExposureFlags
-from ghmcp_runtime.forges import FORGEJO
-from ghmcp_runtime.upstream import ForgeUpstream, RetryPolicy
+from ghmcp_runtime.calls.upstream import ForgeUpstream, RetryPolicy
+from ghmcp_runtime.core.forges import FORGEJO
+from ghmcp_runtime.guards.exposure import ExposureFlags
+from ghmcp_runtime.serving.app import Settings, build_server
 
 ROOT = Path(__file__).resolve().parents[2]
 API = "https://forgejo.test/api/v1"  # where the in-process transport answers

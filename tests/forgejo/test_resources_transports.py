@@ -14,8 +14,8 @@ from mcp.types import INVALID_PARAMS
 
 from fakeforgejo import FakeForgejo
 from forgejo_labels_mcp import SERVER
-from ghmcp_runtime.app import Settings, http_app
-from ghmcp_runtime.exposure import ExposureFlags
+from ghmcp_runtime.guards.exposure import ExposureFlags
+from ghmcp_runtime.serving.app import Settings, http_app
 from tests.forgejo.forgejo_support import (
     MEMBER_TOKEN,
     ORG,

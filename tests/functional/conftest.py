@@ -13,11 +13,11 @@ import pytest
 from mcp import StdioServerParameters
 
 from fakegithub import FakeGitHub
-from ghmcp_runtime.app import Settings, build_server
-from ghmcp_runtime.concurrent import MAX_CONCURRENT
-from ghmcp_runtime.exposure import ExposureFlags
-from ghmcp_runtime.model import ServerSpec
-from ghmcp_runtime.upstream import ForgeUpstream, RetryPolicy
+from ghmcp_runtime.calls.upstream import ForgeUpstream, RetryPolicy
+from ghmcp_runtime.core.concurrent import MAX_CONCURRENT
+from ghmcp_runtime.core.model import ServerSpec
+from ghmcp_runtime.guards.exposure import ExposureFlags
+from ghmcp_runtime.serving.app import Settings, build_server
 from github_issues_mcp import SERVER
 
 TOKEN = "ghp_functionaltesttoken000000000000000001"

@@ -15,8 +15,8 @@ from mcp import Client
 
 import github_issues_mcp.server as issues_server
 from fakegithub import FakeGitHub
-from ghmcp_runtime import app
-from ghmcp_runtime.batch import batch
+from ghmcp_runtime.engine.batch import batch
+from ghmcp_runtime.serving import app
 from github_issues_mcp import SERVER
 from github_milestones_mcp import SERVER as MILESTONES
 from tests.functional.conftest import OWNER, REPO, in_memory_server

@@ -11,9 +11,9 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 
 from fakegithub import FakeGitHub
-from ghmcp_runtime.cursors import HmacCursorCodec
-from ghmcp_runtime.errors import ENVELOPE_SCHEMA
-from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
+from ghmcp_runtime.calls.cursors import HmacCursorCodec
+from ghmcp_runtime.core.errors import ENVELOPE_SCHEMA
+from ghmcp_runtime.stores.idempotency import IdempotencyRunner, MemoryStore
 from tests.functional.conftest import OWNER, REPO, TOKEN, in_memory_server, payload
 
 pytestmark = pytest.mark.anyio

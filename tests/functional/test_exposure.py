@@ -12,7 +12,7 @@ from mcp import Client, MCPError
 from mcp.types import INVALID_PARAMS, ResourceTemplateReference
 
 from fakegithub import FakeGitHub
-from ghmcp_runtime.exposure import ExposureFlags
+from ghmcp_runtime.guards.exposure import ExposureFlags
 from github_issues_mcp import SERVER
 from github_milestones_mcp import SERVER as MILESTONES
 from tests.functional.conftest import OWNER, REPO, ROOT, TOKEN, in_memory_server, stdio_params

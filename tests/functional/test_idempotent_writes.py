@@ -11,7 +11,7 @@ import pytest
 from mcp import Client
 
 from fakegithub import FakeGitHub
-from ghmcp_runtime.idempotency import RETRY_WITH_THE_SAME_KEY, IdempotencyRunner, MemoryStore
+from ghmcp_runtime.stores.idempotency import RETRY_WITH_THE_SAME_KEY, IdempotencyRunner, MemoryStore
 from tests.functional.conftest import OWNER, REPO, TOKEN, in_memory_server, payload
 
 pytestmark = pytest.mark.anyio

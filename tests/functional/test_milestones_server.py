@@ -13,7 +13,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from fakegithub import FakeGitHub
-from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
+from ghmcp_runtime.stores.idempotency import IdempotencyRunner, MemoryStore
 from github_milestones_mcp import SERVER
 from tests.functional.conftest import OWNER, REPO, ROOT, TOKEN, in_memory_server, payload
 from tests.functional.session import Opened

@@ -11,7 +11,7 @@ import pytest
 
 from fakegithub import FakeGitHub, offset_clock
 from fakegithub.faults import Match
-from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
+from ghmcp_runtime.stores.idempotency import IdempotencyRunner, MemoryStore
 from tests.functional.conftest import OWNER, REPO, TOKEN, in_memory_server, seed
 from tests.functional.test_idempotent_writes import call
 

@@ -15,8 +15,8 @@ from mcp import Client
 
 from fakegithub import FakeGitHub
 from fakegithub.faults import Match
-from ghmcp_runtime.app import Settings, build_server
-from ghmcp_runtime.upstream import ForgeUpstream
+from ghmcp_runtime.calls.upstream import ForgeUpstream
+from ghmcp_runtime.serving.app import Settings, build_server
 from github_issues_mcp import SERVER
 from tests.functional.conftest import FAST_RETRY, OWNER, REPO, TOKEN, in_memory_server
 from tests.functional.test_issue_tools import call

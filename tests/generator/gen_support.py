@@ -15,7 +15,7 @@ from pathlib import Path
 
 from generator.pipeline import Inputs, Result, generate, load_inputs
 from generator.spec import REPO_ROOT
-from ghmcp_runtime import declared as declared_module
+from ghmcp_runtime.core import declared as declared_module
 
 GOLDEN = REPO_ROOT / "tests" / "golden"
 OVERRIDES = REPO_ROOT / "overrides" / "github_issues.yaml"
@@ -134,17 +134,18 @@ def snapshot(root: Path) -> dict[str, bytes]:
 # Everything a generated module may call, import or define at top level. Anything else (a call
 # to os.system, an `import os`, a stray expression statement) means a string broke out of a
 # literal.
-# Declared tools add the runtime's declaration classes (ghmcp_runtime.declared) and `declared`.
+# Declared tools add the runtime's declaration classes (ghmcp_runtime.core.declared) and `declared`.
 DECLARATION_CLASSES = frozenset(name for name, obj in vars(declared_module).items()
                                 if isinstance(obj, type) and dataclasses.is_dataclass(obj))
 ALLOWED_CALLS = frozenset({
     "Annotations", "ErrorCode", "FieldRule", "Operation", "Rule", "ServerSpec", "Shape",
-    "ToolSpec", "_text", "_tool", "files", "joinpath", "json.loads", "loads", "read_text", "run",
-    "with_rules", "main", "declared", *DECLARATION_CLASSES,
+    "PackageData", "tool", "text", "error_codes", "run", "with_rules", "main", "declared",
+    *DECLARATION_CLASSES,
 })
 ALLOWED_IMPORTS = frozenset({
-    "json", "importlib", "typing", "ghmcp_runtime", "ghmcp_runtime.rules", "", "server",
-    ".server", "ghmcp_runtime.declared", "ghmcp_runtime.runner",
+    "json", "importlib", "typing", "ghmcp_runtime", "ghmcp_runtime.guards.rules", "", "server",
+    ".server", "ghmcp_runtime.core.declared", "ghmcp_runtime.engine.runner",
+    "ghmcp_runtime.serving.package_data",
 })
 FORBIDDEN_NAMES = frozenset({"os", "system", "exec", "eval", "__import__", "subprocess",
                              "compile", "open", "getattr", "globals", "breakpoint"})
@@ -189,7 +190,7 @@ def inert_problems(rel: str, source: str) -> list[str]:
                 if not isinstance(inner, ast.AnnAssign | ast.Pass):
                     problems.append(f"{rel}:{inner.lineno}: unexpected statement in class {stmt.name}")
         elif isinstance(stmt, ast.FunctionDef):
-            if stmt.name not in ("_text", "_tool", "main"):
+            if stmt.name != "main":
                 problems.append(f"{where}: unexpected function {stmt.name}")
         elif isinstance(stmt, ast.If):
             if ast.unparse(stmt.test) != "__name__ == '__main__'":
@@ -206,9 +207,15 @@ def inert_problems(rel: str, source: str) -> list[str]:
     return problems
 
 
+def is_hook_module(rel: str) -> bool:
+    """The hooks module or one of its parts: copied verbatim, not generated."""
+    name = rel.rpartition("/")[2]
+    return name == "hooks.py" or (name.startswith("hooks_") and name.endswith(".py"))
+
+
 def python_files(files: Mapping[str, str], *, skip_hooks: bool = True) -> Iterable[tuple[str, str]]:
     for rel, text in sorted(files.items()):
-        if rel.endswith(".py") and not (skip_hooks and rel.endswith("/hooks.py")):
+        if rel.endswith(".py") and not (skip_hooks and is_hook_module(rel)):
             yield rel, text
 
 

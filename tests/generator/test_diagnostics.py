@@ -350,6 +350,8 @@ def _prepare(root: Path, text: str, hooks: str | None = None) -> tuple[Path, Pat
     overrides.write_text(text, encoding="utf-8")
     (root / HOOKS.name).write_text(hooks if hooks is not None else HOOKS.read_text(encoding="utf-8"),
                                    encoding="utf-8")
+    for part in HOOKS.parent.glob(f"{HOOKS.stem}_*.py"):  # the hooks' own modules (hook parts)
+        shutil.copy(part, root / part.name)
     out = root / "out"
     (out / "github_issues_mcp").mkdir(parents=True)
     (out / "SENTINEL.txt").write_text(SENTINEL, encoding="utf-8")

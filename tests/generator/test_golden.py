@@ -26,6 +26,7 @@ from gen_support import (
     case,
     golden_cases,
     inert_problems,
+    is_hook_module,
     python_files,
     read_tree,
     string_constants,
@@ -131,7 +132,8 @@ for name in sys.argv[1:]:
         "instructions": s.instructions, "api_version": s.api_version,
         "tools": {t.name: {"title": t.title, "description": t.description,
                            "ops": [o.operation_id for o in t.operations],
-                           "paths": [o.path for o in t.operations]} for t in s.tools},
+                           "paths": [o.path for o in t.operations],
+                           "codes": list(t.error_codes)} for t in s.tools},
         "codes": {e.code: [e.description, e.repair] for e in s.error_codes},
     }
 print(json.dumps(out))
@@ -155,6 +157,9 @@ print(json.dumps(out))
         assert {k: got["codes"][k] for k in declared} == declared
         for code in set(got["codes"]) - set(declared):  # built-in codes some tool can emit
             assert got["codes"][code] == [BUILTIN_CODES[code].description, BUILTIN_CODES[code].repair]
+        # each tool's codes, read from errors.json at import, are the generator's (MANIFEST)
+        built = json.loads(_files(c)[f"{name}/MANIFEST.json"])["error_codes"]
+        assert {t: v["codes"] for t, v in got["tools"].items()} == built
         for tool in raw["tools"]:
             assert got["tools"][tool["name"]]["title"] == tool["title"]
             assert got["tools"][tool["name"]]["description"].startswith(tool["description"].strip())
@@ -177,9 +182,9 @@ def test_hostile_strings_arrive_intact() -> None:
     server_py = files["golden_hostile_mcp/server.py"]
     constants = string_constants(server_py)
     assert raw["server"]["summary"].strip() in constants
-    for code in raw["error_codes"].values():
-        assert code["description"] in constants
-        assert code["repair"] in constants
+    catalog = {c["code"]: c for c in json.loads(files["golden_hostile_mcp/errors.json"])["codes"]}
+    for name, code in raw["error_codes"].items():  # server.py reads them from errors.json
+        assert (catalog[name]["description"], catalog[name]["repair"]) == (code["description"], code["repair"])
     for tool in raw["tools"]:
         for rule in tool.get("rules", []):
             assert rule["reason"] in constants
@@ -377,7 +382,7 @@ def test_carriage_return_survives_generate_then_check(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("c", CASES, ids=_ids)
 def test_generated_code_is_ruff_clean(c: Case, tmp_path: Path) -> None:
-    files = {rel: text for rel, text in _files(c).items() if not rel.endswith("/hooks.py")}
+    files = {rel: text for rel, text in _files(c).items() if not is_hook_module(rel)}
     write_tree(files, tmp_path / "out")
     ruff = Path(PYTHON).with_name("ruff")
     proc = subprocess.run([str(ruff), "check", "--no-cache", "--config",

@@ -87,7 +87,7 @@ def test_the_settle_example_is_the_shipped_rename_declaration() -> None:
 def test_the_built_in_codes_table_is_the_catalog() -> None:
     """Every built-in code's default wording and repair, as docs/overrides.md shows them."""
     from generator.catalog import builtin_codes
-    from ghmcp_runtime.forges import GITHUB
+    from ghmcp_runtime.core.forges import GITHUB
 
     text = DOC.read_text(encoding="utf-8")
     rows = re.findall(r"^\| `(\w+)` \| (yes|no) \| (.+) \| (.+) \|$", text, re.MULTILINE)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from ghmcp_runtime.errors import ENVELOPE_SCHEMA
+from ghmcp_runtime.core.errors import ENVELOPE_SCHEMA
 from tests.support.servers import SERVERS
 
 GENERATED = Path(__file__).resolve().parents[2] / "generated"

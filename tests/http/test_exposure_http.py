@@ -18,8 +18,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import INVALID_PARAMS
 
 from fakegithub import FakeGitHub
-from ghmcp_runtime.app import Settings, http_app
-from ghmcp_runtime.exposure import ExposureFlags
+from ghmcp_runtime.guards.exposure import ExposureFlags
+from ghmcp_runtime.serving.app import Settings, http_app
 from github_issues_mcp import SERVER
 from tests.functional.conftest import OWNER, REPO
 from tests.http.conftest import TOKEN_X

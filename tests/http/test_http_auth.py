@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from fakegithub import FakeGitHub
-from ghmcp_runtime.app import Settings, http_app
+from ghmcp_runtime.serving.app import Settings, http_app
 from github_issues_mcp import SERVER
 from tests.functional.conftest import OWNER, REPO
 from tests.http.conftest import LOGIN_X, LOGIN_Y, TOKEN_X, TOKEN_Y
@@ -248,7 +248,7 @@ def test_redis_store_without_a_server_secret_is_refused_at_start(fake_url: str) 
 
 
 def test_settings_used_by_replicas_share_caller_identity() -> None:
-    from ghmcp_runtime.caller import caller_id, identity_key
+    from ghmcp_runtime.guards.caller import caller_id, identity_key
 
     same = caller_id(identity_key(SERVER_SECRET.encode()), TOKEN_X)
     assert same == caller_id(identity_key(SERVER_SECRET.encode()), TOKEN_X)

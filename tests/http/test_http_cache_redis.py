@@ -7,13 +7,13 @@ from typing import Any
 import pytest
 
 from fakegithub import FakeGitHub
-from ghmcp_runtime.context import ToolContext
-from ghmcp_runtime.cursors import HmacCursorCodec
-from ghmcp_runtime.http_cache import HttpCache
-from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
-from ghmcp_runtime.model import Operation
-from ghmcp_runtime.projection import ShapeProjector
-from ghmcp_runtime.upstream import ForgeUpstream
+from ghmcp_runtime.calls.context import ToolContext
+from ghmcp_runtime.calls.cursors import HmacCursorCodec
+from ghmcp_runtime.calls.http_cache import HttpCache
+from ghmcp_runtime.calls.upstream import ForgeUpstream
+from ghmcp_runtime.core.model import Operation
+from ghmcp_runtime.core.projection import ShapeProjector
+from ghmcp_runtime.stores.idempotency import IdempotencyRunner, MemoryStore
 from tests.functional.conftest import OWNER, REPO, TOKEN
 from tests.http.conftest import TOKEN_Y
 

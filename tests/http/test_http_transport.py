@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from fakegithub import FakeGitHub
-from ghmcp_runtime.app import Settings, http_app
+from ghmcp_runtime.serving.app import Settings, http_app
 from github_issues_mcp import SERVER
 from tests.functional.conftest import OWNER, REPO, ROOT
 from tests.http.conftest import LOGIN_X, LOGIN_Y, TOKEN_X, TOKEN_Y

@@ -12,7 +12,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from fakegithub import FakeGitHub
-from ghmcp_runtime.app import Settings, http_app
+from ghmcp_runtime.serving.app import Settings, http_app
 from github_issues_mcp import SERVER
 from tests.functional.test_lockdown import BASE, PERMISSION, thread
 from tests.http.conftest import TOKEN_X, TOKEN_Y

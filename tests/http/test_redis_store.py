@@ -13,9 +13,9 @@ import anyio
 import pytest
 import redis.asyncio as aioredis
 
-from ghmcp_runtime.errors import OutcomeUnknown, ToolError
-from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
-from ghmcp_runtime.redis_store import DEFAULT_PREFIX, RedisStore, open_store
+from ghmcp_runtime.core.errors import OutcomeUnknown, ToolError
+from ghmcp_runtime.stores.idempotency import IdempotencyRunner, MemoryStore
+from ghmcp_runtime.stores.redis_store import DEFAULT_PREFIX, RedisStore, open_store
 from tests.http.http_support import free_port, redis_binary, redis_server
 from tests.runtime.runtime_support import long_attempt_scenario, stale_attempt_scenario
 
@@ -258,8 +258,8 @@ async def test_settings_select_the_redis_store_for_build_server(redis_url: str, 
     from mcp import Client
 
     from fakegithub import FakeGitHub
-    from ghmcp_runtime.app import Settings, build_server
-    from ghmcp_runtime.upstream import ForgeUpstream
+    from ghmcp_runtime.calls.upstream import ForgeUpstream
+    from ghmcp_runtime.serving.app import Settings, build_server
     from github_issues_mcp import SERVER
     from tests.functional.conftest import OWNER, REPO, TOKEN, seed
 
@@ -295,7 +295,7 @@ async def test_settings_select_the_redis_store_for_build_server(redis_url: str, 
 def test_a_shared_store_without_a_shared_server_secret_is_refused(redis_url: str) -> None:
     # caller identity (the scope of idempotency keys) is an HMAC under the server secret:
     # replicas with random secrets of their own would create the same issue twice
-    from ghmcp_runtime.app import Settings, build_server
+    from ghmcp_runtime.serving.app import Settings, build_server
     from github_issues_mcp import SERVER
 
     with pytest.raises(ValueError, match="GHMCP_SERVER_SECRET"):
@@ -311,7 +311,7 @@ async def test_an_attempt_longer_than_the_lease_keeps_it_across_replicas(
 
 
 async def test_lost_attempts_and_claimed_items_are_shared_by_replicas(stores: list[RedisStore]) -> None:
-    from ghmcp_runtime.idempotency import Attempt, ItemClaim
+    from ghmcp_runtime.stores.idempotency import Attempt, ItemClaim
 
     a, b, _ = stores
     first = (await a.claim("k", "fp", 600, lease_s=0.2)).lease

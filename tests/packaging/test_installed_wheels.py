@@ -135,7 +135,7 @@ async def test_the_installed_command_serves_tools_json_over_http(installed: Inst
                       installed.home) as port:
         async with mcp_client(f"http://127.0.0.1:{port}/mcp", TOKEN) as client:
             await _serves_the_published_surface(client, server)
-        health = [str(installed.python), "-m", "ghmcp_runtime.healthcheck", "--port", str(port)]
+        health = [str(installed.python), "-m", "ghmcp_runtime.serving.healthcheck", "--port", str(port)]
         alive = subprocess.run(health, env=clean_env(), cwd=installed.home, capture_output=True,
                                text=True, timeout=30, check=False)
         assert alive.returncode == 0, alive.stderr

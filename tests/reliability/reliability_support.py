@@ -13,10 +13,10 @@ from urllib.parse import unquote
 import httpx
 
 from fakegithub import FakeGitHub
-from ghmcp_runtime.app import Settings, build_server
-from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
-from ghmcp_runtime.model import Operation, ToolSpec
-from ghmcp_runtime.upstream import ForgeUpstream, RetryPolicy
+from ghmcp_runtime.calls.upstream import ForgeUpstream, RetryPolicy
+from ghmcp_runtime.core.model import Operation, ToolSpec
+from ghmcp_runtime.serving.app import Settings, build_server
+from ghmcp_runtime.stores.idempotency import IdempotencyRunner, MemoryStore
 from github_issues_mcp import SERVER
 
 TOKEN = "ghp_reliabilitytoken0000000000000000000001"

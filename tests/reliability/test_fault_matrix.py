@@ -41,7 +41,7 @@ from mcp import Client
 
 from fakegithub import FakeGitHub
 from fakegithub.faults import Match
-from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
+from ghmcp_runtime.stores.idempotency import IdempotencyRunner, MemoryStore
 from tests.reliability.reliability_support import (
     FIXED_NOW,
     OWNER,

@@ -33,7 +33,7 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 
 from fakegithub import FakeGitHub
-from ghmcp_runtime.model import ToolSpec
+from ghmcp_runtime.core.model import ToolSpec
 from tests.functional.strategies import HOSTILE, HUGE_INTS, JUNK, arguments
 from tests.reliability.reliability_support import (
     OWNER,

@@ -31,8 +31,8 @@ from mcp import Client
 
 import github_issues_mcp.hooks as hooks
 from fakegithub import FakeGitHub
-from ghmcp_runtime.catalog import fold
-from ghmcp_runtime.untrusted import sanitize
+from ghmcp_runtime.cleaning.untrusted import sanitize
+from ghmcp_runtime.engine.catalog import fold
 from tests.reliability.reliability_support import OWNER, REPO, TOKEN, server_for, small_seed
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "40"))

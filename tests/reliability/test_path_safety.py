@@ -88,8 +88,8 @@ def test_remove_labels_with_a_dot_name_stays_on_the_label_endpoint(name: str) ->
 
 
 def test_the_runtime_never_builds_a_url_with_a_dot_or_empty_segment() -> None:
-    from ghmcp_runtime.errors import ToolError
-    from ghmcp_runtime.upstream import ForgeUpstream
+    from ghmcp_runtime.calls.upstream import ForgeUpstream
+    from ghmcp_runtime.core.errors import ToolError
 
     upstream = ForgeUpstream(base_url="https://api.github.com")
     for value in (".", "..", ""):

@@ -18,11 +18,11 @@ from mcp.client.stdio import stdio_client
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, ResourceTemplateReference
 
 from fakegithub import FakeGitHub
-from ghmcp_runtime.app import Settings, build_server
-from ghmcp_runtime.caller import caller_id, identity_key
-from ghmcp_runtime.errors import INTERNAL_MESSAGE
-from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
-from ghmcp_runtime.upstream import ForgeUpstream
+from ghmcp_runtime.calls.upstream import ForgeUpstream
+from ghmcp_runtime.core.errors import INTERNAL_MESSAGE
+from ghmcp_runtime.guards.caller import caller_id, identity_key
+from ghmcp_runtime.serving.app import Settings, build_server
+from ghmcp_runtime.stores.idempotency import IdempotencyRunner, MemoryStore
 from github_issues_mcp import SERVER
 from tests.reliability.reliability_support import (
     OWNER,

@@ -15,9 +15,9 @@ from mcp import Client
 
 from fakegithub import FakeGitHub, offset_clock
 from fakegithub.faults import Match
-from ghmcp_runtime.app import Settings, build_server
-from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
-from ghmcp_runtime.upstream import ForgeUpstream
+from ghmcp_runtime.calls.upstream import ForgeUpstream
+from ghmcp_runtime.serving.app import Settings, build_server
+from ghmcp_runtime.stores.idempotency import IdempotencyRunner, MemoryStore
 from github_issues_mcp import SERVER
 from tests.reliability.reliability_support import OWNER, REPO, TOKEN, small_seed
 

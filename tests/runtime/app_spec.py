@@ -19,8 +19,8 @@ from ghmcp_runtime import (
     ToolSpec,
     repair,
 )
-from ghmcp_runtime.errors import ENVELOPE_SCHEMA
-from ghmcp_runtime.versioning import issue_version
+from ghmcp_runtime.core.errors import ENVELOPE_SCHEMA
+from ghmcp_runtime.core.versioning import issue_version
 
 GET_ISSUE = Operation(operation_id="issues/get", method="GET",
                       path="/repos/{owner}/{repo}/issues/{issue_number}",

@@ -8,12 +8,12 @@ from typing import Any
 
 import httpx
 
-from ghmcp_runtime.context import ToolContext
-from ghmcp_runtime.cursors import HmacCursorCodec
-from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
-from ghmcp_runtime.model import Annotations, Operation, ToolSpec
-from ghmcp_runtime.projection import ShapeProjector
-from ghmcp_runtime.upstream import ForgeUpstream, RetryPolicy
+from ghmcp_runtime.calls.context import ToolContext
+from ghmcp_runtime.calls.cursors import HmacCursorCodec
+from ghmcp_runtime.calls.upstream import ForgeUpstream, RetryPolicy
+from ghmcp_runtime.core.model import Annotations, Operation, ToolSpec
+from ghmcp_runtime.core.projection import ShapeProjector
+from ghmcp_runtime.stores.idempotency import IdempotencyRunner, MemoryStore
 
 TOKEN = "ghp_" + "S3cr3tT0k3n" * 3  # looks like a real token, so redaction would catch it too
 PLAIN_TOKEN = "plain-secret-credential-4711"  # does not look like one: only discipline keeps it out
@@ -123,7 +123,7 @@ async def stale_attempt_scenario(store: Any, stale_outcome: Any, lease_s: float 
     must neither write nor get A's answer, and the key must end with B's result."""
     import anyio
 
-    from ghmcp_runtime.errors import ToolError
+    from ghmcp_runtime.core.errors import ToolError
 
     kw: dict[str, Any] = {"key": "stale-key-0001", "scope": ("u_1", "t"), "fingerprint": "fp",
                           "recover": None}

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from runtime_support import CREATE_ISSUE, GET_ISSUE, Recorder, gh, make_ctx, upstream
 
-from ghmcp_runtime.allowlist import RepoAllowlist
-from ghmcp_runtime.context import UpstreamResponse
-from ghmcp_runtime.errors import ToolError
-from ghmcp_runtime.model import Operation
+from ghmcp_runtime.calls.context import UpstreamResponse
+from ghmcp_runtime.core.errors import ToolError
+from ghmcp_runtime.core.model import Operation
+from ghmcp_runtime.guards.allowlist import RepoAllowlist
 
 SEARCH = Operation(operation_id="search/issues-and-pull-requests", method="GET", path="/search/issues",
                    not_found="not_found", success_status=(200,))

@@ -13,18 +13,18 @@ from app_spec import CALLS, ISSUE_JSON, SPEC, FakeGitHub
 from mcp import Client, MCPError
 from mcp.types import INVALID_PARAMS
 
-from ghmcp_runtime.app import (
+from ghmcp_runtime.calls.upstream import ForgeUpstream
+from ghmcp_runtime.core.errors import ENVELOPE_SCHEMA, ToolError
+from ghmcp_runtime.core.forges import FORGEJO, GITHUB
+from ghmcp_runtime.core.versioning import issue_version
+from ghmcp_runtime.guards.caller import caller_id, identity_key
+from ghmcp_runtime.serving.app import (
     Settings,
     build_server,
     error_text,
     http_app,
     run,
 )
-from ghmcp_runtime.caller import caller_id, identity_key
-from ghmcp_runtime.errors import ENVELOPE_SCHEMA, ToolError
-from ghmcp_runtime.forges import FORGEJO, GITHUB
-from ghmcp_runtime.upstream import ForgeUpstream
-from ghmcp_runtime.versioning import issue_version
 
 pytestmark = pytest.mark.anyio
 MODES = ["auto", "legacy"]
@@ -284,10 +284,10 @@ async def test_a_refused_call_frees_its_arguments_without_waiting_for_the_garbag
     import gc
     import weakref
 
-    from ghmcp_runtime.app import _ToolRuntime
-    from ghmcp_runtime.caller import Caller
-    from ghmcp_runtime.cursors import HmacCursorCodec
-    from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
+    from ghmcp_runtime.calls.cursors import HmacCursorCodec
+    from ghmcp_runtime.guards.caller import Caller
+    from ghmcp_runtime.serving.app import _ToolRuntime
+    from ghmcp_runtime.stores.idempotency import IdempotencyRunner, MemoryStore
 
     runtime = _ToolRuntime(SPEC, Settings(), ForgeUpstream(transport=httpx.MockTransport(
         FakeGitHub())), HmacCursorCodec(None), IdempotencyRunner(MemoryStore()))

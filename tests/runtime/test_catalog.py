@@ -8,10 +8,10 @@ import pytest
 from runtime_support import TOKEN, make_ctx
 
 from fakegithub import FakeGitHub
-from ghmcp_runtime.catalog import fold, require_names, resolve_names
-from ghmcp_runtime.errors import ToolError
-from ghmcp_runtime.model import Operation
-from ghmcp_runtime.upstream import ForgeUpstream
+from ghmcp_runtime.calls.upstream import ForgeUpstream
+from ghmcp_runtime.core.errors import ToolError
+from ghmcp_runtime.core.model import Operation
+from ghmcp_runtime.engine.catalog import fold, require_names, resolve_names
 
 pytestmark = pytest.mark.anyio
 LIST = Operation(operation_id="issues/list-labels-for-repo", method="GET", path="/repos/{owner}/{repo}/labels",

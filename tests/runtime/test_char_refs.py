@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from ghmcp_runtime.char_refs import INVISIBLE_REFERENCE, number_patterns
-from ghmcp_runtime.invisible import CANDIDATE_RANGES, is_invisible
+from ghmcp_runtime.cleaning.char_refs import INVISIBLE_REFERENCE, number_patterns
+from ghmcp_runtime.cleaning.invisible import CANDIDATE_RANGES, is_invisible
 
 
 def decoded(n: int) -> str:

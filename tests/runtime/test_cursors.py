@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from ghmcp_runtime.cursors import HmacCursorCodec
-from ghmcp_runtime.errors import ToolError
+from ghmcp_runtime.calls.cursors import HmacCursorCodec
+from ghmcp_runtime.core.errors import ToolError
 
 QUERY = {"owner": "octo", "repo": "hello", "state": "open"}
 RESTART = {"owner": "octo", "repo": "hello", "state": "open"}

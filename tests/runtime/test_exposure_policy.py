@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from ghmcp_runtime.exposure import (
+from ghmcp_runtime.guards.exposure import (
     ExposureError,
     ExposureFlags,
     ExposurePolicy,

@@ -12,11 +12,11 @@ import httpx
 import pytest
 from runtime_support import Recorder, gh, make_ctx, tool_spec
 
-from ghmcp_runtime.context import UpstreamResponse
-from ghmcp_runtime.errors import ToolError
-from ghmcp_runtime.forges import FORGEJO, GITHUB, forgejo_oauth_server, github_oauth_server
-from ghmcp_runtime.model import Operation
-from ghmcp_runtime.upstream import ForgeUpstream, RetryPolicy
+from ghmcp_runtime.calls.context import UpstreamResponse
+from ghmcp_runtime.calls.upstream import ForgeUpstream, RetryPolicy
+from ghmcp_runtime.core.errors import ToolError
+from ghmcp_runtime.core.forges import FORGEJO, GITHUB, forgejo_oauth_server, github_oauth_server
+from ghmcp_runtime.core.model import Operation
 
 pytestmark = pytest.mark.anyio
 BASE = "https://forge.example.com/api/v1"

@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from ghmcp_runtime.healthcheck import main, probe
+from ghmcp_runtime.serving.healthcheck import main, probe
 
 
 @contextmanager

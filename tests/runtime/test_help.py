@@ -13,12 +13,12 @@ import pytest
 import uvicorn
 from app_spec import SPEC
 
-from ghmcp_runtime import app
-from ghmcp_runtime.environment import VARIABLES
-from ghmcp_runtime.forges import FORGEJO, GITHUB
+from ghmcp_runtime.core.forges import FORGEJO, GITHUB
+from ghmcp_runtime.serving import app
+from ghmcp_runtime.serving.environment import VARIABLES
 
 RUNTIME = Path(app.__file__).parent
-# read by `python -m ghmcp_runtime.healthcheck` (its own --help says so), not by the server
+# read by `python -m ghmcp_runtime.serving.healthcheck` (its own --help says so), not by the server
 NOT_THE_SERVERS = {"GHMCP_PORT"}
 OLD_NAMES = {"GHMCP_CURSOR_SECRET"}  # still read; --help names it beside GHMCP_SERVER_SECRET
 

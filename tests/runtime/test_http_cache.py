@@ -11,11 +11,11 @@ from mcp import Client
 from runtime_support import GET_ISSUE, UPDATE_ISSUE, make_ctx
 
 from fakegithub import FakeClock, FakeGitHub
-from ghmcp_runtime.app import Settings, build_server
-from ghmcp_runtime.http_cache import HttpCache, parse_setting
-from ghmcp_runtime.http_cache_store import Limits, MemoryStorage
-from ghmcp_runtime.model import Operation
-from ghmcp_runtime.upstream import ForgeUpstream
+from ghmcp_runtime.calls.http_cache import HttpCache, Limits, parse_setting
+from ghmcp_runtime.calls.http_cache_store import MemoryStorage
+from ghmcp_runtime.calls.upstream import ForgeUpstream
+from ghmcp_runtime.core.model import Operation
+from ghmcp_runtime.serving.app import Settings, build_server
 from github_issues_mcp import SERVER
 
 pytestmark = pytest.mark.anyio
@@ -201,7 +201,7 @@ async def test_requests_without_a_caller_identity_bypass_the_cache() -> None:
         calls.append(request)
         return httpx.Response(200, json={"n": len(calls)}, headers={"etag": '"x"'})
 
-    from ghmcp_runtime.http_cache_store import caching_transport
+    from ghmcp_runtime.calls.http_cache_store import caching_transport
 
     async with httpx.AsyncClient(transport=caching_transport(httpx.MockTransport(github), "memory")) as client:
         for _ in range(2):

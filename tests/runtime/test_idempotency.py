@@ -5,8 +5,8 @@ from typing import Any
 import anyio
 import pytest
 
-from ghmcp_runtime.errors import OutcomeUnknown, ToolError
-from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
+from ghmcp_runtime.core.errors import OutcomeUnknown, ToolError
+from ghmcp_runtime.stores.idempotency import IdempotencyRunner, MemoryStore
 from tests.runtime.runtime_support import long_attempt_scenario, stale_attempt_scenario
 
 pytestmark = pytest.mark.anyio
@@ -223,7 +223,7 @@ async def test_each_caller_has_a_quota_of_live_keys_and_nobody_else_pays() -> No
 def store_key(key: str, *scope: Any) -> str:
     import hashlib
 
-    from ghmcp_runtime.versioning import canonical_json
+    from ghmcp_runtime.core.versioning import canonical_json
 
     return hashlib.sha256(canonical_json([*scope, key])).hexdigest()
 
@@ -336,8 +336,8 @@ async def test_recover_gets_the_first_attempts_start_across_take_overs() -> None
 
 
 async def test_a_lost_answer_advises_the_same_key_only_when_there_is_one() -> None:
-    from ghmcp_runtime.idempotency import RETRY_WITH_THE_SAME_KEY
-    from ghmcp_runtime.upstream import MAYBE_APPLIED
+    from ghmcp_runtime.calls.upstream import MAYBE_APPLIED
+    from ghmcp_runtime.stores.idempotency import RETRY_WITH_THE_SAME_KEY
 
     def lost() -> OutcomeUnknown:
         return OutcomeUnknown("upstream_unavailable", "lost", temporary=True, retry_after_ms=10,

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from ghmcp_runtime.context import UpstreamResponse
-from ghmcp_runtime.errors import ToolError
-from ghmcp_runtime.lockdown import Lockdown, TrustCache
-from ghmcp_runtime.model import FieldRule, LockdownRule, Operation, Shape
+from ghmcp_runtime.calls.context import UpstreamResponse
+from ghmcp_runtime.core.errors import ToolError
+from ghmcp_runtime.core.model import FieldRule, LockdownRule, Operation, Shape
+from ghmcp_runtime.guards.lockdown import Lockdown, TrustCache
 
 pytestmark = pytest.mark.anyio
 COMMENT = Shape(name="comment", fields=(

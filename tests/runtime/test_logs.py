@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from ghmcp_runtime.logs import log_event, redact
+from ghmcp_runtime.core.logs import log_event, redact
 
 
 def test_redact_tokens_everywhere() -> None:

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from ghmcp_runtime import markup
-from ghmcp_runtime.markup import strip_hidden_markup
-from ghmcp_runtime.markup_coarse import strip_coarse
+from ghmcp_runtime.cleaning import markup
+from ghmcp_runtime.cleaning.markup import strip_hidden_markup
+from ghmcp_runtime.cleaning.markup_coarse import strip_coarse
 
 RENDERER = MarkdownIt("commonmark").enable("table")
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "30")) * 10  # make fuzz: 5,600 documents

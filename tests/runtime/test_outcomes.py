@@ -10,8 +10,9 @@ import pytest
 from runtime_support import make_ctx
 from test_runner import ARGS, REPO, Scripted, op, run
 
-from ghmcp_runtime.context import UpstreamResponse
-from ghmcp_runtime.declared import (
+from ghmcp_runtime.calls.context import UpstreamResponse
+from ghmcp_runtime.calls.error_rules import matches, refine
+from ghmcp_runtime.core.declared import (
     Condition,
     Declaration,
     ErrorSpec,
@@ -20,10 +21,9 @@ from ghmcp_runtime.declared import (
     Output,
     Step,
 )
-from ghmcp_runtime.error_rules import matches, refine
-from ghmcp_runtime.errors import OutcomeUnknown, ToolError, UpstreamError
-from ghmcp_runtime.rules import Rule, check_rules
-from ghmcp_runtime.runner import declared
+from ghmcp_runtime.core.errors import OutcomeUnknown, ToolError, UpstreamError
+from ghmcp_runtime.engine.runner import declared
+from ghmcp_runtime.guards.rules import Rule, check_rules
 
 pytestmark = pytest.mark.anyio
 PUT = op("add", "PUT")
@@ -120,7 +120,7 @@ def test_exactly_one() -> None:
 
 async def test_has_more_comes_from_the_paged_step_a_condition_chose() -> None:
     """Two paged steps, one run by a parameter: the one that did not run leaves has_more alone."""
-    from ghmcp_runtime.declared import Paginate
+    from ghmcp_runtime.core.declared import Paginate
 
     steps = tuple(Step(id=name, operation=op(name), path=REPO, paginate=Paginate(cursor="cursor"),
                        when=(Condition(param="direction", equals=name),)) for name in ("first", "second"))

@@ -4,8 +4,8 @@ from typing import Any
 
 import pytest
 
-from ghmcp_runtime.model import FieldRule, Shape
-from ghmcp_runtime.projection import ShapeProjector, preview
+from ghmcp_runtime.core.model import FieldRule, Shape
+from ghmcp_runtime.core.projection import ShapeProjector, preview
 
 ISSUE = Shape(name="issue", fields=(
     FieldRule(name="number", path=("number",), detail="summary"),

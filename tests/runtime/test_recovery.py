@@ -1,4 +1,4 @@
-"""ghmcp_runtime.recovery against scripted GitHub answers (httpx MockTransport)."""
+"""ghmcp_runtime.engine.recovery against scripted GitHub answers (httpx MockTransport)."""
 
 from __future__ import annotations
 
@@ -10,16 +10,16 @@ from typing import Any
 import httpx
 import pytest
 
-from ghmcp_runtime.errors import OutcomeUnknown
-from ghmcp_runtime.idempotency import Attempt, History
-from ghmcp_runtime.model import Operation
-from ghmcp_runtime.recovery import (
+from ghmcp_runtime.core.errors import OutcomeUnknown
+from ghmcp_runtime.core.model import Operation
+from ghmcp_runtime.engine.recovery import (
     Listing,
     RecoveryUnresolved,
     find_created,
     learn_login,
     same_text,
 )
+from ghmcp_runtime.stores.idempotency import Attempt, History
 from tests.runtime.runtime_support import Recorder, gh, make_ctx, upstream
 
 pytestmark = pytest.mark.anyio

@@ -9,8 +9,8 @@ import pytest
 from runtime_support import make_ctx, tool_spec
 from test_runner import ARGS, REPO, Scripted, context, op, run
 
-from ghmcp_runtime.context import ToolContext, UpstreamResponse
-from ghmcp_runtime.declared import (
+from ghmcp_runtime.calls.context import ToolContext, UpstreamResponse
+from ghmcp_runtime.core.declared import (
     Compare,
     Declaration,
     ErrorSpec,
@@ -19,10 +19,10 @@ from ghmcp_runtime.declared import (
     Resolve,
     Step,
 )
-from ghmcp_runtime.errors import ToolError
-from ghmcp_runtime.model import FieldRule, Shape
-from ghmcp_runtime.projection import ShapeProjector
-from ghmcp_runtime.runner import Resolver, declared, resolves_itself, resolving
+from ghmcp_runtime.core.errors import ToolError
+from ghmcp_runtime.core.model import FieldRule, Shape
+from ghmcp_runtime.core.projection import ShapeProjector
+from ghmcp_runtime.engine.runner import Resolver, declared, resolves_itself, resolving
 
 pytestmark = pytest.mark.anyio
 NOT_FOUND = ErrorSpec(code="milestone_not_found", message="No open milestone has that title.",

@@ -1,8 +1,8 @@
-"""Cross-field rules (ghmcp_runtime.rules): what each kind refuses, before any request."""
+"""Cross-field rules (ghmcp_runtime.guards.rules): what each kind refuses, before any request."""
 
 from __future__ import annotations
 
-from ghmcp_runtime.rules import Rule, check_rules
+from ghmcp_runtime.guards.rules import Rule, check_rules
 
 LOCK = Rule(kind="requires", when="lock_reason", fields=("locked",), equals=True,
             reason="lock_reason needs locked true")

@@ -15,9 +15,9 @@ import anyio
 import pytest
 from runtime_support import make_ctx, tool_spec
 
-from ghmcp_runtime.concurrent import MAX_CONCURRENT
-from ghmcp_runtime.context import ToolContext, UpstreamResponse
-from ghmcp_runtime.declared import (
+from ghmcp_runtime.calls.context import ToolContext, UpstreamResponse
+from ghmcp_runtime.core.concurrent import MAX_CONCURRENT
+from ghmcp_runtime.core.declared import (
     Compare,
     Completion,
     Condition,
@@ -37,10 +37,10 @@ from ghmcp_runtime.declared import (
     Step,
     Verify,
 )
-from ghmcp_runtime.errors import OutcomeUnknown, ToolError, UpstreamError
-from ghmcp_runtime.model import FieldRule, Operation, Shape
-from ghmcp_runtime.projection import ShapeProjector
-from ghmcp_runtime.runner import completer, declared
+from ghmcp_runtime.core.errors import OutcomeUnknown, ToolError, UpstreamError
+from ghmcp_runtime.core.model import FieldRule, Operation, Shape
+from ghmcp_runtime.core.projection import ShapeProjector
+from ghmcp_runtime.engine.runner import completer, declared
 
 pytestmark = pytest.mark.anyio
 
@@ -557,7 +557,7 @@ async def test_n05_a_lost_delete_by_name_is_done_only_when_no_row_keeps_the_id(
     ({"id": 2, "title": "v2", "updated_at": "t2"}, "unknown"),  # another resource
 ])
 def test_n02_settle_judges_a_lost_update_by_the_values_sent(reread: dict[str, Any], outcome: str) -> None:
-    from ghmcp_runtime.settle import Verdict, judge
+    from ghmcp_runtime.engine.settle import Verdict, judge
 
     compare = Compare(against="current", fields={"title": "title"})
     verdict = judge(compare, {"title": "v2"}, {"id": 1, "title": "v1", "updated_at": "t1"}, reread)

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from test_runner import ARGS, REPO, Scripted, context, op
 
-from ghmcp_runtime.context import UpstreamResponse
-from ghmcp_runtime.declared import (
+from ghmcp_runtime.calls.context import UpstreamResponse
+from ghmcp_runtime.core.declared import (
     Absent,
     Compare,
     Declaration,
@@ -21,10 +21,10 @@ from ghmcp_runtime.declared import (
     Settle,
     Step,
 )
-from ghmcp_runtime.errors import OutcomeUnknown, ToolError
-from ghmcp_runtime.forges import FORGEJO
-from ghmcp_runtime.runner import declared
-from ghmcp_runtime.transforms import normalizer
+from ghmcp_runtime.core.errors import OutcomeUnknown, ToolError
+from ghmcp_runtime.core.forges import FORGEJO
+from ghmcp_runtime.core.transforms import normalizer
+from ghmcp_runtime.engine.runner import declared
 
 pytestmark = pytest.mark.anyio
 EXISTS = ErrorSpec(code="label_exists", message="taken", field="name")

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from test_runner import ARGS, REPO, Scripted, op, run
 
-from ghmcp_runtime.declared import Compare, Declaration, Output, Step, Stored
-from ghmcp_runtime.stored import altered
+from ghmcp_runtime.core.declared import Compare, Declaration, Output, Step, Stored
+from ghmcp_runtime.engine.stored import altered
 
 pytestmark = pytest.mark.anyio
 

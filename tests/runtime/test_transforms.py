@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ghmcp_runtime.transforms import due_day
+from ghmcp_runtime.core.transforms import due_day
 
 
 @pytest.mark.parametrize(("sent", "kept"), [

@@ -18,8 +18,8 @@ from runtime_support import (
     upstream,
 )
 
-from ghmcp_runtime.errors import OutcomeUnknown, ToolError, UpstreamError
-from ghmcp_runtime.model import Operation
+from ghmcp_runtime.core.errors import OutcomeUnknown, ToolError, UpstreamError
+from ghmcp_runtime.core.model import Operation
 
 pytestmark = pytest.mark.anyio
 PATH = {"owner": "octo", "repo": "hello", "issue_number": 7}

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ghmcp_runtime.validation import ArgumentValidator
+from ghmcp_runtime.guards.validation import ArgumentValidator
 
 SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["owner", "repo"],
@@ -111,7 +111,7 @@ def test_nested_values_never_echoed(value: Any) -> None:
                                           ensure_ascii=False)
 
 
-# --- sizes before contents (ghmcp_runtime.bounds) --------------------------------------------
+# --- sizes before contents (ghmcp_runtime.guards.bounds) --------------------------------------------
 
 
 class Untouchable(list[Any]):

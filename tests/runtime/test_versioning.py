@@ -3,7 +3,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ghmcp_runtime.versioning import issue_version
+from ghmcp_runtime.core.versioning import issue_version
 
 BASE: dict[str, Any] = {
     "title": "t", "body": "b", "state": "open", "state_reason": None,

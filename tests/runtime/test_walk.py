@@ -8,7 +8,7 @@ import anyio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ghmcp_runtime.walk import walk
+from ghmcp_runtime.engine.walk import walk
 
 
 def walk_all(items: list[bool], *, want: int, cap: int, limit: int, reads: int,

@@ -8,10 +8,10 @@ from typing import Any
 import anyio
 import pytest
 
-from ghmcp_runtime.concurrent import MAX_CONCURRENT
-from ghmcp_runtime.context import UpstreamResponse
-from ghmcp_runtime.errors import ToolError, WriteLog
-from ghmcp_runtime.writes import Resource, Step, run_steps
+from ghmcp_runtime.calls.context import UpstreamResponse
+from ghmcp_runtime.core.concurrent import MAX_CONCURRENT
+from ghmcp_runtime.core.errors import ToolError, WriteLog
+from ghmcp_runtime.engine.writes import Resource, Step, run_steps
 
 pytestmark = pytest.mark.anyio
 VIEWS = {"add": lambda r: frozenset(r["labels"]) & {"a"}, "remove": lambda r: frozenset(r["labels"]) & {"b"},
@@ -119,7 +119,7 @@ async def test_the_write_log_annotates_any_error_the_caller_raises_after_the_wri
 ])
 def test_n02_a_lost_step_is_judged_by_what_it_sent(after: dict[str, Any], stamped: bool,
                                                     expected: str) -> None:
-    from ghmcp_runtime.settle import Verdict
+    from ghmcp_runtime.engine.settle import Verdict
 
     before = {"id": 1, "title": "t", "labels": [], "updated_at": "a"}
     verdict = step(("title",), {}).verdict(VIEWS, {"title": "T"}, before, {"labels": [], **after},

@@ -1,4 +1,4 @@
-"""Every text a server returns goes through ghmcp_runtime/outbound.py, which cleans every string
+"""Every text a server returns goes through ghmcp_runtime/cleaning/outbound.py, which cleans every string
 it is not told is clean (issue 19: one cleaning path, enforced structurally). This test is the
 enforcement: outside outbound.py, nothing in the runtime, the generated servers or the hooks may
 build an MCP result or error object itself."""
@@ -8,14 +8,14 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from ghmcp_runtime.outbound import Clean, rpc_error, tool_error, tool_result, visible
+from ghmcp_runtime.cleaning.outbound import Clean, rpc_error, tool_error, tool_result, visible
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILDERS = frozenset({"CallToolResult", "ReadResourceResult", "TextResourceContents",
                       "BlobResourceContents", "CompleteResult", "MCPError", "ErrorData",
                       "GetPromptResult", "TextContent", "InputRequiredResult",
                       "ElicitRequest", "ElicitRequestFormParams"})
-CHOKE_POINT = ROOT / "ghmcp_runtime" / "outbound.py"
+CHOKE_POINT = ROOT / "ghmcp_runtime" / "cleaning" / "outbound.py"
 
 
 def sources() -> list[Path]:

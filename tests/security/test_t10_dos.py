@@ -11,8 +11,8 @@ import anyio
 import httpx
 import pytest
 
-from ghmcp_runtime.model import Operation
-from ghmcp_runtime.upstream import ForgeUpstream
+from ghmcp_runtime.calls.upstream import ForgeUpstream
+from ghmcp_runtime.core.model import Operation
 from tests.runtime.runtime_support import make_ctx
 
 pytestmark = pytest.mark.anyio

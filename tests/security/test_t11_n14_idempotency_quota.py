@@ -13,7 +13,7 @@ import pytest
 
 from fakegithub import FakeGitHub
 from fakegithub.faults import Match
-from ghmcp_runtime.idempotency import IdempotencyRunner, MemoryStore
+from ghmcp_runtime.stores.idempotency import IdempotencyRunner, MemoryStore
 from tests.functional.conftest import OWNER, REPO, in_memory_server
 from tests.functional.session import Opened
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from fakegithub import FakeGitHub
-from ghmcp_runtime.http_cache import HttpCache
-from ghmcp_runtime.upstream import ForgeUpstream
+from ghmcp_runtime.calls.http_cache import HttpCache
+from ghmcp_runtime.calls.upstream import ForgeUpstream
 from tests.functional.conftest import OWNER, REPO, TOKEN
 from tests.http.conftest import TOKEN_Y
 from tests.http.test_http_cache_redis import read

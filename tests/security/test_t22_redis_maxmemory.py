@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 import pytest
 import redis
 
-from ghmcp_runtime.redis_store import eviction_warnings
+from ghmcp_runtime.stores.redis_store import eviction_warnings
 from tests.http.http_support import http_server_process, redis_server, server_env
 
 

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from ghmcp_runtime.untrusted import sanitize
+from ghmcp_runtime.cleaning.untrusted import sanitize
 from tests.support.hostile_text import FIELD, PLAIN, corpus, fastest, repeated
 
 BOUND = 3.0

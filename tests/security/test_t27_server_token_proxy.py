@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from fakegithub import FakeGitHub
-from ghmcp_runtime.app import Settings, http_app
-from ghmcp_runtime.host_guard import server_token_refusal
+from ghmcp_runtime.guards.host_guard import server_token_refusal
+from ghmcp_runtime.serving.app import Settings, http_app
 from github_issues_mcp import SERVER
 from tests.http.conftest import TOKEN_X
 from tests.http.http_support import console_script, free_port, http_server_process, server_env

@@ -1,5 +1,5 @@
 """Security review t6: text from GitHub that reached callers uncleaned or uncounted.
-- milestone titles in an error's `details.choices` (now cleaned by ghmcp_runtime/outbound.py,
+- milestone titles in an error's `details.choices` (now cleaned by ghmcp_runtime/cleaning/outbound.py,
   and a cleaned title still resolves);
 - Markdown link reference definitions (`[//]: # (…)`, `[x]: url "title"`), which GitHub's page
   shows nothing of: removed and counted, in code kept;

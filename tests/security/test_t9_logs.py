@@ -11,7 +11,7 @@ import logging
 import httpx
 import pytest
 
-from ghmcp_runtime.logs import REDACTED, JsonFormatter, redact
+from ghmcp_runtime.core.logs import REDACTED, JsonFormatter, redact
 from tests.http.conftest import TOKEN_X
 from tests.http.http_support import http_server_process, server_env
 

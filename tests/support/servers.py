@@ -19,11 +19,11 @@ class Server:
     overrides: Path
     name: str  # the distribution and console script
     package: str  # generated/<package>/
-    forge: str = "github"  # the forge profile (ghmcp_runtime.forges): its token and URL variables
+    forge: str = "github"  # the forge profile (ghmcp_runtime.core.forges): its token and URL variables
 
     def env(self, api_url: str, token: str) -> dict[str, str]:
         """The variables that point the server at `api_url` with `token` (GITHUB_*, FORGEJO_*)."""
-        from ghmcp_runtime.forges import FORGES
+        from ghmcp_runtime.core.forges import FORGES
 
         profile = FORGES[self.forge]
         return {profile.api_url_env: api_url, profile.token_env: token}

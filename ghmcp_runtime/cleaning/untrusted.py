@@ -1,0 +1,68 @@
+"""Untrusted text as an agent gets it: what GitHub's page hides is removed, and counted.
+
+`sanitize` first removes hidden markup (HTML comments and their kin, outside code: see
+`markup`), then invisible characters everywhere (see `invisible`). The count tells the agent that
+something was there: each removed piece of markup and each removed character counts one.
+
+Cleaning a long field costs up to a millisecond or two (docs/BENCHMARKS.md); a page of them
+would hold the event loop, and every other caller, for that long times the rows. So the large
+strings of every upstream answer are cleaned ahead (`clean_ahead`), one at a time with the event
+loop free in between, before the synchronous projection reads them from the call's `Cleaned`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ghmcp_runtime.base.lazy import lazy_module
+from ghmcp_runtime.cleaning.invisible import strip_invisible
+
+if TYPE_CHECKING:
+    from ghmcp_runtime.cleaning import markup as _markup
+else:  # the markup scanner (and its tables) loads with the first text that needs it (issue 24)
+    _markup = lazy_module("ghmcp_runtime.cleaning.markup")
+
+
+class Clean(str):
+    """Text as a reader sees it: cleaned (and counted) already, or written by this server. The
+    outbound layer (outbound.py) cleans every other string it returns."""
+
+    __slots__ = ()
+
+
+# text -> (cleaned, pieces removed), for one call
+Cleaned = dict[str, tuple[str, int]]
+AHEAD_CHARS = 2048  # strings at least this long are cleaned ahead, each its own slice of time
+
+
+def sanitize(text: str) -> tuple[str, int]:
+    """`text` as a reader of GitHub's page sees it, and how many hidden pieces were removed."""
+    if text.isascii() and text.isprintable() and "<" not in text and "&" not in text:
+        return text, 0  # most names, dates, URLs: nothing could hide there
+    visible, pieces = _markup.strip_hidden_markup(text)
+    visible, characters = strip_invisible(visible)
+    return visible, pieces + characters
+
+
+async def clean_ahead(data: Any, cleaned: Cleaned) -> None:
+    """Clean every long string in `data` (an upstream answer) into `cleaned`, yielding to the
+    event loop after each: another caller's request waits for one field at most."""
+    for text in _long_strings(data):
+        if text not in cleaned:
+            cleaned[text] = sanitize(text)
+            await anyio.sleep(0)
+
+
+def _long_strings(data: Any) -> Iterator[str]:
+    if isinstance(data, str):
+        if len(data) >= AHEAD_CHARS:
+            yield data
+    elif isinstance(data, dict):
+        for value in data.values():
+            yield from _long_strings(value)
+    elif isinstance(data, list):
+        for value in data:
+            yield from _long_strings(value)

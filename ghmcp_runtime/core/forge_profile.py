@@ -1,0 +1,119 @@
+"""What differs between the forges a generated server can talk to, declared once per forge.
+
+An override file names its forge (`server.forge`); the generated `ServerSpec` carries the profile
+and the runtime reads everything forge-specific from it: where the API is and which environment
+variables say so, how a token is sent, which media type and version header go with every
+request, how a listing pages (parameter names, largest page, `Link` or a total-count header),
+which headers carry rate limits, how the forge's error bodies read (`ErrorDialect`), and which
+parent resource a 404 may mean is missing. The profiles themselves are in `ghmcp_runtime.core.forges`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import httpx
+
+    from ghmcp_runtime.core.operation import UpstreamResponse
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RateLimitHeaders:
+    """The response headers that carry a token's request budget."""
+
+    remaining: str
+    limit: str
+    reset: str  # epoch seconds when the budget refills
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ParentProbe:
+    """A 404 on an operation under `path` (all of `params` in its path) may mean that parent is
+    missing: the runtime then reads `path` and answers `code` when that read is a 404 too."""
+
+    params: tuple[str, ...]
+    path: str
+    code: str
+    operation_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Refusal:
+    """How a 403 reads: the code (`insufficient_scope` or `issue_locked`), message, details."""
+
+    code: str
+    message: str
+    details: Mapping[str, Any]
+
+
+class ErrorDialect(Protocol):
+    """Reading one forge's error answers."""
+
+    def message(self, resp: httpx.Response) -> str:
+        """The human message of an error body ("" when there is none)."""
+
+    def secondary_limit(self, message: str) -> bool:
+        """A 403 whose message says the client sent too much too fast."""
+
+    def refusal(self, resp: httpx.Response, message: str) -> Refusal:
+        """A 403 that is not a rate limit: what is missing (scopes) or what forbids it."""
+
+    def unprocessable(self, resp: httpx.Response) -> tuple[str | None, str | None, str]:
+        """A 422: (the request-body field it names, the forge's own error code, a reason)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ForgeProfile:
+    name: str  # the override file's `server.forge`
+    display_name: str  # what messages call the forge ("GitHub")
+    token_env: str  # the operator's token (stdio)
+    api_url_env: str
+    default_api_url: str | None  # None: the operator must say which instance
+    auth_scheme: str  # Authorization: <scheme> <token>
+    accept: str
+    version_header: str | None  # the API version header, sent with `api_version`
+    default_api_version: str | None
+    request_id_header: str | None  # the forge's id of a request, logged beside ours
+    rate_limit: RateLimitHeaders | None
+    secondary_limit_wait_s: int = 60  # suggested wait on a 429 or secondary limit without a hint
+    page_param: str = "page"
+    size_param: str
+    max_page_size: int  # the largest page the forge serves; lookups read pages this size
+    total_count_header: str | None = None  # a listing's total, when the forge sends one
+    # the forge ends a request that runs longer than this, so a write lands within it of being
+    # sent even when the client gave up sooner (recovery's window after a lost answer)
+    request_limit_s: float = 60.0
+    parents: tuple[ParentProbe, ...] = ()
+    errors: ErrorDialect
+    token_rule: str  # what a well-formed token looks like, for the malformed-token refusal
+    oauth_server: Callable[[str], str]  # the authorization server for an API URL (RFC 9728)
+    oauth_scopes: tuple[str, ...]  # scopes the protected-resource metadata advertises
+
+    def page_query(self, page: int, size: int) -> dict[str, int]:
+        return {self.size_param: size, self.page_param: page}
+
+    def has_more(self, resp: UpstreamResponse, page: int, size: int) -> bool:
+        """Whether a listing has a page after `page` (of `size` rows): the `Link` header's
+        `rel="next"`, or else the total-count header."""
+        if 'rel="next"' in resp.headers.get("link", ""):
+            return True
+        total = self.total_count(resp)
+        return total is not None and page * size < total
+
+    def total_count(self, resp: UpstreamResponse) -> int | None:
+        """A listing's total as the forge reports it (None: it does not, or not parseably)."""
+        raw = resp.headers.get(self.total_count_header) if self.total_count_header else None
+        return int(raw) if raw is not None and raw.strip().isdigit() else None
+
+    def headers(self, api_version: str | None) -> dict[str, str]:
+        out = {"Accept": self.accept}
+        version = api_version or self.default_api_version
+        if self.version_header and version:
+            out[self.version_header] = version
+        return out
+
+    def authorization(self, token: str) -> str:
+        return f"{self.auth_scheme} {token}"

@@ -1,0 +1,322 @@
+"""The batch recipe (`declared.Batch`): one change applied to many items, item by item, each
+through the server's own single-item tool.
+
+Each item is a call of `each` with the batch's `arguments` plus the item, so it gets exactly that
+tool's validation, rules, reads, version check, partial update, settle after a lost answer and
+error envelope: the batch adds no write path of its own. Items come from a list parameter, or
+from a listing tool walked to its end (`BatchSource`: the caller passes its filters in one object
+parameter); they run in ascending order, at most `max_items` per call, and `next_cursor` resumes
+after the last one handled (a listing is walked again, so items a change took out of it are
+simply no longer there).
+
+Each item answers `changed` (its changed_fields are not empty), `unchanged`, or `error` with the
+single tool's envelope; a failure does not stop the others. `dry_run` runs every item's reads
+and checks but no write (`ToolContext.dry_run`: a planning tool answers what it would change,
+and ctx.call refuses any write it would still send).
+
+Pacing, as GitHub's best practices ask for bursts of writes: one item at a time, each with one
+request in flight (`host.run_tool`), and write requests started `write_interval_s` apart. A rate
+limit (primary or secondary) is waited out when GitHub's wait is at most `max_wait_s`, and the
+item retried (a refused request wrote nothing; a partly applied update finishes on the retry);
+a longer wait stops the batch: the answer lists what was done, names the stop, and its
+next_cursor starts at the item that was refused.
+
+A credential GitHub refuses (missing, invalid, short of a scope) fails every item alike: on the
+first item it is the batch's error, later it stops the batch (`credential`) where it met it.
+
+Cancellation (`notifications/cancelled`) takes effect between items: the item in flight runs to
+its end, then the batch stops; with an idempotency key its answer so far is stored, so a repeat
+of the call with the key says what was done (the cancelled request itself is never answered).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import anyio
+
+from ghmcp_runtime.calls.context import ToolContext
+from ghmcp_runtime.core.declared import Batch, BatchSource
+from ghmcp_runtime.core.errors import ToolError
+from ghmcp_runtime.core.model import Handler
+from ghmcp_runtime.core.refs import Scope, render
+from ghmcp_runtime.core.versioning import canonical_json
+from ghmcp_runtime.engine.paging import cursor_binding, open_state, without
+from ghmcp_runtime.engine.runner import CREDENTIAL_CODES, confirm_or_refuse, prepare, resolve_args
+
+T = TypeVar("T")
+OUTCOMES = ("changed", "unchanged", "error")
+RATE_LIMITED = "rate_limited"
+RETRIES = 3  # rate-limit waits per item before the batch stops
+SOURCE_PAGES = 40  # pages of a listing walked for the items (its own row cap comes first)
+NO_RETRY_AFTER_MS = 60_000  # GitHub: without retry-after, wait at least a minute
+
+
+def batch(spec: Batch) -> Handler:
+    """The tool handler of a batch declaration."""
+
+    async def handler(ctx: ToolContext, args: Any) -> dict[str, Any]:
+        return await _Batch(ctx, spec, prepare(spec, args), dict(args)).run()
+
+    return handler
+
+
+@dataclass(slots=True)
+class _Batch:
+    ctx: ToolContext
+    spec: Batch
+    args: dict[str, Any]  # defaults and transforms applied; names resolved in run()
+    given: dict[str, Any]  # as sent: what the cursor binds and the key's fingerprint covers
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    stopped: dict[str, Any] | None = None
+    resume: int | None = None  # index of the first item not handled, when the batch stopped
+
+    @property
+    def listed(self) -> bool:
+        """Items come from the list parameter (else from the listing)."""
+        return self.spec.items is not None and self.spec.items in self.args
+
+    @property
+    def dry(self) -> bool:
+        return bool(self.spec.dry_run and self.args.get(self.spec.dry_run))
+
+    async def run(self) -> dict[str, Any]:
+        for paired in self.spec.zip:
+            if self.listed and paired in self.args and len(self.args[paired]) != len(self.args[str(self.spec.items)]):
+                raise ToolError("invalid_field", f"{paired} must hold one value per item of {self.spec.items}, "
+                                "in the same order; nothing was changed.",
+                                details={"field": paired, "reason": f"not one value per item of {self.spec.items}"})
+        if self.spec.resolve:  # once for every item (a milestone title, say)
+            self.args = await resolve_args(self.ctx, self.spec.resolve, self.args)
+        name = self.spec.key
+        key = self.given.get(name) if name else None
+        if name is None or key is None or self.dry:  # a dry run writes nothing, so it takes no key
+            return await _between_items(self.work)
+        scope = (self.ctx.tool.name, *(str(self.given.get(p, "")) for p in self.spec.scope))
+        fingerprint = hashlib.sha256(canonical_json(without(self.given, name))).hexdigest()
+
+        async def keyed(stop: anyio.Event) -> dict[str, Any]:
+            result: dict[str, Any] = await self.ctx.idempotent(
+                str(key), scope=scope, fingerprint=fingerprint, run=lambda: self.work(stop))
+            return result
+
+        return await _between_items(keyed)
+
+    async def work(self, stop: anyio.Event) -> dict[str, Any]:
+        state = open_state(self.ctx, self.given, self.spec.cursor)
+        targets = await self.targets(state)
+        items = targets.items
+        if self.spec.confirm is not None and not self.dry:
+            await confirm_or_refuse(self.ctx, self.spec.confirm, self.args,
+                                    count=len(items), items=items)
+        for index, item in enumerate(items):
+            if stop.is_set():
+                self.stop(index, {"reason": "cancelled", "retry_after_ms": None})
+                break
+            if not await self.one(item, index, stop):
+                break
+            await self.ctx.progress(index + 1, len(items), f"{self.spec.item} {item}: {self.rows[-1]['outcome']}")
+        return self.answer(targets)
+
+    # -- items --------------------------------------------------------------------------------
+
+    async def targets(self, state: Mapping[str, Any]) -> _Targets:
+        """This call's items (ascending), whether more exist, and whether the source was cut."""
+        if self.listed:
+            assert self.spec.items is not None
+            listed = sorted(dict.fromkeys(self.args[self.spec.items]))
+            start = int(state.get("offset", 0))
+            chunk = listed[start:start + self.spec.max_items]
+            return _Targets(chunk, start + len(chunk) < len(listed), False, start=start)
+        assert self.spec.source is not None
+        found, cut = await self.walk(self.spec.source)
+        after = state.get("after")
+        rest = sorted(i for i in found if after is None or i > after)
+        return _Targets(rest[:self.spec.max_items], len(rest) > self.spec.max_items, cut, after=after)
+
+    async def walk(self, source: BatchSource) -> tuple[set[Any], bool]:
+        """Every item the listing finds, following its cursor; whether it stopped at its cap."""
+        filters = dict(self.args.get(source.param) or {})
+        fixed = render(dict(source.fixed), Scope(self.args, {}, {}))
+        found: set[Any] = set()
+        cursor: str | None = None
+        for _ in range(SOURCE_PAGES):
+            try:
+                page = await self.ctx.run_tool(source.tool, {**filters, **fixed, **({"cursor": cursor} if cursor else {})})
+            except ToolError as err:
+                raise _as_param(err, source.param, fixed) from None
+            found |= {row[source.item_field] for row in page.get(source.rows, [])}
+            cursor = page.get("next_cursor") if page.get("has_more") else None
+            if cursor is None:
+                return found, bool(page.get("truncated"))
+        return found, True
+
+    async def one(self, item: Any, index: int, stop: anyio.Event) -> bool:
+        """Handle one item; False when the batch must stop before it (a long rate limit)."""
+        args = {**render(dict(self.spec.arguments), Scope(self.args, {}, {})), self.spec.item: item}
+        for name, param in self.spec.zip.items():
+            if name in self.args and self.listed:
+                args[param] = self.args[name][self.position(item)]
+        for attempt in range(RETRIES + 1):
+            try:
+                result = await self.ctx.run_tool(self.spec.each, args, dry_run=self.dry, paced=True)
+            except ToolError as err:
+                if err.code in CREDENTIAL_CODES:  # every item would meet it: stop here
+                    if not self.rows:
+                        raise
+                    self.stop(index, {"reason": "credential", "retry_after_ms": None})
+                    return False
+                wait = _rate_limit_wait(err)
+                if wait is None:
+                    self.rows.append(self.row(item, error=err))
+                    return True
+                if wait > self.max_wait_ms or attempt == RETRIES:
+                    self.rows.append(self.row(item, error=err))
+                    self.stop(index, {"reason": RATE_LIMITED, "retry_after_ms": wait})
+                    return False
+                if await _wait(wait / 1000, stop):
+                    self.stop(index, {"reason": "cancelled", "retry_after_ms": None})
+                    return False
+                continue
+            self.rows.append(self.row(item, result=result))
+            return True
+        return True  # unreachable: the last attempt answers or stops
+
+    @property
+    def max_wait_ms(self) -> float:
+        return self.ctx.host.max_wait_s * 1000 if self.ctx.host is not None else 0.0
+
+    def position(self, item: Any) -> int:
+        assert self.spec.items is not None
+        return list(self.args[self.spec.items]).index(item)
+
+    def row(self, item: Any, *, result: Mapping[str, Any] | None = None,
+            error: ToolError | None = None) -> dict[str, Any]:
+        row: dict[str, Any] = {self.spec.item: item}
+        if error is not None:
+            row["outcome"] = "error"
+            row["error"] = {k: v for k, v in error.envelope(request_id=self.ctx.request_id, fingerprint="").items()
+                            if k != "fingerprint"}  # the batch's answer carries the surface's
+            return row
+        assert result is not None
+        changed = list(result.get(self.spec.changed, []))
+        row["outcome"] = "changed" if changed else "unchanged"
+        row[self.spec.changed] = changed
+        if self.spec.ignored and result.get(self.spec.ignored):
+            row[self.spec.ignored] = list(result[self.spec.ignored])
+        return row
+
+    def stop(self, index: int, why: dict[str, Any]) -> None:
+        self.stopped, self.resume = why, index
+
+    # -- the answer ---------------------------------------------------------------------------
+
+    def answer(self, targets: _Targets) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "items": self.rows,
+            "summary": {o: sum(1 for r in self.rows if r["outcome"] == o) for o in OUTCOMES},
+        }
+        if self.stopped is not None:
+            out["stopped"] = self.stopped
+        resume = self.resume if self.stopped is not None else len(targets.items) if targets.more else None
+        out["has_more"] = resume is not None
+        if resume is not None:
+            out["next_cursor"] = self.ctx.mint_cursor(
+                self.resume_state(targets, resume), bound_to=cursor_binding(self.given, self.spec.cursor))
+        if targets.cut:
+            out["truncated"] = True
+        if self.dry:
+            out["dry_run"] = True
+        return out
+
+    def resume_state(self, targets: _Targets, index: int) -> dict[str, Any]:
+        """Where a next call starts: at this call's item `index`."""
+        if self.listed:
+            return {"offset": targets.start + index}
+        return {"after": targets.items[index - 1] if index else targets.after}
+
+
+class Pacer:
+    """Write requests at least `interval_s` apart, measured from each one's start (GitHub: "wait
+    at least one second between each" mutative request of a burst)."""
+
+    def __init__(self, interval_s: float, *, clock: Callable[[], float] = anyio.current_time,
+                 sleep: Callable[[float], Awaitable[None]] = anyio.sleep) -> None:
+        self.interval_s = interval_s
+        self.clock = clock
+        self.sleep = sleep
+        self.last: float | None = None
+
+    async def __call__(self) -> None:
+        if self.last is not None:
+            wait = self.last + self.interval_s - self.clock()
+            if wait > 0:
+                await self.sleep(wait)
+        self.last = self.clock()
+
+
+@dataclass(frozen=True, slots=True)
+class _Targets:
+    items: list[Any]
+    more: bool  # items beyond this call's max_items exist
+    cut: bool  # the listing stopped at its own row cap: some matching items are unreachable
+    start: int = 0  # an explicit list: the offset of items[0]
+    after: Any = None  # a listing: the last item an earlier call handled
+
+
+def _rate_limit_wait(err: ToolError) -> int | None:
+    """Milliseconds GitHub asks to wait before the refused request may be repeated, or None when
+    the failure is not a rate limit."""
+    if err.code != RATE_LIMITED:
+        return None
+    return err.retry_after_ms if err.retry_after_ms is not None else NO_RETRY_AFTER_MS
+
+
+async def _wait(seconds: float, stop: anyio.Event) -> bool:
+    """Sleep `seconds` unless `stop` is set first; True when it was."""
+    with anyio.move_on_after(seconds):
+        await stop.wait()
+    return stop.is_set()
+
+
+def _as_param(err: ToolError, param: str, fixed: Mapping[str, Any]) -> ToolError:
+    """A listing's refusal of the caller's filters, located in the batch's filter parameter."""
+    where = (err.details or {}).get("field")
+    if err.code == "invalid_field" and isinstance(where, str) and where not in fixed:
+        err.details = {**(err.details or {}), "field": f"{param}.{where}"}
+    err.repair = None  # it would call the listing, not this tool
+    return err
+
+
+async def _between_items(work: Callable[[anyio.Event], Awaitable[T]]) -> T:
+    """Run `work(stop)` shielded from cancellation: a cancelled request sets `stop` instead, and
+    `work` ends at its next item boundary (its answer stored, if it keeps one), then the
+    cancellation goes on."""
+    stop = anyio.Event()
+    box: list[T] = []
+    failure: list[BaseException] = []
+
+    async def shielded() -> None:
+        with anyio.CancelScope(shield=True):
+            try:
+                box.append(await work(stop))
+            except Exception as exc:  # re-raised below, unwrapped
+                failure.append(exc)
+
+    async def watch() -> None:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            stop.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(watch)
+        await shielded()
+        group.cancel_scope.cancel()
+    if failure:
+        raise failure[0]
+    return box[0]
+

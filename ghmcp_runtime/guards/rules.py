@@ -1,0 +1,55 @@
+"""Cross-field argument rules a flat, closed inputSchema cannot express (checked before any call)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ghmcp_runtime.core.errors import ToolError
+from ghmcp_runtime.core.model import Handler
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rule:
+    kind: Literal["at_least_one", "exactly_one", "all_or_none", "requires", "not_together"]
+    fields: tuple[str, ...]
+    reason: str
+    when: str | None = None
+    equals: bool | int | str | None = None  # for requires: the value the fields must have (None: any)
+
+
+def _present(args: Mapping[str, Any], name: str) -> bool:
+    return name in args  # an explicit null (e.g. milestone: null) is a value
+
+
+def check_rules(args: Mapping[str, Any], rules: tuple[Rule, ...]) -> ToolError | None:
+    for rule in rules:
+        present = [f for f in rule.fields if _present(args, f)]
+        missing = [f for f in rule.fields if f not in present]
+        if rule.kind == "requires" and rule.equals is not None:
+            missing += [f for f in present if args[f] != rule.equals]
+        if rule.kind in ("at_least_one", "exactly_one") and not present:
+            details: dict[str, Any] = {"fields": list(rule.fields), "reason": rule.reason}
+        elif rule.kind in ("not_together", "exactly_one") and len(present) > 1:
+            details = {"fields": list(rule.fields), "reason": rule.reason}
+        elif (rule.kind == "all_or_none" and present and missing) or (
+            rule.kind == "requires" and rule.when and _present(args, rule.when) and missing
+        ):
+            details = {"field": missing[0], "reason": rule.reason}
+        else:
+            continue
+        return ToolError("invalid_field", f"Invalid arguments: {rule.reason}", details=details)
+    return None
+
+
+def with_rules(handler: Handler, rules: tuple[Rule, ...]) -> Handler:
+    async def checked(ctx: Any, args: Any) -> Any:
+        problem = check_rules(args, rules)
+        if problem is not None:
+            raise problem
+        return await handler(ctx, args)
+
+    checked.__name__ = getattr(handler, "__name__", "handler")
+    checked.__qualname__ = checked.__name__
+    return checked

@@ -1,0 +1,60 @@
+"""What a generated package ships beside its code, read once: its texts, its wire tools
+(`tools.json`) and its error catalog (`errors.json`), so `server.py` declares only what the
+override file says and takes titles, descriptions, schemas and error codes from the files a
+reviewer reads."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+from importlib import resources
+from typing import Any
+
+from ghmcp_runtime.core.model import Annotations, ErrorCode, Handler, Operation, ToolSpec
+
+
+class PackageData:
+    def __init__(self, package: str | None) -> None:
+        if not package:
+            raise ValueError("PackageData needs the generated package's name (__package__)")
+        self.package = package
+
+    def text(self, name: str) -> str:
+        return resources.files(self.package).joinpath(name).read_text("utf-8")
+
+    @cached_property
+    def _wire(self) -> dict[str, dict[str, Any]]:
+        return {tool["name"]: tool for tool in json.loads(self.text("tools.json"))["tools"]}
+
+    @cached_property
+    def _catalog(self) -> list[dict[str, Any]]:
+        codes: list[dict[str, Any]] = json.loads(self.text("errors.json"))["codes"]
+        return codes
+
+    def error_codes(self) -> tuple[ErrorCode, ...]:
+        """The server's error catalog, in the catalog's order."""
+        return tuple(ErrorCode(code=c["code"], temporary=c["temporary"], description=c["description"],
+                               repair=c["repair"]) for c in self._catalog)
+
+    def tool(self, *, name: str, handler: Handler, operations: Sequence[Operation],
+             annotations: Annotations, field_map: Mapping[str, str] | None = None,
+             echo_safe: Sequence[str] = (), toolset: str | None = None) -> ToolSpec:
+        """The tool as tools.json publishes it (title, description, schemas) and errors.json
+        lists its codes, with what only Python can carry."""
+        wire = self._wire[name]
+        return ToolSpec(
+            name=name,
+            title=wire["title"],
+            description=wire["description"],
+            input_schema=wire["inputSchema"],
+            output_schema=wire["outputSchema"],
+            annotations=annotations,
+            error_codes=tuple(c["code"] for c in self._catalog if name in c["tools"]),
+            operations=tuple(operations),
+            handler=handler,
+            meta={},
+            field_map=dict(field_map or {}),
+            echo_safe=tuple(echo_safe),
+            toolset=toolset,
+        )
