@@ -251,13 +251,13 @@ async def _time_calls(fn: Callable[[], Awaitable[Any]], warmup: int, calls: int)
 async def _ours_in_process(fake_url: str, warmup: int, calls: int) -> dict[str, list[float]]:
     from mcp import Client
 
-    from ghmcp_runtime.serving import app
+    from ghmcp_runtime.serving import tool_calls
     from ghmcp_runtime.serving.app import Settings, build_server
     from github_issues_mcp import SERVER
 
     out: dict[str, list[float]] = {}
     handler: list[float] = []
-    real = app._ToolRuntime.call_tool
+    real = tool_calls.ToolRuntime.call_tool
 
     async def timed(self: Any, *args: Any) -> Any:
         t0 = time.perf_counter()
@@ -278,7 +278,7 @@ async def _ours_in_process(fake_url: str, warmup: int, calls: int) -> dict[str, 
 
         out["direct"] = await _time_calls(direct, warmup, calls)
         out["direct_one"] = await _time_calls(direct_one, warmup, calls)
-    app._ToolRuntime.call_tool = timed  # type: ignore[method-assign]  # before build_server binds it
+    tool_calls.ToolRuntime.call_tool = timed  # type: ignore[method-assign]
     try:
         server = build_server(SERVER, Settings(token=TOKEN, api_url=fake_url,
                                                server_secret=b"bench"))
@@ -294,7 +294,7 @@ async def _ours_in_process(fake_url: str, warmup: int, calls: int) -> dict[str, 
             if mode == "auto":
                 out["handler"] = handler[-calls:]  # the runtime's call_tool: validation, hooks, HTTP
     finally:
-        app._ToolRuntime.call_tool = real  # type: ignore[method-assign]
+        tool_calls.ToolRuntime.call_tool = real  # type: ignore[method-assign]
     return out
 
 

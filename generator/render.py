@@ -282,6 +282,7 @@ def render(
     declarations += [t.declaration for t in server.templates if t.declaration is not None]
     declarations += [t.resolve for t in server.tools if t.declaration is None and t.batch is None and t.resolve]
     declarations += [t.batch for t in server.tools if t.batch is not None]
+    calls_operations = bool(declarations)  # every declaration but the error rules names some
     declarations += list(server.error_rules)
     shapes = {s.name: runtime_shape(s) for s in server.shapes}
     context = {
@@ -302,6 +303,15 @@ def render(
             ("resolving", any(t.resolve and t.handler is not None for t in server.tools))) if used],
         "batches": any(t.batch is not None for t in server.tools),
         "completion_name": {_pyobj(c): name for name, c in completions.items()},
+        "hook_completions": sorted({fn for t in server.templates for _, fn in t.completions
+                                    if isinstance(fn, str)}),
+        # what handlers.py refers to: the operations (in declarations) and the hooks module
+        "handler_imports": [name for name, used in (
+            ("hooks", hooks_display is not None and (
+                any(t.declaration is None and t.batch is None for t in server.tools)
+                or any(t.declaration is None for t in server.templates)
+                or any(isinstance(fn, str) for t in server.templates for _, fn in t.completions))),
+            ("operations", calls_operations)) if used],
         "tool_annotations": {t.name: runtime_annotations(t.annotations) for t in server.tools},
         "hooks": hooks_display is not None,
         "error_codes": server.error_codes,
@@ -322,6 +332,7 @@ def render(
         ("operations.py.jinja", f"{pkg}/operations.py"),
         ("types.py.jinja", f"{pkg}/types.py"),
         ("server.py.jinja", f"{pkg}/server.py"),
+        ("handlers.py.jinja", f"{pkg}/handlers.py"),
     ):
         files[target] = formatter(env.get_template(template).render(**context), template)
     if hooks_display is not None:

@@ -1,11 +1,13 @@
 """Runtime library of generated MCP servers: upstream calls, errors, cursors, idempotency, app.
 
-`run` and `build_server` import the MCP SDK (~0.5 s), so they load on first use; the model and
-error types stay cheap to import (the generator imports them).
+`run` and `build_server` import the MCP SDK (~0.5 s), and `ToolContext` the call machinery, so
+they load on first use; the model types stay cheap to import (the generator and every server's
+declaration import them, before `tools/list` is answered).
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -19,8 +21,6 @@ from ghmcp_runtime.base import moved  # noqa: E402
 
 moved.install()  # the flat module names of before the layer split, for hooks and scripts
 
-from ghmcp_runtime.calls.context import ToolContext  # noqa: E402
-from ghmcp_runtime.core.errors import ToolError, repair  # noqa: E402
 from ghmcp_runtime.core.model import (  # noqa: E402
     Annotations,
     ErrorCode,
@@ -32,6 +32,8 @@ from ghmcp_runtime.core.model import (  # noqa: E402
 )
 
 if TYPE_CHECKING:
+    from ghmcp_runtime.calls.context import ToolContext
+    from ghmcp_runtime.core.errors import ToolError, repair
     from ghmcp_runtime.serving.app import build_server, run
 
 __version__ = "0.1.0"  # of the ghmcp-runtime distribution; generated servers pin it exactly
@@ -52,9 +54,17 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in ("run", "build_server"):
-        from ghmcp_runtime.serving import app
+_LOADED_ON_USE = {
+    "run": "ghmcp_runtime.serving.app",
+    "build_server": "ghmcp_runtime.serving.app",
+    "ToolContext": "ghmcp_runtime.calls.context",
+    "ToolError": "ghmcp_runtime.core.errors",
+    "repair": "ghmcp_runtime.core.errors",
+}
 
-        return getattr(app, name)
-    raise AttributeError(f"module 'ghmcp_runtime' has no attribute {name!r}")
+
+def __getattr__(name: str) -> Any:
+    module = _LOADED_ON_USE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ghmcp_runtime' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -160,7 +160,7 @@ class ToolContext:
     writes: WriteLog = field(default_factory=WriteLog)
     _own_clock: ForgeClock = field(default_factory=ForgeClock, repr=False)
     slots: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(MAX_CONCURRENT))
-    error_rules: tuple[OnError, ...] = ()  # the server's own on_error (ghmcp_runtime.calls.error_rules)
+    error_rules: Sequence[OnError] = ()  # the server's own on_error (ghmcp_runtime.calls.error_rules)
     host: Host | None = None
     dry_run: bool = False
     pace: Callable[[], Awaitable[None]] | None = None  # awaited before each write request

@@ -28,7 +28,6 @@ from ghmcp_runtime.core.forges import GITHUB
 from ghmcp_runtime.core.logs import log_event
 from ghmcp_runtime.core.model import Operation
 from ghmcp_runtime.guards.caller import usable_token
-from ghmcp_runtime.guards.host_guard import is_loopback
 
 if TYPE_CHECKING:
     import httpx
@@ -74,21 +73,6 @@ class _Transient(Exception):
 
 def credential_from_context(ctx: ToolContext) -> str | None:
     return ctx.credential
-
-
-def check_api_url(url: str, *, allow_insecure: bool = False, forge: ForgeProfile = GITHUB) -> None:
-    """Refuse an API URL that would send tokens in clear text across a network."""
-    name = forge.api_url_env
-    parts = urlsplit(url)
-    if parts.scheme == "https" and parts.hostname:
-        return
-    if parts.scheme != "http" or not parts.hostname:
-        raise ValueError(f"{name} must be an https:// URL")
-    if not (allow_insecure or is_loopback(parts.hostname)):
-        raise ValueError(
-            f"{name} is plain http:// to a host that is not loopback, so every token would "
-            "cross the network in clear text; use https://, or set GHMCP_ALLOW_INSECURE_API_URL=1"
-        )
 
 
 def _int(value: str | None) -> int | None:

@@ -26,6 +26,7 @@ attack, not content).
 from __future__ import annotations
 
 import re
+from functools import cache
 
 _BMP_ALWAYS = ("\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\xad\u034f\u061c\u115f\u1160\u17b4\u17b5"
                "\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0d"
@@ -82,9 +83,16 @@ def _removal(candidates: str, kept: tuple[str, ...]) -> re.Pattern[str]:
 # texts without astral characters leave the astral ranges out of the leading class (the
 # engine checks a character against a BMP class several times faster); texts without a flag
 # leave out the looks that keep a flag's tags
-_REMOVED_BMP = _removal(_BMP_ALWAYS + _BMP_CONTEXTUAL, _KEPT_BMP)
-_REMOVED_ASTRAL = _removal(CANDIDATE_CLASS, _KEPT_BMP)
-_REMOVED = _removal(CANDIDATE_CLASS, (*_KEPT_BMP, _KEPT_IN_FLAG))
+@cache
+def _removals() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """The removal expressions for BMP-only texts, texts with astral characters, and texts with
+    a flag: compiled with the first text that has a candidate (~10 ms, which start-up need not
+    pay: logs import this module's character class)."""
+    return (_removal(_BMP_ALWAYS + _BMP_CONTEXTUAL, _KEPT_BMP),
+            _removal(CANDIDATE_CLASS, _KEPT_BMP),
+            _removal(CANDIDATE_CLASS, (*_KEPT_BMP, _KEPT_IN_FLAG)))
+
+
 _FLAG_STARTS = re.compile(re.escape(_FLAG_START))
 _SCREEN_BMP = re.compile(f"[{_BMP_ALWAYS}{_BMP_CONTEXTUAL}]")
 _CONTEXTUAL_BMP = re.compile(f"[{_BMP_CONTEXTUAL}]")
@@ -118,10 +126,11 @@ def strip_invisible(text: str, cap: int | None = None) -> tuple[str, int]:
     context = allowance(text, CONTEXT_CAP)
     if sum(map(text.count, _BMP_CONTEXTUAL)) > context:
         text, cut = _cut_past_contextual(text, context), True
-    removal = _REMOVED_BMP
+    bmp_only, with_astral, with_flag = _removals()
+    removal = bmp_only
     if astral:
-        removal = _REMOVED if _FLAG_START in text else _REMOVED_ASTRAL
-        if removal is _REMOVED:
+        removal = with_flag if _FLAG_START in text else with_astral
+        if removal is with_flag:
             text, cut_flags = _cut_past(_FLAG_STARTS, text, FLAGS_CAP)
             cut = cut or cut_flags
     text, removed, cut_here = split_capped(removal, text, removals)

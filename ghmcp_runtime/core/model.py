@@ -5,7 +5,7 @@ Generated code only instantiates these; every behaviour lives in the runtime or 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -159,6 +159,7 @@ class ServerSpec:
     summary: str = ""  # the override file's summary (instructions without the fingerprint line)
     toolsets: Mapping[str, str] = field(default_factory=dict)  # name -> description
     # the override file's top-level on_error: refines every upstream failure of every tool
-    error_rules: tuple[OnError, ...] = ()
+    # (a generated server's are loaded on the first call that needs them: base.lazy.LazySequence)
+    error_rules: Sequence[OnError] = ()
     forge: ForgeProfile = GITHUB  # the forge's wire conventions (ghmcp_runtime.core.forges)
     api_version: str | None = None  # sent in the forge's version header (GitHub: X-GitHub-Api-Version)

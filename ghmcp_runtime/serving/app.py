@@ -1,259 +1,70 @@
-"""The MCP server around a ServerSpec: tools/list, tools/call, settings and the console entry."""
+"""The MCP server around a ServerSpec: its settings, the low-level server and the console entry.
+
+Start-up loads only what `initialize` and `tools/list` need (settings, the caller's surface,
+discovery); tools/call, resources/read and completion load the engine, the upstream client and the
+idempotency store with the first of them (serving.tool_calls; issue 24, cold start). Every check
+of the configuration still runs at start."""
 
 from __future__ import annotations
 
 import argparse
 import hashlib
 import logging
-import os
-import re
-import secrets
-import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import InitVar, dataclass, field, replace
-from typing import Any, TypeVar
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 from mcp import MCPError
 from mcp.server import CacheHint, Server, ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
-from mcp.shared.exceptions import NoBackChannelError
 from mcp.types import (
-    INVALID_PARAMS,
     CallToolRequestParams,
     CallToolResult,
     InputRequiredResult,
-    ListToolsResult,
-    PaginatedRequestParams,
 )
-from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 
-from ghmcp_runtime.calls.context import CursorCodec, Idempotency, ToolContext, Upstream
-from ghmcp_runtime.calls.cursors import HmacCursorCodec
-from ghmcp_runtime.calls.http_cache import ENV as HTTP_CACHE_ENV
-from ghmcp_runtime.calls.http_cache import HttpCache
 from ghmcp_runtime.calls.http_cache import parse_setting as parse_http_cache
-from ghmcp_runtime.calls.upstream import ForgeUpstream, check_api_url
-from ghmcp_runtime.cleaning.outbound import (
-    input_required_result,
-    rpc_error,
-    tool_error,
-    tool_result,
-    visible,
-)
-from ghmcp_runtime.core.concurrent import DEFAULT_INFLIGHT_PER_CALLER, MAX_CONCURRENT
-from ghmcp_runtime.core.errors import INTERNAL_MESSAGE, ToolError
 from ghmcp_runtime.core.forge_profile import ForgeProfile
-from ghmcp_runtime.core.forges import GITHUB
-from ghmcp_runtime.core.logs import UVICORN_LOG_CONFIG, call_fields, log_event, route_library_logs
+from ghmcp_runtime.core.logs import UVICORN_LOG_CONFIG, log_event, route_library_logs
 from ghmcp_runtime.core.model import ServerSpec, ToolSpec
-from ghmcp_runtime.core.projection import ShapeProjector
-from ghmcp_runtime.engine.batch import Pacer
-from ghmcp_runtime.engine.confirm import FORM, QUESTION, InputRequired, accepted
-from ghmcp_runtime.guards.caller import Caller, identity_key, resolve_caller, usable_token
-from ghmcp_runtime.guards.exposure import (
-    ExposureError,
-    ExposureFlags,
-    ExposurePolicy,
-    Surface,
-    add_exposure_arguments,
-    exposure_flags,
-)
+from ghmcp_runtime.guards.caller import Caller, identity_key, usable_token
+from ghmcp_runtime.guards.exposure import ExposureError, add_exposure_arguments, exposure_flags
 from ghmcp_runtime.guards.host_guard import (
     LOCAL_ORIGINS,
     host_patterns,
     is_loopback,
     server_token_refusal,
 )
-from ghmcp_runtime.guards.lockdown import Lockdown, TrustCache, requested
-from ghmcp_runtime.guards.validation import ArgumentValidator, plain
-from ghmcp_runtime.serving.discovery import (
-    LIST_TTL_MS,
-    SurfaceDiscovery,
-    cache_scope,
-    fingerprint_line,
-)
+from ghmcp_runtime.serving.discovery import LIST_TTL_MS, SurfaceDiscovery, fingerprint_line
 from ghmcp_runtime.serving.environment import help_epilog
-from ghmcp_runtime.serving.resources import ResourceRuntime, internal_rpc_error
-from ghmcp_runtime.serving.surface import SurfaceView, SurfaceViews
-from ghmcp_runtime.stores.idempotency import DEFAULT_KEYS_PER_CALLER, IdempotencyRunner
-from ghmcp_runtime.stores.redis_store import REDIS_SCHEMES, eviction_warnings, open_store
+from ghmcp_runtime.serving.resources import ResourceRuntime, internal_rpc_error, new_request_id
+from ghmcp_runtime.serving.served import Served
+from ghmcp_runtime.serving.settings import Settings
+from ghmcp_runtime.stores.setting import store_kind
+
+if TYPE_CHECKING:
+    from ghmcp_runtime.calls.context import CursorCodec, Idempotency, ToolContext, Upstream
+    from ghmcp_runtime.serving.tool_calls import ToolRuntime
+
+__all__ = ["Settings", "build_server", "guarded", "http_app", "run", "serve_stdio"]
 
 TOOLS_LIST_CACHE = CacheHint(ttl_ms=LIST_TTL_MS, scope="public")
-LOW_RATE_LIMIT_FRACTION = 0.1
-_TOOL_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
-_TRUE = ("1", "true", "yes", "on")
-_CALLER_SCOPE_KEY = "ghmcp.caller"  # the request's resolved Caller, in its ASGI scope
 P = TypeVar("P")
 R = TypeVar("R")
 
 
-def _float_env(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name)
-    if raw is None or not raw.strip():
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ValueError(f"{name} must be a number of seconds") from None
-    if value <= 0:
-        raise ValueError(f"{name} must be positive")
-    return value
-
-
-def _concurrency_env(env: Mapping[str, str]) -> int:
-    raw = env.get("GHMCP_MAX_CONCURRENT", "").strip()
-    if not raw:
-        return MAX_CONCURRENT
-    # waves and gathers are built for at most MAX_CONCURRENT at once: the setting can only lower it
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_CONCURRENT:
-        raise ValueError(f"GHMCP_MAX_CONCURRENT must be a whole number from 1 to {MAX_CONCURRENT}")
-    return int(raw)
-
-
-def _bounded(cache: HttpCache | None, settings: Settings) -> HttpCache | None:
-    if cache is None:
+def open_idempotency(settings: Settings) -> Idempotency | None:
+    """The shared (Redis) idempotency store, opened now so a bad URL stops the start; None for
+    the in-memory one, which the first tool call builds (ValueError: neither)."""
+    if store_kind(settings.idempotency_store) == "memory":
         return None
-    return replace(cache, max_bytes=settings.http_cache_max_bytes,
-                   max_bytes_per_caller=settings.http_cache_max_bytes_per_caller)
+    from ghmcp_runtime.stores.idempotency import IdempotencyRunner
+    from ghmcp_runtime.stores.redis_store import open_store
 
-
-def _count_env(env: Mapping[str, str], name: str, default: int) -> int:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    if not raw.isdigit() or int(raw) < 1:
-        raise ValueError(f"{name} must be a whole number of at least 1")
-    return int(raw)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Settings:
-    """The operator's configuration. The token and API URL come from the forge's own variables
-    (GITHUB_TOKEN / GITHUB_API_URL, FORGEJO_TOKEN / FORGEJO_API_URL: see `ghmcp_runtime.core.forges`)."""
-
-    token: str | None = field(default=None, repr=False)
-    api_url: str | None = None  # None: the forge's default (GitHub: api.github.com; Forgejo: none)
-    # keys cursors and caller identities; replicas behind one endpoint must share it
-    server_secret: bytes | None = field(default=None, repr=False)
-    timeout_s: float = 20.0
-    connect_timeout_s: float = 5.0
-    idempotency_store: str = "memory"
-    allow_insecure_api_url: bool = False
-    public_url: str | None = None  # the MCP endpoint as clients reach it, e.g. https://h/mcp
-    authorization_server: str | None = None  # default: the forge's, derived from api_url
-    http_cache: str = "memory"  # conditional reads: memory | off | redis://… (shared by replicas)
-    lockdown: bool = False  # withhold text by authors without push access (HTTP callers can also ask)
-    # upstream requests one tool call may have in flight at once (1: strictly one after another)
-    max_concurrent: int = MAX_CONCURRENT
-    # per-caller bounds: live idempotency keys (a new one past it is refused, nothing evicted),
-    # bytes of cached reads (None: http_cache_store.Limits), upstream requests in flight
-    keys_per_caller: int = DEFAULT_KEYS_PER_CALLER
-    http_cache_max_bytes: int | None = None
-    http_cache_max_bytes_per_caller: int | None = None
-    inflight_per_caller: int = DEFAULT_INFLIGHT_PER_CALLER
-    # batches: write requests start at least this far apart (GitHub's best practices ask 1 s), and
-    # a rate limit asking for a longer wait stops the batch instead of waiting
-    write_interval_s: float = 1.0
-    batch_max_wait_s: float = 60.0
-    # the server's surface (HTTP requests narrow it)
-    exposure: ExposureFlags = field(default_factory=ExposureFlags)
-    # the name `token` had before the forge profiles (published scripts still pass it): accepted
-    # at construction only, never stored; giving both names is an error
-    github_token: InitVar[str | None] = None
-
-    def __post_init__(self, github_token: str | None) -> None:
-        if github_token is None:
-            return
-        if self.token is not None:
-            raise TypeError("Settings: give token= (github_token= is its old name), not both")
-        object.__setattr__(self, "token", github_token)
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, forge: ForgeProfile = GITHUB) -> Settings:
-        env = os.environ if env is None else env
-        secret = env.get("GHMCP_SERVER_SECRET", "") or env.get("GHMCP_CURSOR_SECRET", "")
-        return cls(
-            token=env.get(forge.token_env, "").strip() or None,
-            api_url=env.get(forge.api_url_env, "").strip() or None,
-            server_secret=secret.encode() if secret else None,
-            timeout_s=_float_env(env, "GHMCP_TIMEOUT_S", 20.0),
-            connect_timeout_s=_float_env(env, "GHMCP_CONNECT_TIMEOUT_S", 5.0),
-            idempotency_store=env.get("GHMCP_IDEMPOTENCY_STORE", "").strip() or "memory",
-            allow_insecure_api_url=env.get("GHMCP_ALLOW_INSECURE_API_URL", "").lower() in _TRUE,
-            public_url=env.get("GHMCP_PUBLIC_URL", "").strip() or None,
-            authorization_server=env.get("GHMCP_AUTHORIZATION_SERVER", "").strip() or None,
-            http_cache=_http_cache_env(env),
-            lockdown=env.get("GHMCP_LOCKDOWN", "").strip().lower() in _TRUE,
-            max_concurrent=_concurrency_env(env),
-            keys_per_caller=_count_env(env, "GHMCP_IDEMPOTENCY_KEYS_PER_CALLER", DEFAULT_KEYS_PER_CALLER),
-            http_cache_max_bytes=_count_env(env, "GHMCP_HTTP_CACHE_MAX_BYTES", 0) or None,
-            http_cache_max_bytes_per_caller=_count_env(
-                env, "GHMCP_HTTP_CACHE_MAX_BYTES_PER_CALLER", 0) or None,
-            inflight_per_caller=_count_env(env, "GHMCP_MAX_INFLIGHT_PER_CALLER",
-                                           DEFAULT_INFLIGHT_PER_CALLER),
-            write_interval_s=_float_env(env, "GHMCP_WRITE_INTERVAL_S", 1.0),
-            batch_max_wait_s=_float_env(env, "GHMCP_BATCH_MAX_WAIT_S", 60.0),
-            exposure=ExposureFlags.from_env(env),
-        )
-
-    def api_url_for(self, forge: ForgeProfile) -> str:
-        url = self.api_url or forge.default_api_url
-        if not url:
-            raise ValueError(
-                f"{forge.api_url_env} is not set: give the API URL of the {forge.display_name} "
-                "instance to use, e.g. https://codeberg.org/api/v1 (no default: a token must "
-                "never reach an instance you did not name)")
-        return url
-
-    def check(self, forge: ForgeProfile = GITHUB) -> None:
-        """Refuse settings that would leak tokens or silently break replicas (ValueError)."""
-        check_api_url(self.api_url_for(forge), allow_insecure=self.allow_insecure_api_url, forge=forge)
-        if self.idempotency_store != "memory" and not self.server_secret:
-            # idempotency keys are scoped by caller identity, an HMAC under the server secret:
-            # replicas with random secrets of their own would never recognise each other's keys
-            raise ValueError(
-                "a shared idempotency store needs GHMCP_SERVER_SECRET, the same value on every "
-                "replica, or idempotency keys would not be recognised across replicas"
-            )
-        if self.http_cache not in ("memory", "off") and not self.server_secret:
-            # cached reads are keyed by caller identity too: without a shared secret no replica
-            # would ever find another's entries
-            raise ValueError("a shared HTTP cache (GHMCP_HTTP_CACHE=redis://…) needs "
-                             "GHMCP_SERVER_SECRET, the same value on every replica")
-
-    def with_secret(self) -> Settings:
-        """These settings, with a random server secret when none is configured (one process)."""
-        return self if self.server_secret else replace(self, server_secret=secrets.token_bytes(32))
-
-
-def _http_cache_env(env: Mapping[str, str]) -> str:
-    value = env.get(HTTP_CACHE_ENV, "").strip() or "memory"
-    parse_http_cache(value)  # a ValueError names the choices
-    return value
-
-
-def error_text(err: ToolError) -> str:
-    """One or two plain sentences: the message, then the next step in words."""
-    text = err.message
-    if err.repair:
-        step = str(err.repair.get("next_step", "")).replace("_", " ")
-        text += f" Next step ({step}): call {err.repair.get('tool')} with repair.arguments."
-    elif err.temporary and err.retry_after_ms is not None:
-        text += f" Retry in about {max(1, round(err.retry_after_ms / 1000))} s."
-    return text
-
-
-def unknown_tool(name: str) -> MCPError:
-    """JSON-RPC -32602, as the MCP spec lists for an unknown tool; the name only when tame."""
-    shown = f": {name}" if _TOOL_NAME.fullmatch(name) else ""
-    return rpc_error(INVALID_PARAMS, f"Unknown tool{shown}; call tools/list for the available tools.")
-
-
-def _request_id() -> str:
-    return "req_" + secrets.token_hex(6)
+    return IdempotencyRunner(open_store(settings.idempotency_store, settings.keys_per_caller))
 
 
 def guarded(
@@ -268,7 +79,7 @@ def guarded(
         except MCPError:
             raise
         except Exception:
-            request_id = _request_id()
+            request_id = new_request_id()
             log_event("handler_crashed", level=logging.ERROR, exc_info=True,
                       handler=handler.__name__, request_id=request_id)
             raise internal_rpc_error(request_id) from None
@@ -276,223 +87,32 @@ def guarded(
     return run
 
 
-class _ToolRuntime:
-    def __init__(
-        self,
-        spec: ServerSpec,
-        settings: Settings,
-        upstream: Upstream,
-        cursors: CursorCodec,
-        idempotency: Idempotency,
-    ) -> None:
-        self.spec = spec
-        self.settings = settings
-        self.upstream = upstream
-        self.cursors = cursors
-        self.idempotency = idempotency
-        self.identity_key = identity_key(settings.server_secret or secrets.token_bytes(32))
-        self.projector = ShapeProjector(spec.shapes)
-        self.trust = TrustCache()
-        self.tools = {t.name: t for t in spec.tools}
-        self.validators = {t.name: ArgumentValidator(t.input_schema) for t in spec.tools}
-        self.schemas = {t.name: plain(t.input_schema) for t in spec.tools}
-        self.exposure = ExposurePolicy(spec.tools, spec.toolsets, settings.exposure)
-        self.views = SurfaceViews(spec)
-        self._local_caller: Caller | None = None  # stdio, in-memory: always the same caller
+class _Calls:
+    """The server's tool calls, loaded with the first tools/call, resources/read or completion."""
 
-    def input_schema(self, name: str) -> Mapping[str, Any] | None:
-        return self.schemas.get(name)
+    def __init__(self, served: Served, upstream: Upstream | None, cursors: CursorCodec | None,
+                 idempotency: Idempotency | None) -> None:
+        self.served = served
+        self.parts = (upstream, cursors, idempotency)
+        self._runtime: ToolRuntime | None = None
 
-    def caller_of(self, request: Any) -> Caller:
-        """The caller of this request (see ghmcp_runtime.guards.caller for the rules); an X-MCP-*
-        header the server cannot apply is JSON-RPC -32602, whatever the method. Resolved once
-        per HTTP request (kept in its ASGI scope) and once for all requests without one."""
-        scope = getattr(request, "scope", None) if request is not None else None
-        if request is None and self._local_caller is not None:
-            return self._local_caller
-        if isinstance(scope, dict) and isinstance(known := scope.get(_CALLER_SCOPE_KEY), Caller):
-            return known
-        try:
-            caller = resolve_caller(request, server_token=self.settings.token,
-                                    key=self.identity_key, exposure=self.exposure)
-        except ExposureError as err:
-            raise rpc_error(INVALID_PARAMS, str(err)) from None
-        if request is None:
-            self._local_caller = caller
-        elif isinstance(scope, dict):
-            scope[_CALLER_SCOPE_KEY] = caller
-        return caller
+    @property
+    def runtime(self) -> ToolRuntime:
+        if self._runtime is None:
+            from ghmcp_runtime.serving.tool_calls import ToolRuntime
 
-    def surface_of(self, caller: Caller) -> Surface:
-        return caller.surface if caller.surface is not None else self.exposure.base
-
-    def view_of(self, caller: Caller) -> SurfaceView:
-        return self.views.view(self.surface_of(caller))
-
-    async def list_tools(
-        self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
-    ) -> ListToolsResult:
-        caller = self.caller_of(ctx.request)
-        return ListToolsResult(tools=list(self.view_of(caller).tools), ttl_ms=LIST_TTL_MS,
-                               cache_scope=cache_scope(caller))
+            self._runtime = ToolRuntime(self.served, *self.parts)
+        return self._runtime
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: CallToolRequestParams
     ) -> CallToolResult | InputRequiredResult:
-        request_id = _request_id()
-        caller = self.caller_of(ctx.request)
-        with call_fields(caller=caller.identity, request_id=request_id):
-            tool = self.tools.get(params.name)
-            if tool is None or tool.name not in self.surface_of(caller).tools:
-                log_event("tool_call", tool=params.name[:64], ms=0,
-                          outcome="unknown_tool" if tool is None else "hidden_tool")
-                raise unknown_tool(params.name)
-            host = _CallHost(self, caller, ctx, params)
-            return await self._call_logged(tool, caller, params.arguments, request_id, host)
-
-    async def _call_logged(
-        self, tool: ToolSpec, caller: Caller, arguments: Mapping[str, Any] | None, request_id: str,
-        host: _CallHost | None = None,
-    ) -> CallToolResult | InputRequiredResult:
-        start = time.perf_counter()
-        outcome = "ok"
-        try:
-            payload = await self._call(tool, caller, arguments, request_id, host)
-            return tool_result(payload)
-        except InputRequired as asked:
-            outcome = "input_required"
-            return input_required_result(QUESTION, asked.message, FORM, asked.digest)
-        except ToolError as err:
-            outcome = err.code
-            # a handled outcome needs no traceback; kept, it would hold every frame (and the
-            # arguments in them) in a reference cycle until the next full garbage collection
-            err.__traceback__ = None
-            return self._error(err, request_id, caller)
-        except Exception:
-            outcome = "internal_error"
-            log_event("tool_crashed", level=logging.ERROR, exc_info=True, tool=tool.name)
-            return self._error(ToolError("internal_error", INTERNAL_MESSAGE), request_id, caller)
-        finally:
-            log_event("tool_call", tool=tool.name, outcome=outcome,
-                      ms=round((time.perf_counter() - start) * 1000))
-
-    async def _call(
-        self, tool: ToolSpec, caller: Caller, arguments: Mapping[str, Any] | None, request_id: str,
-        host: _CallHost | None,
-    ) -> dict[str, Any]:
-        result, tctx = await self.run_tool(tool, caller, arguments, request_id, host=host)
-        payload = {**result, "request_id": request_id}
-        remaining, limit = tctx.rate_limit.get("remaining"), tctx.rate_limit.get("limit")
-        if remaining is not None and limit and remaining < limit * LOW_RATE_LIMIT_FRACTION:
-            payload["rate_limit_remaining"] = remaining
-        return payload
-
-    async def run_tool(
-        self, tool: ToolSpec, caller: Caller, arguments: Mapping[str, Any] | None, request_id: str,
-        *, host: _CallHost | None, dry_run: bool = False, paced: Pacer | None = None,
-    ) -> tuple[Mapping[str, Any], ToolContext]:
-        """Validate the arguments, run the handler, release lockdown: a tool's result and its
-        context (a direct call, or one a batch makes: `paced` items one request at a time)."""
-        args = arguments if arguments is not None else {}
-        validator = self.validators[tool.name]
-        invalid = validator.validate(args)
-        if invalid is not None:
-            raise invalid
-        args = validator.normalize(args)
-        repos = self.surface_of(caller).repos
-        if repos is not None:
-            repos.check_arguments(args)
-        tctx = self.context_for(tool, caller, args, request_id)
-        tctx.host, tctx.dry_run, tctx.pace = host, dry_run, paced
-        if paced is not None:
-            tctx.slots = anyio.CapacityLimiter(1)
-        try:
-            result = await tool.handler(tctx, args)
-            await tctx.release_held()
-        except ToolError as err:
-            tctx.writes.annotate(err)  # whatever built the error, it says what was applied
-            if err.temporary and err.repair is None and set(args) <= set(tool.echo_safe):
-                err.repair = {"next_step": "retry_after_wait", "tool": tool.name, "arguments": dict(args)}
-            raise
-        if not isinstance(result, Mapping):
-            raise TypeError(f"handler of {tool.name} returned {type(result).__name__}, not a mapping")
-        return result, tctx
+        return await self.runtime.call_tool(ctx, params)
 
     def context_for(
         self, tool: ToolSpec, caller: Caller, args: Mapping[str, Any], request_id: str
     ) -> ToolContext:
-        locked = self.settings.lockdown or requested(caller.headers)
-        return ToolContext(
-            tool=tool, request_id=request_id, identity=caller.identity,
-            arguments=args, upstream=self.upstream, cursors=self.cursors,
-            idempotency=self.idempotency, projector=self.projector, credential=caller.credential,
-            forge=self.spec.forge,
-            lockdown=Lockdown(self.spec.shapes, self.trust) if locked else None,
-            repos=self.surface_of(caller).repos,
-            slots=anyio.CapacityLimiter(self.settings.max_concurrent),
-            error_rules=self.spec.error_rules,
-        )
-
-    def _error(self, err: ToolError, request_id: str, caller: Caller) -> CallToolResult:
-        envelope = self.view_of(caller).envelope(err, request_id)
-        return tool_error(envelope, error_text(err))
-
-
-@dataclass(slots=True)
-class _CallHost:
-    """`context.Host` for one tools/call: other tools run as the same caller, progress goes to
-    the request's progressToken, confirmations go to the client (ghmcp_runtime.engine.confirm)."""
-
-    runtime: _ToolRuntime
-    caller: Caller
-    request: ServerRequestContext[Any]
-    params: CallToolRequestParams
-    pacer: Pacer | None = None
-
-    @property
-    def write_interval_s(self) -> float:
-        return self.runtime.settings.write_interval_s
-
-    @property
-    def max_wait_s(self) -> float:
-        return self.runtime.settings.batch_max_wait_s
-
-    async def run_tool(self, ctx: ToolContext, name: str, args: Mapping[str, Any], *, dry_run: bool,
-                       paced: bool) -> dict[str, Any]:
-        if paced and self.pacer is None:
-            self.pacer = Pacer(self.write_interval_s)  # one pace for every item of the call
-        try:
-            result, _ = await self.runtime.run_tool(
-                self.runtime.tools[name], self.caller, args, ctx.request_id, host=self,
-                dry_run=dry_run, paced=self.pacer if paced else None)
-        except ToolError as err:
-            if err.repair is not None and err.repair.get("tool") not in self.runtime.surface_of(self.caller).tools:
-                err.repair = None  # no repair through a tool this caller cannot see
-            raise
-        return dict(result)
-
-    async def progress(self, done: float, total: float | None, message: str | None) -> None:
-        await self.request.session.report_progress(done, total, message)  # no-op without a token
-
-    async def confirm(self, message: str, digest: str) -> None:
-        caps = self.request.session.client_capabilities
-        asks = caps.elicitation if caps is not None else None
-        if asks is None or (asks.form is None and asks.url is not None):
-            return  # the client cannot show a form: the explicit arguments are the confirmation
-        if self.request.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            answer = (self.params.input_responses or {}).get(QUESTION)
-            if answer is None or self.params.request_state != digest or not hasattr(answer, "action"):
-                raise InputRequired(message, digest)  # answered with input_required (MRTR)
-            accepted(answer.action, getattr(answer, "content", None))
-            return
-        if not self.request.session.can_send_request:
-            return  # stateless HTTP: no channel to ask on; the explicit path stands
-        try:
-            result = await self.request.session.elicit_form(visible(message), FORM,
-                                                            related_request_id=self.request.request_id)
-        except NoBackChannelError:
-            return
-        accepted(result.action, result.content)
+        return self.runtime.context_for(tool, caller, args, request_id)
 
 
 def build_server(
@@ -508,25 +128,14 @@ def build_server(
     Without an HTTP request (stdio, in-memory) calls use `settings.token`; over HTTP each
     caller's own bearer token (see ghmcp_runtime.guards.caller)."""
     settings.check(spec.forge)
-    if upstream is None:
-        upstream = ForgeUpstream(
-            forge=spec.forge,
-            base_url=settings.api_url_for(spec.forge),
-            api_version=spec.api_version,
-            timeout=(settings.timeout_s, settings.connect_timeout_s),
-            cache=_bounded(parse_http_cache(settings.http_cache), settings),
-            inflight_per_caller=settings.inflight_per_caller,
-        )
-    runtime = _ToolRuntime(
-        spec,
-        settings,
-        upstream,
-        cursors or HmacCursorCodec(settings.server_secret),
-        idempotency or IdempotencyRunner(open_store(settings.idempotency_store, settings.keys_per_caller)),
-    )
-    resources = (ResourceRuntime(spec, runtime.caller_of, runtime.context_for, runtime.view_of)
+    parse_http_cache(settings.http_cache)  # a ValueError names the choices
+    if idempotency is None:
+        idempotency = open_idempotency(settings)
+    served = Served(spec, settings)
+    calls = _Calls(served, upstream, cursors, idempotency)
+    resources = (ResourceRuntime(spec, served.caller_of, calls.context_for, served.view_of)
                  if spec.resources or spec.templates else None)
-    base = runtime.views.view(runtime.exposure.base)
+    base = served.views.view(served.exposure.base)
     server: Server[Any] = Server(
         spec.name,
         version=spec.version,
@@ -534,15 +143,15 @@ def build_server(
         description=fingerprint_line(base),
         instructions=base.instructions,
         cache_hints={"tools/list": TOOLS_LIST_CACHE, "server/discover": TOOLS_LIST_CACHE},
-        get_tool_input_schema=runtime.input_schema,
-        on_list_tools=guarded(runtime.list_tools),
-        on_call_tool=guarded(runtime.call_tool),
+        get_tool_input_schema=served.input_schema,
+        on_list_tools=guarded(served.list_tools),
+        on_call_tool=guarded(calls.call_tool),
         on_list_resources=guarded(resources.list_resources) if resources else None,
         on_list_resource_templates=guarded(resources.list_templates) if resources else None,
         on_read_resource=guarded(resources.read) if resources else None,
         on_completion=guarded(resources.complete) if resources and spec.templates else None,
     )
-    SurfaceDiscovery(server, runtime.caller_of, runtime.view_of, runtime.exposure.base).install(guarded)
+    SurfaceDiscovery(server, served.caller_of, served.view_of, served.exposure.base).install(guarded)
     # MRTR: the requestState of a confirmation is sealed (AES-GCM) and bound to the tool, its
     # arguments and the caller; replicas sharing GHMCP_SERVER_SECRET accept each other's
     secret = settings.server_secret
@@ -671,7 +280,7 @@ def run(spec: ServerSpec, argv: Sequence[str] | None = None) -> None:
                        lockdown=args.lockdown or settings.lockdown,
                        exposure=exposure_flags(args, settings.exposure))
     try:
-        store = open_store(settings.idempotency_store, settings.keys_per_caller)
+        idempotency = open_idempotency(settings)
     except ValueError as exc:
         parser.error(f"--idempotency-store: {exc}")
     try:
@@ -686,12 +295,14 @@ def run(spec: ServerSpec, argv: Sequence[str] | None = None) -> None:
         if not settings.token:
             parser.error(f"--allow-server-token needs {forge.token_env}")
     _startup_warnings(args, settings, forge)
-    if settings.idempotency_store.startswith(REDIS_SCHEMES):
+    if idempotency is not None:
+        from ghmcp_runtime.stores.redis_store import eviction_warnings
+
         for reason in eviction_warnings(settings.idempotency_store, settings.http_cache):
             log_event("config_warning", level=logging.WARNING, reason=reason)
     settings = settings.with_secret()
     try:
-        server = build_server(spec, settings, idempotency=IdempotencyRunner(store))
+        server = build_server(spec, settings, idempotency=idempotency)
     except ExposureError as exc:
         parser.error(str(exc))
     started = {"server": spec.name, "version": spec.version, "transport": args.transport}

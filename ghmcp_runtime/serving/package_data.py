@@ -1,7 +1,8 @@
 """What a generated package ships beside its code, read once: its texts, its wire tools
 (`tools.json`) and its error catalog (`errors.json`), so `server.py` declares only what the
 override file says and takes titles, descriptions, schemas and error codes from the files a
-reviewer reads."""
+reviewer reads. Its handlers (declared steps, hooks) are named here and imported on first use,
+so a server answers `initialize` and `tools/list` before the engine loads (issue 24, cold start)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from functools import cached_property
 from importlib import resources
 from typing import Any
 
+from ghmcp_runtime.base.lazy import LazyCallable, LazySequence
 from ghmcp_runtime.core.model import Annotations, ErrorCode, Handler, Operation, ToolSpec
 
 
@@ -22,6 +24,25 @@ class PackageData:
 
     def text(self, name: str) -> str:
         return resources.files(self.package).joinpath(name).read_text("utf-8")
+
+    # what the generated `handlers` module holds, by tool, resource template and completion
+    HANDLERS = "handlers"
+
+    def tool_handler(self, tool: str) -> LazyCallable:
+        """The handler of `tool` (handlers.TOOLS), imported on its first call."""
+        return LazyCallable(f"{self.package}.{self.HANDLERS}", "TOOLS", tool)
+
+    def resource_handler(self, template: str) -> LazyCallable:
+        """The read handler of the resource template named `template` (handlers.READS)."""
+        return LazyCallable(f"{self.package}.{self.HANDLERS}", "READS", template)
+
+    def completion(self, name: str) -> LazyCallable:
+        """A completion handler (handlers.COMPLETIONS), imported on its first call."""
+        return LazyCallable(f"{self.package}.{self.HANDLERS}", "COMPLETIONS", name)
+
+    def error_rules(self) -> LazySequence[Any]:
+        """The server-wide on_error rules (handlers.ERROR_RULES), imported on the first read."""
+        return LazySequence(f"{self.package}.{self.HANDLERS}", "ERROR_RULES")
 
     @cached_property
     def _wire(self) -> dict[str, dict[str, Any]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp import MCPError
 from mcp.server import ServerRequestContext
@@ -30,7 +30,6 @@ from mcp.types import (
     ResourceTemplateReference,
 )
 
-from ghmcp_runtime.calls.context import ToolContext
 from ghmcp_runtime.cleaning.outbound import (
     Clean,
     completion,
@@ -46,6 +45,9 @@ from ghmcp_runtime.guards.validation import ArgumentValidator
 from ghmcp_runtime.serving.discovery import cache_scope
 from ghmcp_runtime.serving.surface import SurfaceView
 
+if TYPE_CHECKING:  # contexts come from the tool calls, loaded with the first read (serving.app)
+    from ghmcp_runtime.calls.context import ToolContext
+
 # JSON-RPC codes: the caller's request is at fault (-32602, also "resource not found"), or the
 # read failed for another reason (a server-defined code outside the reserved range).
 CALLER_CODES = frozenset({"invalid_field", "cursor_expired", "repo_not_allowed"})
@@ -56,11 +58,11 @@ MAX_CONTEXT_ARGUMENTS = 16
 MAX_CONTEXT_VALUE_CHARS = 256
 
 CallerFactory = Callable[[Any], Caller]
-ContextFactory = Callable[[ToolSpec, Caller, Mapping[str, Any], str], ToolContext]
+ContextFactory = Callable[[ToolSpec, Caller, Mapping[str, Any], str], "ToolContext"]
 ViewFactory = Callable[[Caller], SurfaceView]
 
 
-def _request_id() -> str:
+def new_request_id() -> str:
     return "req_" + secrets.token_hex(6)
 
 
@@ -146,7 +148,7 @@ class ResourceRuntime:
         self, ctx: ServerRequestContext[Any], params: ReadResourceRequestParams
     ) -> ReadResourceResult:
         uri = str(params.uri)
-        request_id = _request_id()
+        request_id = new_request_id()
         caller = self.caller_of(ctx.request)
         view = self.view_of(caller)
         static = self.static.get(uri)
@@ -185,7 +187,7 @@ class ResourceRuntime:
             await tctx.release_held()
         except ToolError as err:
             outcome = err.code
-            err.__traceback__ = None  # as in app._ToolRuntime: no cycle holding the arguments
+            err.__traceback__ = None  # as in tool_calls.ToolRuntime: no cycle holding the arguments
             raise self._error(err, uri, request_id, view) from None
         except Exception:
             outcome = "internal_error"
@@ -227,7 +229,7 @@ class ResourceRuntime:
                 chosen["owner"] = str(repos.single_owner())
             if not repos.allows_context(chosen):
                 return _completion([])  # nothing of a repository outside it is even asked for
-        request_id = _request_id()
+        request_id = new_request_id()
         tctx = self.make_context(self.tools[template.tool], caller, chosen, request_id)
         with call_fields(caller=caller.identity, request_id=request_id):
             try:

@@ -41,6 +41,7 @@ import anyio
 from ghmcp_runtime.core.errors import OutcomeUnknown, ToolError
 from ghmcp_runtime.core.logs import log_event
 from ghmcp_runtime.core.versioning import canonical_json
+from ghmcp_runtime.stores.setting import DEFAULT_KEYS_PER_CALLER
 
 ClaimState = Literal["new", "pending", "done"]
 DEFAULT_TTL_S = 600.0
@@ -179,7 +180,6 @@ def new_lease() -> str:
     return secrets.token_hex(8)
 
 
-DEFAULT_KEYS_PER_CALLER = 1_000  # live keys one caller may hold (GHMCP_IDEMPOTENCY_KEYS_PER_CALLER)
 
 
 class KeyQuotaExceeded(ToolError):

@@ -38,7 +38,6 @@ from typing import Any
 from ghmcp_runtime.core.errors import ToolError
 from ghmcp_runtime.core.logs import log_event
 from ghmcp_runtime.stores.idempotency import (
-    DEFAULT_KEYS_PER_CALLER,
     DEFAULT_LEASE_S,
     MAX_ATTEMPTS,
     Attempt,
@@ -49,9 +48,9 @@ from ghmcp_runtime.stores.idempotency import (
     MemoryStore,
     new_lease,
 )
+from ghmcp_runtime.stores.setting import DEFAULT_KEYS_PER_CALLER, REDIS_SCHEMES, store_kind
 
 DEFAULT_PREFIX = "ghmcp:idem:"
-REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 _CLAIM_ATTEMPTS = 5
 
 # Per-caller quota: a sorted set `<prefix>owner:<identity>` holds the caller's live entries,
@@ -334,11 +333,9 @@ class RedisStore:
 def open_store(url: str, keys_per_caller: int = DEFAULT_KEYS_PER_CALLER) -> IdempotencyStore:
     """`memory` (one process) or a Redis URL (`redis://host:port/db`, shared by replicas)."""
     url = url.strip()
-    if url == "memory":
+    if store_kind(url) == "memory":
         return MemoryStore(keys_per_caller=keys_per_caller)
-    if url.startswith(REDIS_SCHEMES):
-        return RedisStore(url, keys_per_caller=keys_per_caller)
-    raise ValueError("expected 'memory' or a Redis URL (redis://host:port/db, rediss://, unix://)")
+    return RedisStore(url, keys_per_caller=keys_per_caller)
 
 
 def eviction_warnings(url: str, http_cache: str = "") -> list[str]:

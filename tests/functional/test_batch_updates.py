@@ -13,10 +13,10 @@ import anyio
 import pytest
 from mcp import Client
 
-import github_issues_mcp.server as issues_server
+import github_issues_mcp.handlers as issues_handlers
 from fakegithub import FakeGitHub
 from ghmcp_runtime.engine.batch import batch
-from ghmcp_runtime.serving import app
+from ghmcp_runtime.serving import tool_calls
 from github_issues_mcp import SERVER
 from github_milestones_mcp import SERVER as MILESTONES
 from tests.functional.conftest import OWNER, REPO, in_memory_server
@@ -165,12 +165,12 @@ async def test_writes_are_paced_one_request_at_a_time(
 ) -> None:
     stamps: list[float] = []
 
-    class Recording(app.Pacer):
+    class Recording(tool_calls.Pacer):
         async def __call__(self) -> None:
             await super().__call__()
             stamps.append(anyio.current_time())
 
-    monkeypatch.setattr(app, "Pacer", Recording)
+    monkeypatch.setattr(tool_calls, "Pacer", Recording)
     async with Opened(in_memory_server(fake, write_interval_s=0.05)) as s:
         mark = len(fake.timeline)
         await s.ok("github_update_issues", {**REPO_ARGS, "issue_numbers": five[:3], "add_labels": ["triage"],
@@ -187,8 +187,8 @@ async def test_writes_are_paced_one_request_at_a_time(
 
 
 async def test_items_beyond_the_cap_come_back_with_a_cursor(fake: FakeGitHub, five: list[int]) -> None:
-    small = dataclasses.replace(issues_server.GITHUB_UPDATE_ISSUES, max_items=2)
-    tools = tuple(dataclasses.replace(t, handler=issues_server.with_rules(batch(small), ()))
+    small = dataclasses.replace(issues_handlers.GITHUB_UPDATE_ISSUES, max_items=2)
+    tools = tuple(dataclasses.replace(t, handler=issues_handlers.with_rules(batch(small), ()))
                   if t.name == "github_update_issues" else t for t in SERVER.tools)
     spec = dataclasses.replace(SERVER, tools=tools)
     seen: list[int] = []

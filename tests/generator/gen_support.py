@@ -140,6 +140,7 @@ DECLARATION_CLASSES = frozenset(name for name, obj in vars(declared_module).item
 ALLOWED_CALLS = frozenset({
     "Annotations", "ErrorCode", "FieldRule", "Operation", "Rule", "ServerSpec", "Shape",
     "PackageData", "tool", "text", "error_codes", "run", "with_rules", "main", "declared",
+    "tool_handler", "resource_handler", "completion", "error_rules",  # handlers.py, named
     *DECLARATION_CLASSES,
 })
 ALLOWED_IMPORTS = frozenset({

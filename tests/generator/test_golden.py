@@ -126,7 +126,9 @@ import importlib, json, sys
 out = {}
 for name in sys.argv[1:]:
     pkg = importlib.import_module(name)
+    handlers = importlib.import_module(name + ".handlers")  # what the first call loads
     s = pkg.SERVER
+    assert all(t.handler.key in handlers.TOOLS for t in s.tools)
     out[name] = {
         "version": pkg.__version__, "name": s.name, "title": s.title,
         "instructions": s.instructions, "api_version": s.api_version,
@@ -180,7 +182,8 @@ def _hostile() -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
 def test_hostile_strings_arrive_intact() -> None:
     raw, spec, files = _hostile()
     server_py = files["golden_hostile_mcp/server.py"]
-    constants = string_constants(server_py)
+    # rule reasons live with the handlers
+    constants = string_constants(server_py) | string_constants(files["golden_hostile_mcp/handlers.py"])
     assert raw["server"]["summary"].strip() in constants
     catalog = {c["code"]: c for c in json.loads(files["golden_hostile_mcp/errors.json"])["codes"]}
     for name, code in raw["error_codes"].items():  # server.py reads them from errors.json

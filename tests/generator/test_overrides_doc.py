@@ -29,7 +29,9 @@ def test_the_example_generates_lint_clean_without_hooks(generated: Path) -> None
     package = generated / "github_releases_mcp"
     assert not (package / "hooks.py").exists()
     server_py = (package / "server.py").read_text(encoding="utf-8")
-    assert "from . import operations" in server_py and "hooks" not in server_py
+    handlers_py = (package / "handlers.py").read_text(encoding="utf-8")
+    assert "from . import operations" in handlers_py and "hooks" not in server_py
+    assert "import hooks" not in handlers_py and "hooks." not in handlers_py
     tools = {t["name"] for t in json.loads((package / "tools.json").read_text())["tools"]}
     assert tools == {"github_get_release", "github_list_releases"}
 
@@ -38,7 +40,7 @@ def test_the_declaration_shown_in_the_doc_is_what_is_generated(generated: Path) 
     text = DOC.read_text(encoding="utf-8")
     shown = re.search(r"```python\n(# github_get_release.*?)```", text, re.DOTALL)
     assert shown, "docs/overrides.md lost the generated declaration it shows"
-    assert shown.group(1) in (generated / "github_releases_mcp" / "server.py").read_text(encoding="utf-8")
+    assert shown.group(1) in (generated / "github_releases_mcp" / "handlers.py").read_text(encoding="utf-8")
 
 
 def test_a_one_operation_tool_is_at_most_20_lines() -> None:

@@ -21,10 +21,10 @@ from ghmcp_runtime.guards.caller import caller_id, identity_key
 from ghmcp_runtime.serving.app import (
     Settings,
     build_server,
-    error_text,
     http_app,
     run,
 )
+from ghmcp_runtime.serving.tool_calls import error_text
 
 pytestmark = pytest.mark.anyio
 MODES = ["auto", "legacy"]
@@ -286,10 +286,11 @@ async def test_a_refused_call_frees_its_arguments_without_waiting_for_the_garbag
 
     from ghmcp_runtime.calls.cursors import HmacCursorCodec
     from ghmcp_runtime.guards.caller import Caller
-    from ghmcp_runtime.serving.app import _ToolRuntime
+    from ghmcp_runtime.serving.served import Served
+    from ghmcp_runtime.serving.tool_calls import ToolRuntime
     from ghmcp_runtime.stores.idempotency import IdempotencyRunner, MemoryStore
 
-    runtime = _ToolRuntime(SPEC, Settings(), ForgeUpstream(transport=httpx.MockTransport(
+    runtime = ToolRuntime(Served(SPEC, Settings()), ForgeUpstream(transport=httpx.MockTransport(
         FakeGitHub())), HmacCursorCodec(None), IdempotencyRunner(MemoryStore()))
     payload = Tracked([0] * 1000)
     alive = weakref.ref(payload)
