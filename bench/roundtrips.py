@@ -45,6 +45,9 @@ RELABELED = 6  # carries `triage` and `bug` in the bench seed
 Call = tuple[str, dict[str, Any]]
 
 
+State = dict[str, Any]  # the fake's /_fake/state/{owner}/{repo}: issues, labels, milestones
+
+
 @dataclass(frozen=True)
 class Task:
     key: str
@@ -53,10 +56,54 @@ class Task:
     ours: tuple[Call, ...]
     fastmcp: tuple[Call, ...]
     note: str = ""
+    # what the repository must hold after a write task, whoever did it ([] when it does): a call
+    # that answers without doing the work would otherwise count as the task done
+    done: Callable[[State], list[str]] | None = None
 
 
 def _issue(number: int, **extra: Any) -> dict[str, Any]:
     return {**REPO_ARGS, "issue_number": number, **extra}
+
+
+def _issue_in(state: State, number: int) -> dict[str, Any]:
+    return next(i for i in state["issues"] if i["number"] == number)
+
+
+def _labels_of(state: State, number: int) -> set[str]:
+    return {label["name"] for label in _issue_in(state, number)["labels"]}
+
+
+def _label(state: State, name: str) -> dict[str, Any] | None:
+    return next((lb for lb in state["labels"] if lb["name"] == name), None)
+
+
+def _closed_relabeled(state: State) -> list[str]:
+    issue, labels = _issue_in(state, RELABELED), _labels_of(state, RELABELED)
+    return [problem for problem, bad in (
+        (f"issue {RELABELED} is {issue['state']} ({issue['state_reason']})",
+         (issue["state"], issue["state_reason"]) != ("closed", "not_planned")),
+        (f"issue {RELABELED} lacks `wontfix`", "wontfix" not in labels),
+        (f"issue {RELABELED} still has `triage`", "triage" in labels)) if bad]
+
+
+def _created(state: State) -> list[str]:
+    made = [i for i in state["issues"] if i["title"] == "Export fails"]
+    return [] if len(made) == 1 and {lb["name"] for lb in made[0]["labels"]} == {"bug"} else [
+        f"{len(made)} issues `Export fails`, labels {[lb['name'] for i in made for lb in i['labels']]}"]
+
+
+def _commented(state: State) -> list[str]:
+    bodies = [c["body"] for c in _issue_in(state, 1)["comment_list"]]
+    return [] if bodies.count("Reproduced on 2.3.") == 1 else ["issue 1 lacks the comment"]
+
+
+def _label_is(name: str, color: str | None) -> Callable[[State], list[str]]:
+    def check(state: State) -> list[str]:
+        found = _label(state, name)
+        if color is None:
+            return [] if found is None else [f"label `{name}` still exists"]
+        return [] if found is not None and found["color"] == color else [f"label `{name}`: {found}"]
+    return check
 
 
 TASKS: tuple[Task, ...] = (
@@ -65,10 +112,11 @@ TASKS: tuple[Task, ...] = (
          (("github_update_issue", _issue(RELABELED, state="closed", state_reason="not_planned",
                                          add_labels=["wontfix"], remove_labels=["triage"])),),
          (("issuesupdate", _issue(RELABELED, state="closed", state_reason="not_planned")),
-          ("issuesadd_labels", _issue(RELABELED, labels=["wontfix"])),
+          ("issuesadd_labels", _issue(RELABELED, body={"labels": ["wontfix"]})),
           ("issuesremove_label", _issue(RELABELED, name="triage"))),
-         "FastMCP: one call per operation; `issuesget` + `issuesupdate` with the whole label list "
-         "is 2 calls but replaces labels someone may have changed meanwhile"),
+         "FastMCP: one call per operation (its add-labels tool takes the request body as `body`); "
+         "`issuesget` + `issuesupdate` with the whole label list is 2 calls but replaces labels "
+         "someone may have changed meanwhile", _closed_relabeled),
     Task("read_issue", "read issue 1 and its comments", "github_get_issue",
          (("github_get_issue", _issue(1)),),
          (("issuesget", _issue(1)), ("issueslist_comments", _issue(1, per_page=30, page=1)))),
@@ -79,26 +127,29 @@ TASKS: tuple[Task, ...] = (
     Task("create_issue", "open an issue labelled `bug`", "github_create_issue",
          (("github_create_issue", {**REPO_ARGS, "title": "Export fails", "labels": ["bug"]}),),
          (("issuescreate", {**REPO_ARGS, "title": "Export fails", "labels": ["bug"]}),),
-         "ours checks the labels exist first (GitHub would create unknown ones)"),
+         "ours checks the labels exist first (GitHub would create unknown ones)", _created),
     Task("comment", "comment on issue 1", "github_add_comment",
          (("github_add_comment", _issue(1, body="Reproduced on 2.3.")),),
-         (("issuescreate_comment", _issue(1, body="Reproduced on 2.3.")),)),
+         (("issuescreate_comment", _issue(1, body="Reproduced on 2.3.")),), done=_commented),
     Task("list_labels", "list the labels", "github_list_labels",
          (("github_list_labels", dict(REPO_ARGS)),),
          (("issueslist_labels_for_repo", {**REPO_ARGS, "per_page": 100, "page": 1}),)),
     Task("create_label", "create label `regression`", "github_create_label",
          (("github_create_label", {**REPO_ARGS, "name": "regression", "color": "d73a4a"}),),
-         (("issuescreate_label", {**REPO_ARGS, "name": "regression", "color": "d73a4a"}),)),
+         (("issuescreate_label", {**REPO_ARGS, "name": "regression", "color": "d73a4a"}),),
+         done=_label_is("regression", "d73a4a")),
     Task("update_label", "recolor label `bug`", "github_update_label",
          (("github_update_label", {**REPO_ARGS, "name": "bug", "color": "b60205"}),),
          (("issuesupdate_label", {**REPO_ARGS, "name": "bug", "color": "b60205"}),),
-         "ours reads the label first: unchanged fields are not sent, and the result says what changed"),
+         "ours reads the label first: unchanged fields are not sent, and the result says what changed",
+         _label_is("bug", "b60205")),
     Task("delete_label", f"delete label `{UNUSED_LABEL}` unless an issue uses it", "github_delete_label",
          (("github_delete_label", {**REPO_ARGS, "name": UNUSED_LABEL}),),
          (("searchissues_and_pull_requests", {"q": f'repo:{OWNER}/{REPO} label:"{UNUSED_LABEL}"',
                                               "per_page": 1, "page": 1}),
           ("issuesdelete_label", {**REPO_ARGS, "name": UNUSED_LABEL})),
-         "FastMCP's `issuesdelete_label` alone would be 1 call with no in-use check"),
+         "FastMCP's `issuesdelete_label` alone would be 1 call with no in-use check",
+         _label_is(UNUSED_LABEL, None)),
 )
 
 
@@ -122,6 +173,12 @@ class Fake:
     def latency(self, seconds: float) -> None:
         self.post("/_fake/latency", {"seconds": seconds})
 
+    def state(self) -> State:
+        resp = self.http.get(f"/_fake/state/{OWNER}/{REPO}")
+        resp.raise_for_status()
+        found: State = resp.json()
+        return found
+
     def timeline(self) -> list[dict[str, Any]]:
         resp = self.http.get("/_fake/timeline")
         resp.raise_for_status()
@@ -140,13 +197,17 @@ def _call(driver: RawStdio, tool: str, args: dict[str, Any]) -> None:
         raise RuntimeError(f"{tool} failed: {json.dumps(message)[:600]}")
 
 
-def _run_task(fake: Fake, driver: RawStdio, calls: Sequence[Call]) -> dict[str, Any]:
+def _run_task(fake: Fake, driver: RawStdio, calls: Sequence[Call],
+              done: Callable[[State], list[str]] | None = None) -> dict[str, Any]:
     fake.reset()  # same data for every task and server; also empties the timeline
     t0 = time.perf_counter()
     for tool, args in calls:
         _call(driver, tool, args)
     wall = time.perf_counter() - t0
     entries = fake.timeline()
+    problems = done(fake.state()) if done is not None else []
+    if problems:
+        raise RuntimeError(f"{' + '.join(c[0] for c in calls)} did not do the task: {'; '.join(problems)}")
     return {
         "tool_calls": len(calls),
         "requests": len(entries),
@@ -200,7 +261,7 @@ def bench_roundtrips(fake_url: str, peer_py: Path, spec: Path, latency_s: float,
             for task in TASKS:
                 for name in order:
                     calls = task.ours if name == "ours" else task.fastmcp
-                    runs[task.key][name].append(_run_task(fake, drivers[name], calls))
+                    runs[task.key][name].append(_run_task(fake, drivers[name], calls, task.done))
             log(f"round trips: rep {rep + 1}/{reps}")
     finally:
         for driver in drivers.values():
