@@ -193,7 +193,7 @@ class ToolContext:
     ) -> UpstreamResponse:
         if self.repos is None:
             return await self._send(op, path=path, query=query, body=body)
-        self.repos.check_request(op.path, path, query)
+        self.repos.check_request(op.path, path, query, self.forge)
         try:
             resp = await self._send(op, path=path, query=query, body=body)
         except UpstreamError as err:
