@@ -202,7 +202,7 @@ class ToolContext:
                     "repo", "GitHub redirected the request (a renamed repository or a "
                     "transferred issue); redirects are not followed under an allowlist") from None
             raise
-        return self.repos.screen(resp)
+        return self.repos.screen(resp, self.forge)
 
     async def _send(self, op: Operation, *, path: Mapping[str, str | int], query: Mapping[str, Any] | None,
                     body: Any) -> UpstreamResponse:
