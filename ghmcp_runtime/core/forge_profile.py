@@ -52,9 +52,9 @@ class TrustChecks:
     a repository: three reads, and how their answers read.
 
     The profile's `repository` read answers whether the repository is private (`private_field`
-    true). `permission` (path `{owner}`, `{repo}` and `account_param`)
-    answers an account's access in `permission_field`, one of `push_permissions` when it may push.
-    The token's own account comes from the profile's `viewer`. A row's author association, when
+    true); `permission` (path `{owner}`, `{repo}` and `account_param`) answers an account's
+    access in `permission_field`, one of `push_permissions` when it may push; the profile's
+    `viewer` names the caller. A row's author association, when
     the forge sends one, saves questions: `owner_associations` are trusted, `asked_associations`
     are asked about, any other is untrusted; a forge without associations leaves both empty and
     every author is asked about.
@@ -135,6 +135,9 @@ class ForgeProfile:
     row_repository: str | None = None
     errors: ErrorDialect
     token_rule: str  # what a well-formed token looks like, for the malformed-token refusal
+    # how the forge's tokens begin, when they carry a recognisable prefix: logs redact any word
+    # starting so (a Forgejo token is 40 hex digits, which a commit id is too: it has none)
+    token_prefixes: tuple[str, ...] = ()
     oauth_server: Callable[[str], str]  # the authorization server for an API URL (RFC 9728)
     oauth_scopes: tuple[str, ...]  # scopes the protected-resource metadata advertises
 

@@ -161,6 +161,8 @@ GITHUB = ForgeProfile(
     row_repository="repository_url",
     errors=GitHubErrors(),
     token_rule="GitHub tokens are ASCII letters, digits and -._~+/= only",
+    # classic, OAuth, user-to-server, server-to-server, refresh and fine-grained tokens
+    token_prefixes=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     oauth_server=github_oauth_server,
     # GitHub OAuth scopes the issue tools use: `repo` (private repositories) or `public_repo`
     oauth_scopes=("repo", "public_repo"),

@@ -42,8 +42,6 @@ def unavailable(forge: ForgeProfile) -> str | None:
             "whether an author may push, so text could not be withheld or released safely")
 
 
-
-
 def requested(headers: Mapping[str, str]) -> bool:
     """Whether an HTTP request's headers (lower-case names) ask for lockdown
     (`X-MCP-Lockdown: true`); a request can only narrow, never lift the operator's lockdown."""

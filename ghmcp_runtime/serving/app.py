@@ -521,6 +521,7 @@ def build_server(
             timeout=(settings.timeout_s, settings.connect_timeout_s),
             cache=_bounded(parse_http_cache(settings.http_cache), settings),
             inflight_per_caller=settings.inflight_per_caller,
+            user_agent=f"{spec.name}/{spec.version}",
         )
     runtime = _ToolRuntime(
         spec,
