@@ -95,10 +95,11 @@ class ShapeField(Strict):
 
 class LockdownDef(Strict):
     author: str = Field(description="dotted path of the author's login, e.g. user.login")
-    repository: str = Field(description="dotted path of a GitHub API URL naming the repository "
-                            "(.../repos/{owner}/{repo}...), e.g. repository_url")
-    association: str | None = Field(default=None, description="dotted path of "
-                                    "author_association (saves permission checks)")
+    repository: str = Field(description="dotted path of an API URL naming the repository as the "
+                            "forge's repository read does (.../repos/{owner}/{repo}...), e.g. repository_url")
+    association: str | None = Field(default=None, description="dotted path of the author's "
+                                    "association (GitHub's author_association; saves permission "
+                                    "checks), on a forge that sends one")
     withhold: list[str] = Field(min_length=1, description="optional output fields removed, under "
                                 "lockdown, from rows whose author lacks push access")
 
@@ -136,6 +137,9 @@ class ParamDef(Strict):
     nullable: bool = False
     null_means: str | None = None
     pattern: str | None = None
+    advertise_pattern: bool = Field(
+        default=True, description="false: the server checks `pattern` (and its items') but the "
+        "inputSchema a model reads leaves it out, for identifiers whose form a model knows (owner, repo, logins)")
     format: str | None = None
     min_length: int | None = None
     max_length: int | None = None

@@ -108,6 +108,7 @@ class Idempotency(Protocol):
         claimed: Callable[[], str | None] | None = None,
         offset: Callable[[], float | None] | None = None,
         repair: Mapping[str, Any] | None = None,
+        source: str = "the forge",
     ) -> Any: ...
 
 
@@ -176,8 +177,8 @@ class ToolContext:
 
     @property
     def follow_redirects(self) -> bool:
-        """GitHub redirects renamed repositories and transferred issues, possibly out of the
-        allowlist, to locations by numeric id: with an allowlist they are not followed."""
+        """Forges redirect renamed repositories and transferred issues (GitHub: to locations by
+        numeric id), possibly out of the allowlist: with an allowlist they are not followed."""
         return self.repos is None
 
     def confine_query(self, q: str) -> str:
@@ -193,16 +194,17 @@ class ToolContext:
     ) -> UpstreamResponse:
         if self.repos is None:
             return await self._send(op, path=path, query=query, body=body)
-        self.repos.check_request(op.path, path, query)
+        self.repos.check_request(op.path, path, query, self.forge)
         try:
             resp = await self._send(op, path=path, query=query, body=body)
         except UpstreamError as err:
             if err.status in (301, 302, 307, 308):
                 raise self.repos.refusal(
-                    "repo", "GitHub redirected the request (a renamed repository or a "
-                    "transferred issue); redirects are not followed under an allowlist") from None
+                    "repo", f"{self.forge.display_name} redirected the request (a renamed "
+                    "repository or a transferred issue); redirects are not followed under an "
+                    "allowlist") from None
             raise
-        return self.repos.screen(resp)
+        return self.repos.screen(resp, self.forge)
 
     async def _send(self, op: Operation, *, path: Mapping[str, str | int], query: Mapping[str, Any] | None,
                     body: Any) -> UpstreamResponse:
@@ -281,7 +283,7 @@ class ToolContext:
         result: T = await self.idempotency.run(
             key=key, scope=(self.identity, *scope), fingerprint=fingerprint, run=run, recover=recover,
             shared=scope if claimed is not None else None, claimed=claimed,
-            offset=lambda: self.forge_clock.offset, repair=repair,
+            offset=lambda: self.forge_clock.offset, repair=repair, source=self.forge.display_name,
         )
         return result
 

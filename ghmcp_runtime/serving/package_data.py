@@ -1,8 +1,9 @@
 """What a generated package ships beside its code, read once: its texts, its wire tools
-(`tools.json`) and its error catalog (`errors.json`), so `server.py` declares only what the
-override file says and takes titles, descriptions, schemas and error codes from the files a
-reviewer reads. Its handlers (declared steps, hooks) are named here and imported on first use,
-so a server answers `initialize` and `tools/list` before the engine loads (issue 24, cold start)."""
+(`tools.json`), what the server checks beyond their inputSchemas (`checks.json`) and its error
+catalog (`errors.json`), so `server.py` declares only what the override file says and takes
+titles, descriptions, schemas and error codes from the files a reviewer reads. Its handlers
+(declared steps, hooks) are named here and imported on first use, so a server answers
+`initialize` and `tools/list` before the engine loads (issue 24, cold start)."""
 
 from __future__ import annotations
 
@@ -49,6 +50,12 @@ class PackageData:
         return {tool["name"]: tool for tool in json.loads(self.text("tools.json"))["tools"]}
 
     @cached_property
+    def _checks(self) -> dict[str, dict[str, Any]]:
+        """checks.json: what the server checks beyond each tool's published inputSchema."""
+        checks: dict[str, dict[str, Any]] = json.loads(self.text("checks.json"))["tools"]
+        return checks
+
+    @cached_property
     def _catalog(self) -> list[dict[str, Any]]:
         codes: list[dict[str, Any]] = json.loads(self.text("errors.json"))["codes"]
         return codes
@@ -78,4 +85,5 @@ class PackageData:
             field_map=dict(field_map or {}),
             echo_safe=tuple(echo_safe),
             toolset=toolset,
+            input_checks=self._checks.get(name),
         )

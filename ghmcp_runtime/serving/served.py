@@ -33,7 +33,7 @@ class Served:
         self.identity_key = identity_key(settings.server_secret or secrets.token_bytes(32))
         self.tools = {t.name: t for t in spec.tools}
         self.schemas = {t.name: plain(t.input_schema) for t in spec.tools}
-        self.validators = {t.name: ArgumentValidator(t.input_schema) for t in spec.tools}
+        self.validators = {t.name: ArgumentValidator(t.input_schema, t.input_checks) for t in spec.tools}
         self.projector = ShapeProjector(spec.shapes)
         self.exposure = ExposurePolicy(spec.tools, spec.toolsets, settings.exposure)
         self.views = SurfaceViews(spec)

@@ -150,6 +150,12 @@ class Settings:
     def check(self, forge: ForgeProfile = GITHUB) -> None:
         """Refuse settings that would leak tokens or silently break replicas (ValueError)."""
         check_api_url(self.api_url_for(forge), allow_insecure=self.allow_insecure_api_url, forge=forge)
+        if self.lockdown:  # (guards.lockdown loads with the first call otherwise)
+            from ghmcp_runtime.guards.lockdown import unavailable
+
+            refused = unavailable(forge)
+            if refused is not None:
+                raise ValueError(refused)
         if self.idempotency_store != "memory" and not self.server_secret:
             # idempotency keys are scoped by caller identity, an HMAC under the server secret:
             # replicas with random secrets of their own would never recognise each other's keys

@@ -76,6 +76,7 @@ def default_upstream(served: Served) -> ForgeUpstream:
         timeout=(settings.timeout_s, settings.connect_timeout_s),
         cache=cache,
         inflight_per_caller=settings.inflight_per_caller,
+        user_agent=f"{spec.name}/{spec.version}",
     )
 
 
@@ -192,13 +193,15 @@ class ToolRuntime:
     def context_for(
         self, tool: ToolSpec, caller: Caller, args: Mapping[str, Any], request_id: str
     ) -> ToolContext:
-        locked = self.settings.lockdown or requested(caller.headers)
+        # a forge without trust checks has no lockdown rules either (the generator refuses them)
+        forge = self.spec.forge
+        locked = (self.settings.lockdown or requested(caller.headers)) and forge.trust is not None
         return ToolContext(
             tool=tool, request_id=request_id, identity=caller.identity,
             arguments=args, upstream=self.upstream, cursors=self.cursors,
             idempotency=self.idempotency, projector=self.projector, credential=caller.credential,
             forge=self.spec.forge,
-            lockdown=Lockdown(self.spec.shapes, self.trust) if locked else None,
+            lockdown=Lockdown(self.spec.shapes, self.trust, forge) if locked else None,
             repos=self.surface_of(caller).repos,
             slots=anyio.CapacityLimiter(self.settings.max_concurrent),
             error_rules=self.spec.error_rules,
