@@ -466,7 +466,11 @@ def explain(row: Row, r: dict[str, Any]) -> str:
         return (
             "**What limits it: imports.** Cold start is almost all import time: nothing is computed "
             "at start-up (the tools/list answer is prebuilt), so the gap to the floor is the "
-            "modules the server needs beyond the SDK." + detail
+            "modules the server needs beyond the SDK. Since issue 24 those are only what "
+            "`initialize` and `tools/list` need (settings and their checks, the caller's surface, "
+            "discovery, the package's tools.json); the engine, the upstream client, the "
+            "idempotency store, the declared steps and hooks (the generated `handlers.py`) load "
+            "with the first tools/call, resources/read or completion." + detail
         )
     if key.startswith("call_"):
         b = r.get("breakdown", {})

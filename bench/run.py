@@ -779,7 +779,7 @@ def main(argv: list[str] | None = None) -> int:
         lap("generation")
     with fake_process() if wanted - local else nullcontext("") as fake_url:
         if "cold_start" in wanted:
-            cold = bench_cold_start(peer_py, spec, fake_url, 7)
+            cold = bench_cold_start(peer_py, spec, fake_url, 15)
             results["surface"] = bench_surface(results.get("surface", {}), cold["_listing"]["fastmcp"]["tools"])
             cold.pop("_listing")
             cold["imports"] = bench_imports()
