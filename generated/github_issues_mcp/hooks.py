@@ -13,25 +13,30 @@ from typing import Any, cast
 
 from ghmcp_runtime import ToolContext, ToolError, repair
 from ghmcp_runtime.core.concurrent import gather
+from ghmcp_runtime.core.declared import (
+    ErrorSpec,
+    Match,
+    MemberSet,
+    MemberWrite,
+    OnError,
+    PatchWrite,
+    Repair,
+    SentWith,
+    Shown,
+    Toggle,
+    UpdatePlan,
+    VersionCheck,
+)
 from ghmcp_runtime.engine.catalog import fold, require_names, same_name
 from ghmcp_runtime.engine.paging import cursor_binding, open_state
 from ghmcp_runtime.engine.paging import has_next_link as _has_next
 from ghmcp_runtime.engine.runner import Resolver, resolves_itself
 from ghmcp_runtime.engine.stored import altered
+from ghmcp_runtime.engine.update_plan import apply as apply_plan
 from ghmcp_runtime.engine.walk import walk
-from ghmcp_runtime.engine.writes import named, run_steps
 from ghmcp_runtime.guards.allowlist import scope_terms
 
 from . import operations as ops
-from .hooks_views import (
-    ISSUE_VIEWS,
-    ROW_FIELD,
-    assignee_views,
-    issue_targets,
-    label_names,
-    label_views,
-)
-from .hooks_writes import IssueOps, concurrent_fields, update_steps
 from .types import (
     Detail,
     GithubSearchIssuesArgs,
@@ -130,6 +135,10 @@ def _list_query(args: GithubSearchIssuesArgs, labels: Sequence[str]) -> dict[str
         if param in given:
             query[name] = given[param]
     return query
+
+
+def label_names(issue: Mapping[str, Any]) -> list[str]:
+    return [str(lb["name"]) if isinstance(lb, Mapping) else str(lb) for lb in issue.get("labels") or []]
 
 
 def _held(raw: Mapping[str, Any], names: Sequence[str]) -> list[bool]:
@@ -285,25 +294,38 @@ def _refuse_before_writing(args: Mapping[str, Any]) -> None:
                                                          "reason": "the same login is added and removed"})
 
 
-def _as_milestone_error(err: ToolError) -> ToolError:
-    """GitHub refusing the milestone in the PATCH (deleted after it was checked); what the call
-    had applied by then is added to whatever this returns (ctx.writes)."""
-    if err.code != "invalid_field" or (err.details or {}).get("field") != "milestone":
-        return err
-    return ToolError("milestone_not_found", "GitHub refused the milestone number (it was deleted "
-                     "after it was checked).",
-                     details={"field": "milestone", "reason": "GitHub rejected the milestone number"})
-
-
 # -- update ---------------------------------------------------------------------------------------
 
-# changed_fields order; a parameter is judged only when passed
-UPDATE_FIELDS = ("title", "body", "state", "state_reason", "assignee_logins", "add_assignees",
-                 "remove_assignees", "milestone", "add_labels", "remove_labels", "locked", "lock_reason")
 TEXT_FIELDS = {"title": ("title",), "body": ("body",)}  # what stored_as_sent compares
-WRITES = IssueOps(update=ops.ISSUES_UPDATE, add_labels=ops.ISSUES_ADD_LABELS,
-                  remove_label=ops.ISSUES_REMOVE_LABEL, lock=ops.ISSUES_LOCK, unlock=ops.ISSUES_UNLOCK,
-                  add_assignees=ops.ISSUES_ADD_ASSIGNEES, remove_assignees=ops.ISSUES_REMOVE_ASSIGNEES)
+PLAN = UpdatePlan(
+    against="current", noun="issue",
+    shows={"title": Shown(path=("title",), normalize="trim"), "body": Shown(path=("body",)),
+           "state": Shown(path=("state",)), "state_reason": Shown(path=("state_reason",)),
+           "assignee_logins": Shown(path=("assignees", "[]", "login"), normalize="fold"),
+           "milestone": Shown(path=("milestone", "number")), "labels": Shown(path=("labels", "[]", "name")),
+           "locked": Shown(path=("locked",)), "lock_reason": Shown(path=("active_lock_reason",))},
+    patch=PatchWrite(
+        operation=ops.ISSUES_UPDATE,
+        fields={"title": "title", "body": "body", "state": "state", "state_reason": "state_reason",
+                "assignees": "assignee_logins", "milestone": "milestone"},
+        sent_with=(SentWith(follow="state_reason", lead="state", default={"closed": "completed", "open": "reopened"}),),
+        on_error=(OnError(when=Match(code="invalid_field", field="milestone"), error=ErrorSpec(
+            code="milestone_not_found", message="GitHub refused the milestone number (it was deleted after it was checked).",
+            field="milestone", reason="GitHub rejected the milestone number")),)),
+    sets=(MemberSet(view="labels", kind="label",
+                    add=MemberWrite(param="add_labels", operation=ops.ISSUES_ADD_LABELS, body="labels", answer=()),
+                    remove=MemberWrite(param="remove_labels", operation=ops.ISSUES_REMOVE_LABEL, each="name",
+                                       answer=(), done="label_not_found")),
+          MemberSet(view="assignee_logins", kind="login",
+                    add=MemberWrite(param="add_assignees", operation=ops.ISSUES_ADD_ASSIGNEES, body="assignees",
+                                    answer=("assignees",)),
+                    remove=MemberWrite(param="remove_assignees", operation=ops.ISSUES_REMOVE_ASSIGNEES,
+                                       body="assignees", answer=("assignees",)))),
+    toggles=(Toggle(param="locked", on=ops.ISSUES_LOCK, off=ops.ISSUES_UNLOCK, reason="lock_reason"),),
+    version=VersionCheck(param="expected_version", shape="issue", repair=Repair(
+        next_step="reread", tool="github_get_issue",
+        arguments={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"})),
+)
 
 
 @resolves_itself
@@ -324,60 +346,9 @@ async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs, resolve: R
                 + any(args.get(p) for p in ASSIGNING))
     if ctx.requests_sent - sent > one_each:
         current = await _get_raw_issue(ctx, args)
-    args = cast(GithubUpdateIssueArgs, resolved)
-    add, remove = (list(dict.fromkeys(names[f])) for f in ("add_labels", "remove_labels"))
-    if set(add) & set(remove):
-        raise ToolError("invalid_field", "A label is both in add_labels and in remove_labels; "
-                        "nothing was changed.", details={"fields": ["add_labels", "remove_labels"],
-                                                         "reason": "the same label is added and removed"})
-    if "expected_version" in args and args["expected_version"] != ctx.version("issue", current):
-        raise ToolError(
-            "conflict",
-            "The issue changed since that version was read; nothing was written.",
-            details={"field": "expected_version", "reason": "does not match the current version"},
-            repair=repair("reread", "github_get_issue",
-                          {**_repo(args), "issue_number": args["issue_number"]},
-                          "re-apply your change with the new version"),
-        )
-    stuck = [f"remove_labels[{i}]" for i, n in enumerate(names["remove_labels"])
-             if n in (".", "..") and n in label_names(current)]
-    if stuck:  # DELETE …/labels/. would address another resource; refuse before any write
-        raise ToolError("invalid_field", "A label named . or .. cannot be removed from an issue "
-                        "through GitHub's API; nothing was changed.",
-                        details={"field": "remove_labels", "reason": f"unaddressable: {', '.join(stuck)}"})
-    targets = issue_targets({**args, **{f: names[f] for f in names if f in args}}, UPDATE_FIELDS)
-    answers: dict[str, Any] = {}
-    waves = update_steps(ctx, WRITES, args, current, targets, add, remove, answers)
-    if ctx.dry_run:  # a batch's dry run: what these writes would change; none is sent
-        planned = named([f for wave in waves for step in wave for f in step.fields], ROW_FIELD)
-        return _answer(ctx, current, planned, altered(args, current, TEXT_FIELDS), [])
-
-    def unchanged_meanwhile(_: Any) -> None:
-        """With expected_version, the PATCH's answer shows whether someone else changed the
-        issue between the version check and the write (GitHub has no conditional write)."""
-        meanwhile = concurrent_fields(current, answers["patch"], waves) if "patch" in answers else []
-        if meanwhile:
-            raise ToolError(
-                "conflict",
-                "The issue was changed by someone else while this update was being written (after "
-                "the version was checked); the writes were stopped there. Read it and check both "
-                "changes.",
-                details={"field": "expected_version", "reason": "changed between the check and the write",
-                         "concurrent_fields": [ROW_FIELD.get(f, f) for f in meanwhile]},
-                repair=repair("reread", "github_get_issue",
-                              {**_repo(args), "issue_number": args["issue_number"]}))
-
-    try:
-        done = await run_steps(waves, dict(current),
-                               views={**ISSUE_VIEWS, **label_views(add, remove),
-                                      **assignee_views(args.get("add_assignees", []),
-                                                       args.get("remove_assignees", []))}, targets=targets,
-                               reread=lambda: _get_raw_issue(ctx, args), names=ROW_FIELD,
-                               log=ctx.writes,
-                               check=unchanged_meanwhile if "expected_version" in args else None)
-    except ToolError as err:
-        raise _as_milestone_error(err) from None
-    return _answer(ctx, done.after, done.changed, altered(args, done.after, TEXT_FIELDS), done.ignored)
+    exact = {**resolved, **{f: names[f] for f in names if f in resolved}}
+    done = await apply_plan(ctx, PLAN, exact, current, reread=lambda: _get_raw_issue(ctx, exact))
+    return _answer(ctx, done.after, done.changed, altered(exact, done.after, TEXT_FIELDS), done.ignored)
 
 
 def _answer(ctx: ToolContext, issue: Mapping[str, Any], changed: list[str], text: list[str],
