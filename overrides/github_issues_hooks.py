@@ -1,36 +1,18 @@
-"""What github-issues-mcp's declarations cannot say: search query composition and the multi-step
-issue update (its writes and views: the hook parts hooks_writes.py, hooks_views.py). Every other
-tool, resource and completion is declared in github_issues.yaml. Copied into the package as
-`hooks.py`, typed against its `types`.
+"""What github-issues-mcp's declarations cannot say: GitHub search query composition (qualifiers,
+the listing's filters, what neither can match and is checked here). Every other tool, resource
+and completion is declared in github_issues.yaml. Copied into the package as `hooks.py`, typed
+against its `types`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from ghmcp_runtime import ToolContext, ToolError, repair
-from ghmcp_runtime.core.concurrent import gather
-from ghmcp_runtime.core.declared import (
-    ErrorSpec,
-    Match,
-    MemberSet,
-    MemberWrite,
-    OnError,
-    PatchWrite,
-    Repair,
-    SentWith,
-    Shown,
-    Toggle,
-    UpdatePlan,
-    VersionCheck,
-)
-from ghmcp_runtime.engine.catalog import fold, require_names, same_name
+from ghmcp_runtime.engine.catalog import same_name
 from ghmcp_runtime.engine.paging import cursor_binding, open_state
 from ghmcp_runtime.engine.paging import has_next_link as _has_next
-from ghmcp_runtime.engine.runner import Resolver, resolves_itself
-from ghmcp_runtime.engine.stored import altered
-from ghmcp_runtime.engine.update_plan import apply as apply_plan
 from ghmcp_runtime.engine.walk import walk
 from ghmcp_runtime.guards.allowlist import scope_terms
 
@@ -39,8 +21,6 @@ from .types import (
     Detail,
     GithubSearchIssuesArgs,
     GithubSearchIssuesResult,
-    GithubUpdateIssueArgs,
-    GithubUpdateIssueResult,
     IssueRow,
 )
 
@@ -211,155 +191,3 @@ async def search_issues(ctx: ToolContext, args: GithubSearchIssuesArgs) -> Githu
     if seen.get("incomplete"):
         result["incomplete"] = True
     return result
-
-
-# -- read ---------------------------------------------------------------------------------------
-
-
-async def _get_raw_issue(ctx: ToolContext, args: Mapping[str, Any]) -> dict[str, Any]:
-    resp = await ctx.call(ops.ISSUES_GET, path={**_repo(args), "issue_number": args["issue_number"]})
-    raw: dict[str, Any] = resp.data
-    if "pull_request" in raw:
-        raise ToolError(
-            "issue_not_found",
-            "That number is a pull request; this server only handles issues.",
-            details={"field": "issue_number", "reason": "the number belongs to a pull request"},
-            repair=repair("find_issue", "github_search_issues", {**_repo(args), "state": "all"}),
-        )
-    return raw
-
-
-# -- labels -------------------------------------------------------------------------------------
-
-
-CREATE_LABEL = "github_create_label (owner, repo, name) creates a missing label; then repeat this call"
-NO_SUCH_NUMBER = ("No milestone of the repository has that number; nothing was changed. Pass an open "
-                  "milestone's title instead: an unknown title answers with the open milestones' titles.")
-
-
-async def _existing_labels(ctx: ToolContext, args: Mapping[str, Any],
-                           names: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
-    """The exact label names per parameter, or label_not_found before anything is written."""
-    return await require_names(
-        ctx, catalog=ops.ISSUES_LIST_LABELS_FOR_REPO, lookup=ops.ISSUES_GET_LABEL, path=_repo(args),
-        names=names, repair=repair("list_labels", "github_list_labels", _repo(args), CREATE_LABEL))
-
-
-async def _milestone_exists(ctx: ToolContext, args: Mapping[str, Any]) -> None:
-    """A milestone number GitHub would refuse is refused before anything is written."""
-    number = args.get("milestone")
-    if not isinstance(number, int) or isinstance(number, bool):
-        return  # a title is resolved among the open milestones; null clears
-    try:
-        await ctx.call(ops.ISSUES_GET_MILESTONE, path={**_repo(args), "milestone_number": number})
-    except ToolError as err:
-        if err.code != ops.ISSUES_GET_MILESTONE.not_found:
-            raise
-        raise ToolError("milestone_not_found", NO_SUCH_NUMBER,
-                        details={"field": "milestone", "reason": "no milestone has this number"}) from None
-
-
-ASSIGNING = ("assignee_logins", "add_assignees")
-
-
-async def _assignable(ctx: ToolContext, args: Mapping[str, Any]) -> None:
-    """Logins GitHub would refuse (assignee_logins) or silently drop (add_assignees) are refused
-    before anything is written (GitHub's own check: the repository's assignees, then one question
-    per login not on the first page)."""
-    names = {p: args[p] for p in ASSIGNING if args.get(p)}  # removing needs no check
-    if names:
-        await require_names(
-            ctx, catalog=ops.ISSUES_LIST_ASSIGNEES, lookup=ops.ISSUES_CHECK_USER_CAN_BE_ASSIGNED,
-            path=_repo(args), names=names,
-            code="invalid_field", kind="assignee", key="login", param="assignee",
-            absent="cannot be assigned in the repository")
-
-
-def _refuse_before_writing(args: Mapping[str, Any]) -> None:
-    """Values GitHub refuses that need no read to know: a title of only whitespace (GitHub trims
-    titles), a reopening reason for a closed issue, a login both added and removed."""
-    if "title" in args and not str(args["title"]).strip():
-        raise ToolError("invalid_field", "The title is empty once GitHub trims its surrounding "
-                        "whitespace; nothing was changed.",
-                        details={"field": "title", "reason": "only whitespace"})
-    if args.get("state") == "closed" and args.get("state_reason") == "reopened":
-        raise ToolError("invalid_field", "state_reason reopened goes with state open; nothing was "
-                        "changed.", details={"field": "state_reason",
-                                             "reason": "reopened is not a reason to close"})
-    if {fold(a) for a in args.get("add_assignees", [])} & {fold(a) for a in args.get("remove_assignees", [])}:
-        raise ToolError("invalid_field", "A login is both in add_assignees and in remove_assignees; "
-                        "nothing was changed.", details={"fields": ["add_assignees", "remove_assignees"],
-                                                         "reason": "the same login is added and removed"})
-
-
-# -- update ---------------------------------------------------------------------------------------
-
-TEXT_FIELDS = {"title": ("title",), "body": ("body",)}  # what stored_as_sent compares
-PLAN = UpdatePlan(
-    against="current", noun="issue",
-    shows={"title": Shown(path=("title",), normalize="trim"), "body": Shown(path=("body",)),
-           "state": Shown(path=("state",)), "state_reason": Shown(path=("state_reason",)),
-           "assignee_logins": Shown(path=("assignees", "[]", "login"), normalize="fold"),
-           "milestone": Shown(path=("milestone", "number")), "labels": Shown(path=("labels", "[]", "name")),
-           "locked": Shown(path=("locked",)), "lock_reason": Shown(path=("active_lock_reason",))},
-    patch=PatchWrite(
-        operation=ops.ISSUES_UPDATE,
-        fields={"title": "title", "body": "body", "state": "state", "state_reason": "state_reason",
-                "assignees": "assignee_logins", "milestone": "milestone"},
-        sent_with=(SentWith(follow="state_reason", lead="state", default={"closed": "completed", "open": "reopened"}),),
-        on_error=(OnError(when=Match(code="invalid_field", field="milestone"), error=ErrorSpec(
-            code="milestone_not_found", message="GitHub refused the milestone number (it was deleted after it was checked).",
-            field="milestone", reason="GitHub rejected the milestone number")),)),
-    sets=(MemberSet(view="labels", kind="label",
-                    add=MemberWrite(param="add_labels", operation=ops.ISSUES_ADD_LABELS, body="labels", answer=()),
-                    remove=MemberWrite(param="remove_labels", operation=ops.ISSUES_REMOVE_LABEL, each="name",
-                                       answer=(), done="label_not_found")),
-          MemberSet(view="assignee_logins", kind="login",
-                    add=MemberWrite(param="add_assignees", operation=ops.ISSUES_ADD_ASSIGNEES, body="assignees",
-                                    answer=("assignees",)),
-                    remove=MemberWrite(param="remove_assignees", operation=ops.ISSUES_REMOVE_ASSIGNEES,
-                                       body="assignees", answer=("assignees",)))),
-    toggles=(Toggle(param="locked", on=ops.ISSUES_LOCK, off=ops.ISSUES_UNLOCK, reason="lock_reason"),),
-    version=VersionCheck(param="expected_version", shape="issue", repair=Repair(
-        next_step="reread", tool="github_get_issue",
-        arguments={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"})),
-)
-
-
-@resolves_itself
-async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs, resolve: Resolver) -> GithubUpdateIssueResult:
-    # One wave of reads: the milestone by title, the label names, and the issue (started last:
-    # its version is checked). Any read needing a second request widens the window between the
-    # version check and the writes, so the issue is then read again after them.
-    # Every value GitHub could refuse or silently drop is checked here (labels, milestone,
-    # assignees), so a write wave never meets a refusal beside writes it cannot take back.
-    _refuse_before_writing(args)
-    wanted = {"add_labels": args.get("add_labels", []), "remove_labels": args.get("remove_labels", [])}
-    sent = ctx.requests_sent
-    reads: list[Callable[[], Awaitable[Any]]] = [lambda: resolve(args), lambda: _existing_labels(ctx, args, wanted),
-             lambda: _milestone_exists(ctx, args), lambda: _assignable(ctx, args),
-             lambda: _get_raw_issue(ctx, args)]
-    resolved, names, _, _, current = await gather(reads, limit=len(reads))
-    one_each = (1 + any(wanted.values()) + (args.get("milestone") is not None)
-                + any(args.get(p) for p in ASSIGNING))
-    if ctx.requests_sent - sent > one_each:
-        current = await _get_raw_issue(ctx, args)
-    exact = {**resolved, **{f: names[f] for f in names if f in resolved}}
-    done = await apply_plan(ctx, PLAN, exact, current, reread=lambda: _get_raw_issue(ctx, exact))
-    return _answer(ctx, done.after, done.changed, altered(exact, done.after, TEXT_FIELDS), done.ignored)
-
-
-def _answer(ctx: ToolContext, issue: Mapping[str, Any], changed: list[str], text: list[str],
-            ignored: list[str]) -> GithubUpdateIssueResult:
-    result: GithubUpdateIssueResult = {
-        "issue": cast(IssueRow, ctx.row("issue", "issue", issue)),
-        "version": ctx.version("issue", issue),
-        "changed_fields": changed,
-        "stored_as_sent": not text,
-    }
-    if text:
-        result["altered_fields"] = text
-    if ignored:
-        result["ignored_fields"] = ignored
-    return result
-
