@@ -699,7 +699,10 @@ class DeclarationBuilder:
                     if s.paginate.cursor}
         implicit |= {n for s in steps if s.paginate and s.paginate.page_param for n in ("page", "next")}
         implicit |= {s.compare.changed for s in steps if s.compare}
-        implicit |= {n for s in steps if s.update for n in (s.update.changed, s.update.ignored)}
+        # a recipe's outputs stay its own even when the step carrying it was reported wrong
+        raw_steps = self.tool.steps or []
+        implicit |= {n for r in raw_steps if r.update for n in (r.update.changed, r.update.ignored)}
+        implicit |= {STORED, ALTERED} if any(r.stored for r in raw_steps) else set()
         implicit |= {s.verify.ignored for s in steps if s.verify}
         implicit |= {STORED, ALTERED} if any(s.stored for s in steps) else set()
         out: list[Output] = []

@@ -14,7 +14,7 @@ from generator.ir import IRParam
 from generator.overrides import MemberWriteDef, RepairDef, StepDef
 from generator.recipe_base import Counted, Loc, Report, path_names, spec_fields, split_path
 from generator.schemas import schema_types
-from generator.spec import SpecOperation
+from generator.spec import SpecOperation, listing_row
 from ghmcp_runtime.core.declared import (
     MemberSet,
     MemberWrite,
@@ -75,10 +75,11 @@ def build_update(raw: StepDef, loc: Loc, body: Mapping[str, Any], on_error: Sequ
         if mapping.skip:
             report((*loc, "on_error", j, "skip"), "an update's PATCH cannot skip a failure",
                    "map it to a code instead")
-    read = next((s for s in c.earlier if s.id == u.against), None)
-    if read is None or read.operation.method not in READS:
+    reads = [s.id for s in c.earlier if s.operation.method in READS
+             and listing_row(c.document, c.ops[s.operation.operation_id]) is None]
+    if u.against not in reads:
         report((*uloc, "against"), f"update.against names {u.against!r}, not an earlier read step",
-               f"earlier reads: {', '.join(s.id for s in c.earlier if s.operation.method in READS) or 'none'}")
+               f"earlier reads of one resource (not a listing): {', '.join(reads) or 'none'}")
     shows = _shows(u.shows, (*uloc, "shows"), c, report)
     fields = {key: ref for key, value in body.items() if (ref := _whole_param(value, c.params)) is not None}
     for key, param in fields.items():

@@ -12,9 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from ghmcp_runtime import ToolContext, ToolError, repair
-from ghmcp_runtime.engine.catalog import same_name
+from ghmcp_runtime.core.transforms import fold_name
 from ghmcp_runtime.engine.paging import cursor_binding, open_state
-from ghmcp_runtime.engine.paging import has_next_link as _has_next
 from ghmcp_runtime.engine.walk import walk
 from ghmcp_runtime.guards.allowlist import scope_terms
 
@@ -123,7 +122,7 @@ def label_names(issue: Mapping[str, Any]) -> list[str]:
 
 def _held(raw: Mapping[str, Any], names: Sequence[str]) -> list[bool]:
     held = label_names(raw)
-    return [any(same_name(name, h) for h in held) for name in names]
+    return [any(fold_name(name) == fold_name(h) for h in held) for name in names]  # as GitHub compares
 
 
 def _local_filter(args: GithubSearchIssuesArgs, mode: str, here: Sequence[str],
@@ -167,10 +166,10 @@ async def search_issues(ctx: ToolContext, args: GithubSearchIssuesArgs) -> Githu
                 "order": args.get("order", "desc"), "per_page": per_page, "page": page})
             seen.setdefault("total", int(resp.data["total_count"]))
             seen["incomplete"] = seen.get("incomplete", False) or bool(resp.data.get("incomplete_results"))
-            return list(resp.data["items"]), _has_next(resp)
+            return list(resp.data["items"]), ctx.forge.has_more(resp, page, per_page)
         resp = await ctx.call(ops.ISSUES_LIST_FOR_REPO, path=_repo(args),
                               query={**_list_query(args, there), "per_page": per_page, "page": page})
-        return list(resp.data), _has_next(resp)
+        return list(resp.data), ctx.forge.has_more(resp, page, per_page)
 
     walked = await walk(fetch, lambda raw: "pull_request" not in raw and (local is None or local(raw)),
                         offset=offset, want=min(ISSUE_PAGE, WALK_CAP - delivered),

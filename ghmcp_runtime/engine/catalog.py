@@ -40,10 +40,6 @@ _UNADDRESSABLE = ("", ".", "..")  # dot segments cannot be a path segment: catal
 fold = fold_name  # a name's comparison key
 
 
-def same_name(a: str, b: str) -> bool:
-    return fold(a) == fold(b)
-
-
 class _Index:
     def __init__(self) -> None:
         self.exact: set[str] = set()
