@@ -307,7 +307,7 @@ class DeclarationBuilder:
             plan_context = Context(params={p.name: p for p in self.params}, ops=self.ops,
                                    runtime_ops=self.runtime_ops, document=self.document, earlier=earlier,
                                    versioned=self.versioned, codes=self.codes)
-            update = build_update(raw, loc, body, on_error, self.runtime_ops[raw.call], plan_context, self.error)
+            update = build_update(raw, loc, body, self.runtime_ops[raw.call], plan_context, self.error)
             if update is None:
                 return None
             if raw.update.version is not None:

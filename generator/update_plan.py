@@ -18,8 +18,6 @@ from generator.spec import SpecOperation, listing_row
 from ghmcp_runtime.core.declared import (
     MemberSet,
     MemberWrite,
-    OnError,
-    PatchWrite,
     Repair,
     SentWith,
     Shown,
@@ -56,8 +54,8 @@ def _repair(r: RepairDef | None) -> Repair | None:
     return Repair(next_step=r.next_step, tool=r.tool, arguments=dict(r.arguments), alternative=r.alternative)
 
 
-def build_update(raw: StepDef, loc: Loc, body: Mapping[str, Any], on_error: Sequence[OnError],
-                 operation: Operation, c: Context, error: Report) -> UpdatePlan | None:
+def build_update(raw: StepDef, loc: Loc, body: Mapping[str, Any], operation: Operation, c: Context,
+                 error: Report) -> UpdatePlan | None:
     """The plan, or None once every problem is reported."""
     u = raw.update
     assert u is not None
@@ -112,8 +110,7 @@ def build_update(raw: StepDef, loc: Loc, body: Mapping[str, Any], on_error: Sequ
         version = VersionCheck(param=u.version.param, shape=u.version.shape, repair=_repair(u.version.repair))
     if problems.count:
         return None
-    patch = PatchWrite(operation=operation, fields=fields, sent_with=tuple(sent_with), on_error=tuple(on_error))
-    return UpdatePlan(against=u.against, noun=u.noun, shows=shows, patch=patch,
+    return UpdatePlan(against=u.against, noun=u.noun, shows=shows, sent_with=tuple(sent_with),
                       sets=tuple(s for s in sets if s is not None), toggles=tuple(t for t in toggles if t),
                       version=version, exact=tuple(u.exact), changed=u.changed, ignored=u.ignored)
 

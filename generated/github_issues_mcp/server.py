@@ -21,7 +21,6 @@ from ghmcp_runtime.core.declared import (
     OnError,
     Output,
     Paginate,
-    PatchWrite,
     Recover,
     Reject,
     Repair,
@@ -739,33 +738,11 @@ GITHUB_UPDATE_ISSUE = Declaration(
                     "locked": Shown(path=("locked",)),
                     "lock_reason": Shown(path=("active_lock_reason",)),
                 },
-                patch=PatchWrite(
-                    operation=operations.ISSUES_UPDATE,
-                    fields={
-                        "title": "title",
-                        "body": "body",
-                        "state": "state",
-                        "state_reason": "state_reason",
-                        "assignees": "assignee_logins",
-                        "milestone": "milestone",
-                    },
-                    sent_with=(
-                        SentWith(
-                            follow="state_reason",
-                            lead="state",
-                            default={"closed": "completed", "open": "reopened"},
-                        ),
-                    ),
-                    on_error=(
-                        OnError(
-                            when=Match(code="invalid_field", field="milestone"),
-                            error=ErrorSpec(
-                                code="milestone_not_found",
-                                message="GitHub refused the milestone number (it was deleted after it was checked).",
-                                field="milestone",
-                                reason="GitHub rejected the milestone number",
-                            ),
-                        ),
+                sent_with=(
+                    SentWith(
+                        follow="state_reason",
+                        lead="state",
+                        default={"closed": "completed", "open": "reopened"},
                     ),
                 ),
                 sets=(

@@ -250,16 +250,6 @@ class SentWith:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PatchWrite:
-    """One request writing the resource's own fields: only those whose value differs."""
-
-    operation: Operation
-    fields: Mapping[str, str]  # body field -> parameter
-    sent_with: tuple[SentWith, ...] = ()
-    on_error: tuple[OnError, ...] = ()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class MemberWrite:
     """Adding or removing members of a set: one request per member (`each`: the path variable
     naming it) or one for all (`body`: the body field listing them)."""
@@ -309,13 +299,14 @@ class VersionCheck:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UpdatePlan:
     """A partial update of one resource read by the step `against`, as waves of requests judged
-    by what the forge shows (ghmcp_runtime.engine.update_plan). `shows` is ordered: changed and
-    ignored fields follow it (a set's add/remove parameters right after its view)."""
+    by what the forge shows (ghmcp_runtime.engine.update_plan). The step carrying it is the
+    PATCH of the resource's own fields: its body's parameters, only those that differ. `shows` is
+    ordered: changed and ignored fields follow it (a set's add/remove parameters after its view)."""
 
     against: str
     noun: str  # the resource, in messages
     shows: Mapping[str, Shown]
-    patch: PatchWrite | None = None
+    sent_with: tuple[SentWith, ...] = ()
     sets: tuple[MemberSet, ...] = ()
     toggles: tuple[Toggle, ...] = ()
     version: VersionCheck | None = None

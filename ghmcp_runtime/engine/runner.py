@@ -398,7 +398,7 @@ class _Call:
         args = dict(self.args)
         for source in plan.exact:
             args.update(self.results.get(source) or {})
-        done = await apply_update(self.ctx, plan, args, dict(self.results[read.id]),
+        done = await apply_update(self.ctx, step, args, dict(self.results[read.id]),
                                   reread=partial(self.read_again, read))
         self.results[step.id] = done.after
         self.changed[plan.changed] = done.changed

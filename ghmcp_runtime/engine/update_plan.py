@@ -1,4 +1,4 @@
-"""Run an `UpdatePlan`: a partial update of one resource as waves of `writes.Step`s, judged by
+"""Run an `UpdatePlan`: a partial update of one resource as waves of writes (`writes.Step`), judged by
 what the forge shows (docs/overrides.md, "Update plan").
 
 The writes touch disjoint state: the resource's own fields (the PATCH sends only what differs,
@@ -31,14 +31,16 @@ from ghmcp_runtime.core.declared import (
     OnError,
     Repair,
     Shown,
+    Step,
     Toggle,
     UpdatePlan,
 )
 from ghmcp_runtime.core.errors import ToolError, UpstreamError
 from ghmcp_runtime.core.operation import Operation
-from ghmcp_runtime.core.refs import Scope
+from ghmcp_runtime.core.refs import Ref, Scope, parse
 from ghmcp_runtime.core.transforms import normalizer
-from ghmcp_runtime.engine.writes import Resource, Step, Views, named, run_steps
+from ghmcp_runtime.engine.writes import Resource, Views, named, run_steps
+from ghmcp_runtime.engine.writes import Step as Write
 
 _VARIABLE = re.compile(r"\{(\w+)\}")
 _DOT_SEGMENTS = (".", "..")  # a path segment naming another resource
@@ -142,9 +144,19 @@ def targets(plan: UpdatePlan, args: Mapping[str, Any], names: Sequence[str] | No
     return out
 
 
-def row_names(plan: UpdatePlan) -> dict[str, str]:
+def patch_fields(step: Step) -> dict[str, str]:
+    """The PATCH's body field -> the parameter it sends (the step's whole-parameter bindings)."""
+    out = {}
+    for key, template in step.body.items():
+        parts = parse(template) if isinstance(template, str) else ()
+        if len(parts) == 1 and isinstance(parts[0], Ref) and len(parts[0].path) == 1 and not parts[0].filters:
+            out[key] = parts[0].path[0]
+    return out
+
+
+def row_names(plan: UpdatePlan, fields: Mapping[str, str]) -> dict[str, str]:
     """A parameter -> the resource field it changes, where they differ (changed_fields name fields)."""
-    out = {param: body for body, param in (plan.patch.fields.items() if plan.patch else ()) if body != param}
+    out = {param: body for body, param in fields.items() if body != param}
     for s in plan.sets:
         field = _set_field(s, plan)[0]
         out.update({p: field for p in (s.view, *(w.param for w in (s.add, s.remove) if w is not None))
@@ -159,22 +171,21 @@ def _path(op: Operation, args: Mapping[str, Any], **extra: Any) -> dict[str, Any
     return {v: extra[v] if v in extra else args[v] for v in _VARIABLE.findall(op.path)}
 
 
-def patch_body(plan: UpdatePlan, args: Mapping[str, Any], current: Mapping[str, Any],
-               look: Views) -> dict[str, Any]:
+def patch_body(plan: UpdatePlan, fields: Mapping[str, str], args: Mapping[str, Any],
+               current: Mapping[str, Any], look: Views) -> dict[str, Any]:
     """The PATCH body: only fields whose value differs from what the resource shows."""
-    assert plan.patch is not None
-    asked = targets(plan, args, list(plan.patch.fields.values()))
-    body = {field: args[p] for field, p in plan.patch.fields.items() if p in asked and look[p](current) != asked[p]}
-    for rule in plan.patch.sent_with:
-        follow = plan.patch.fields[rule.follow]
+    asked = targets(plan, args, list(fields.values()))
+    body = {field: args[p] for field, p in fields.items() if p in asked and look[p](current) != asked[p]}
+    for rule in plan.sent_with:
+        follow = fields[rule.follow]
         if rule.lead in body:  # e.g. closing: the forge's reason unless one was given
             body[rule.follow] = args.get(follow, rule.default.get(body[rule.lead]))
             if body[rule.follow] is None:
                 del body[rule.follow]
-        elif rule.follow in body and plan.patch.fields[rule.lead] in args:
+        elif rule.follow in body and fields[rule.lead] in args:
             # read only together with its lead: the caller's lead goes with it, never the one read
             # earlier (that would undo a change made since); alone, the forge ignores it
-            body[rule.lead] = args[plan.patch.fields[rule.lead]]
+            body[rule.lead] = args[fields[rule.lead]]
     return body
 
 
@@ -208,7 +219,7 @@ def _with_answer(path: tuple[str, ...] | None, field: str) -> Callable[[Resource
 
 
 def _member_steps(ctx: ToolContext, plan: UpdatePlan, s: MemberSet, args: Mapping[str, Any],
-                  current: Mapping[str, Any]) -> list[Step]:
+                  current: Mapping[str, Any]) -> list[Write]:
     """A set's requests in order: removals, then the add (its answer is the list after both)."""
     field, key_name = _set_field(s, plan)
     key = _key(plan, s)
@@ -223,7 +234,7 @@ def _member_steps(ctx: ToolContext, plan: UpdatePlan, s: MemberSet, args: Mappin
         return [m for k, m in first.items() if (k in held) == present]
 
     adding, removing = asked(s.add, present=False), asked(s.remove, present=True)
-    steps: list[Step] = []
+    steps: list[Write] = []
     if s.remove is not None and removing:
         rw = s.remove
         if rw.each is not None:
@@ -238,16 +249,16 @@ def _member_steps(ctx: ToolContext, plan: UpdatePlan, s: MemberSet, args: Mappin
 
 
 def _list_write(ctx: ToolContext, write: MemberWrite, args: Mapping[str, Any], field: str,
-                members: list[Any]) -> Step:
+                members: list[Any]) -> Write:
     """One request adding or removing `members`; its answer holds the whole list."""
     assert write.body is not None
     op, path = write.operation, _path(write.operation, args)
-    return Step((write.param,), lambda: ctx.call(op, path=path, body={write.body: members}),
+    return Write((write.param,), lambda: ctx.call(op, path=path, body={write.body: members}),
                 _with_answer(write.answer, field))
 
 
 def _removal(ctx: ToolContext, write: MemberWrite, args: Mapping[str, Any], field: str, key_name: str | None,
-             key: Callable[[Any], Any], member: Any, *, final: bool) -> Step:
+             key: Callable[[Any], Any], member: Any, *, final: bool) -> Write:
     """One member's removal; a `final` one is followed by the forge's answer (the whole list)."""
     assert write.each is not None
     op, path = write.operation, _path(write.operation, args, **{write.each: member})
@@ -263,12 +274,12 @@ def _removal(ctx: ToolContext, write: MemberWrite, args: Mapping[str, Any], fiel
     def done(err: ToolError) -> bool:  # already off the resource
         return write.done is not None and isinstance(err, UpstreamError) and err.status == 404 and err.code == write.done
 
-    return Step((write.param,), lambda: ctx.call(op, path=path), apply, done_if=done,
+    return Write((write.param,), lambda: ctx.call(op, path=path), apply, done_if=done,
                 effect=lambda r: key(member) in {key(m) for m in _items(r.get(field), key_name)})
 
 
 def _toggle_step(ctx: ToolContext, plan: UpdatePlan, t: Toggle, args: Mapping[str, Any],
-                 current: Mapping[str, Any], look: Views) -> Step | None:
+                 current: Mapping[str, Any], look: Views) -> Write | None:
     state = plan.shows[t.param].path[0]
     reason_at = plan.shows[t.reason].path[0] if t.reason else None
     reason = args.get(t.reason) if t.reason else None
@@ -280,7 +291,7 @@ def _toggle_step(ctx: ToolContext, plan: UpdatePlan, t: Toggle, args: Mapping[st
         def switched_on(resource: Resource, _: UpstreamResponse | None) -> Resource:
             return {**resource, state: True, **({reason_at: reason} if reason_at else {})}
 
-        return Step(fields, lambda: ctx.call(on, path=path, body={t.reason: reason} if reason and t.reason else None),
+        return Write(fields, lambda: ctx.call(on, path=path, body={t.reason: reason} if reason and t.reason else None),
                     switched_on, sent=targets(plan, {t.param: True, **({t.reason: reason} if t.reason else {})}))
     if args.get(t.param) is False and look[t.param](current):
         off, path = t.off, _path(t.off, args)
@@ -288,20 +299,23 @@ def _toggle_step(ctx: ToolContext, plan: UpdatePlan, t: Toggle, args: Mapping[st
         def switched_off(resource: Resource, _: UpstreamResponse | None) -> Resource:
             return {**resource, state: False, **({reason_at: None} if reason_at else {})}
 
-        return Step((t.param,), lambda: ctx.call(off, path=path), switched_off,
+        return Write((t.param,), lambda: ctx.call(off, path=path), switched_off,
                     sent=targets(plan, {t.param: False}))
     return None
 
 
-def waves(ctx: ToolContext, plan: UpdatePlan, args: Mapping[str, Any], current: Mapping[str, Any],
-          look: Views, answers: dict[str, Any]) -> list[list[Step]]:
+def waves(ctx: ToolContext, step: Step, args: Mapping[str, Any], current: Mapping[str, Any],
+          look: Views, answers: dict[str, Any]) -> list[list[Write]]:
     """The waves of writes (only those that change something). `answers["patch"]` gets the
     PATCH's answer. The PATCH comes first in its wave: its answer replaces the whole resource, and
     the other steps' effects are applied over it (run_steps applies answers in wave order)."""
-    first: list[Step] = []
-    if plan.patch is not None and (body := patch_body(plan, args, current, look)):
-        patch, path = plan.patch, _path(plan.patch.operation, args)
-        params = {patch.fields[k]: v for k, v in body.items()}
+    plan = step.update
+    assert plan is not None
+    first: list[Write] = []
+    fields = patch_fields(step)
+    if body := patch_body(plan, fields, args, current, look):
+        operation, path = step.operation, _path(step.operation, args)
+        params = {fields[k]: v for k, v in body.items()}
 
         def patched(resource: Resource, resp: UpstreamResponse | None) -> Resource:
             if resp is None:
@@ -309,27 +323,24 @@ def waves(ctx: ToolContext, plan: UpdatePlan, args: Mapping[str, Any], current: 
             answers["patch"] = resp.data
             return dict(resp.data)
 
-        send = _mapped(ctx, patch.on_error, patch.operation, args,
-                       lambda: ctx.call(patch.operation, path=path, body=body))
-        first.append(Step(tuple(params), send, patched, sent=targets(plan, params, list(params))))
+        send = _mapped(ctx, step.on_error, operation, args, lambda: ctx.call(operation, path=path, body=body))
+        first.append(Write(tuple(params), send, patched, sent=targets(plan, params, list(params))))
     groups = [_member_steps(ctx, plan, s, args, current) for s in plan.sets]
-    first += [step for group in groups for step in group[:-1]]
-    first += [step for t in plan.toggles if (step := _toggle_step(ctx, plan, t, args, current, look))]
+    first += [write for group in groups for write in group[:-1]]
+    first += [write for t in plan.toggles if (write := _toggle_step(ctx, plan, t, args, current, look))]
     last = [group[-1] for group in groups if group]
     if all(len(group) <= 1 for group in groups):  # one request per set: each answer is final
         return [wave for wave in (first + last,) if wave]
     return [first, last]
 
 
-def concurrent_fields(plan: UpdatePlan, current: Mapping[str, Any], patched: Mapping[str, Any],
-                      steps: Sequence[Sequence[Step]], look: Views) -> list[str]:
+def concurrent_fields(plan: UpdatePlan, fields: Mapping[str, str], current: Mapping[str, Any],
+                      patched: Mapping[str, Any], writes: Sequence[Sequence[Write]], look: Views) -> list[str]:
     """Names another writer changed between the read and the PATCH: its answer shows them other
     than read, though no write of this call touches them."""
-    touched = {f for wave in steps for step in wave for f in step.fields}
+    touched = {f for wave in writes for write in wave for f in write.fields}
     touched |= {s.view for s in plan.sets if {w.param for w in (s.add, s.remove) if w} & touched}
-    if plan.patch is not None:
-        fields = plan.patch.fields
-        touched |= {fields[r.follow] for r in plan.patch.sent_with if fields[r.lead] in touched}
+    touched |= {fields[r.follow] for r in plan.sent_with if fields[r.lead] in touched}
     return [f for f in plan.shows if f not in touched and look[f](patched) != look[f](current)]
 
 
@@ -379,17 +390,21 @@ def _repair(plan: UpdatePlan, args: Mapping[str, Any], alternative: str | None =
 # -- the run ------------------------------------------------------------------------------------------
 
 
-async def apply(ctx: ToolContext, plan: UpdatePlan, args: Mapping[str, Any], current: Resource,
+async def apply(ctx: ToolContext, step: Step, args: Mapping[str, Any], current: Resource,
                 reread: Callable[[], Awaitable[Resource]]) -> Applied:
-    """Refuse what the forge would refuse, then write the waves and judge them; a dry run
-    (ctx.dry_run) answers what would change and sends nothing. `args` name set members exactly."""
+    """Refuse what the forge would refuse, then write the waves of `step`'s plan and judge them;
+    a dry run (ctx.dry_run) answers what would change and sends nothing. `args` name set members
+    exactly."""
+    plan = step.update
+    assert plan is not None
     refuse(ctx, plan, args, current)
     look = views(plan, args)
     answers: dict[str, Any] = {}
-    planned = waves(ctx, plan, args, current, look, answers)
-    names = row_names(plan)
+    planned = waves(ctx, step, args, current, look, answers)
+    fields = patch_fields(step)
+    names = row_names(plan, fields)
     if ctx.dry_run:
-        return Applied(current, named([f for wave in planned for step in wave for f in step.fields], names), [])
+        return Applied(current, named([f for wave in planned for write in wave for f in write.fields], names), [])
     check: Callable[[Resource], None] | None = None
     if plan.version is not None and plan.version.param in args:
         version = plan.version
@@ -397,7 +412,8 @@ async def apply(ctx: ToolContext, plan: UpdatePlan, args: Mapping[str, Any], cur
         def check(_: Resource) -> None:
             """The PATCH's answer shows whether someone else changed the resource between the
             version check and the write (the forge has no conditional write)."""
-            meanwhile = concurrent_fields(plan, current, answers["patch"], planned, look) if "patch" in answers else []
+            meanwhile = concurrent_fields(plan, fields, current, answers["patch"], planned, look) \
+                if "patch" in answers else []
             if meanwhile:
                 raise ToolError(
                     "conflict",

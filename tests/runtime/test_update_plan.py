@@ -15,9 +15,9 @@ from ghmcp_runtime.calls.context import UpstreamResponse
 from ghmcp_runtime.core.declared import (
     MemberSet,
     MemberWrite,
-    PatchWrite,
     SentWith,
     Shown,
+    Step,
     Toggle,
     UpdatePlan,
     VersionCheck,
@@ -25,7 +25,7 @@ from ghmcp_runtime.core.declared import (
 from ghmcp_runtime.core.errors import ToolError, UpstreamError, WriteLog
 from ghmcp_runtime.core.forges import GITHUB
 from ghmcp_runtime.core.operation import Operation
-from ghmcp_runtime.engine.update_plan import apply, patch_body, targets, views, waves
+from ghmcp_runtime.engine.update_plan import apply, patch_body, patch_fields, targets, views, waves
 
 pytestmark = pytest.mark.anyio
 
@@ -46,8 +46,7 @@ PLAN = UpdatePlan(
            "reason": Shown(path=("reason",)), "tags": Shown(path=("tags", "[]", "name")),
            "owners": Shown(path=("owners", "[]", "login"), normalize="fold"),
            "archived": Shown(path=("archived",)), "why": Shown(path=("archive_note",))},
-    patch=PatchWrite(operation=EDIT, fields={"title": "title", "status": "status", "reason": "reason"},
-                     sent_with=(SentWith(follow="reason", lead="status", default={"done": "finished"}),)),
+    sent_with=(SentWith(follow="reason", lead="status", default={"done": "finished"}),),
     sets=(MemberSet(view="tags", kind="tag",
                     add=MemberWrite(param="add_tags", operation=ADD_TAGS, body="tags", answer=()),
                     remove=MemberWrite(param="remove_tags", operation=REMOVE_TAG, each="tag", answer=(),
@@ -59,6 +58,10 @@ PLAN = UpdatePlan(
     toggles=(Toggle(param="archived", on=ARCHIVE, off=UNARCHIVE, reason="why"),),
     version=VersionCheck(param="expected_version", shape="document"),
 )
+# the step carrying the plan is the PATCH of the document's own fields (its body's parameters)
+EDIT_STEP = Step(id="update", operation=EDIT, body={"title": "{title}", "status": "{status}", "reason": "{reason}"},
+                 update=PLAN)
+FIELDS = {"title": "title", "status": "status", "reason": "reason"}
 
 
 @dataclass
@@ -123,7 +126,7 @@ async def run(forge: Forge, args: dict[str, Any], **ctx: Any) -> Any:
     async def reread() -> dict[str, Any]:
         return dict(forge.doc)
 
-    return await apply(Ctx(forge, **ctx), PLAN, {"doc_id": 7, **args}, dict(forge.doc), reread)  # type: ignore[arg-type]
+    return await apply(Ctx(forge, **ctx), EDIT_STEP, {"doc_id": 7, **args}, dict(forge.doc), reread)  # type: ignore[arg-type]
 
 
 async def test_only_what_differs_is_written_and_the_answer_is_what_the_forge_shows() -> None:
@@ -142,16 +145,18 @@ async def test_only_what_differs_is_written_and_the_answer_is_what_the_forge_sho
 async def test_two_requests_on_one_set_take_two_waves_the_add_last() -> None:
     forge = Forge(document())
     args = {"doc_id": 7, "add_tags": ["q4"], "remove_tags": ["Q3", "draft"]}
-    planned = waves(Ctx(forge), PLAN, args, document(), views(PLAN, args), {})  # type: ignore[arg-type]
+    planned = waves(Ctx(forge), EDIT_STEP, args, document(), views(PLAN, args), {})  # type: ignore[arg-type]
     assert [[s.fields for s in wave] for wave in planned] == [[("remove_tags",), ("remove_tags",)], [("add_tags",)]]
 
 
 async def test_sent_with_sends_the_follower_with_its_lead_and_the_lead_with_it() -> None:
     current = document()
     look = views(PLAN, {})
-    assert patch_body(PLAN, {"status": "done"}, current, look) == {"status": "done", "reason": "finished"}
-    assert patch_body(PLAN, {"status": "open", "reason": "later"}, current, look) == {"reason": "later", "status": "open"}
-    assert patch_body(PLAN, {"reason": "later"}, current, look) == {"reason": "later"}
+    assert patch_fields(EDIT_STEP) == FIELDS
+    assert patch_body(PLAN, FIELDS, {"status": "done"}, current, look) == {"status": "done", "reason": "finished"}
+    assert patch_body(PLAN, FIELDS, {"status": "open", "reason": "later"}, current, look) == {
+        "reason": "later", "status": "open"}
+    assert patch_body(PLAN, FIELDS, {"reason": "later"}, current, look) == {"reason": "later"}
 
 
 async def test_a_member_already_gone_counts_as_done() -> None:
