@@ -24,7 +24,7 @@ OPERATIONS: tuple[str, ...] = (
     "userGetCurrent", "repoGet", "orgGet", "orgListRepos",
     "issueListLabels", "issueGetLabel", "issueCreateLabel", "issueEditLabel", "issueDeleteLabel",
     "orgListLabels", "orgGetLabel", "orgCreateLabel", "orgEditLabel", "orgDeleteLabel",
-    "issueListIssues", "issueSearchIssues",
+    "issueListIssues", "issueSearchIssues", "repoGetRepoPermissions",
 )
 
 _lock = threading.Lock()
@@ -88,7 +88,7 @@ class FakeForgejo(FakeForge):
             return org
 
     def add_repo(self, owner: str, name: str, *, private: bool = False,
-                 collaborators: dict[str, Literal["read", "write"]] | None = None) -> Repo:
+                 collaborators: dict[str, Literal["read", "write", "admin"]] | None = None) -> Repo:
         """A repository of a user (created on first mention) or of an existing organisation."""
         with self.lock:
             is_org = self.state.org(owner) is not None
@@ -133,7 +133,8 @@ class FakeForgejo(FakeForge):
             return label
 
     def add_issue(self, repo: str, title: str, *, labels: Iterable[Label] = (), pull: bool = False,
-                  state: Literal["open", "closed"] = "open", author: str | None = None) -> Issue:
+                  state: Literal["open", "closed"] = "open", author: str | None = None,
+                  body: str = "") -> Issue:
         with self.lock:
             found = self.state.repo(*repo.split("/", 1))
             if found is None:
@@ -141,7 +142,7 @@ class FakeForgejo(FakeForge):
             now = self.state.now()
             issue = Issue(self.state.next_id("issue"), found.next_number, title,
                           self.state.user(author or found.owner).login, now, now, state,
-                          [lb.id for lb in labels], pull)
+                          [lb.id for lb in labels], pull, body)
             found.next_number += 1
             found.issues[issue.number] = issue
             return issue

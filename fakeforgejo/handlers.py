@@ -146,6 +146,22 @@ def get_repo(ctx: Ctx) -> Reply:
     return Reply(200, objects.repository(ctx.api, _repo(ctx), ctx.state, ctx.actor))
 
 
+@handles("repoGetRepoPermissions")
+def get_repo_permissions(ctx: Ctx) -> Reply:
+    """`GetRepoPermissions`: site admins and the repository's admins may ask about anyone, anyone
+    else only about themselves (403); an account that does not exist is a 404."""
+    repo = _repo(ctx)
+    name = ctx.params["collaborator"]
+    asker_admin = ctx.state.access_mode(repo, ctx.actor) in ("admin", "owner")
+    if not (asker_admin or ctx.state.is_admin(ctx.actor) or name.casefold() == ctx.actor.casefold()):
+        raise ApiError(403, "Only admins can query all permissions, repo admins can query all repo "
+                       "permissions, collaborators can query only their own")
+    account = ctx.state.users.get(name.casefold())
+    if account is None:
+        raise ApiError(404, f"user does not exist [uid: 0, name: {name}]")
+    return Reply(200, objects.permission(ctx.api, account, ctx.state.access_mode(repo, account.login)))
+
+
 @handles("orgGet")
 def get_org(ctx: Ctx) -> Reply:
     return Reply(200, objects.org(ctx.api, _org(ctx)))

@@ -49,7 +49,7 @@ def label(api: str, lb: Label, state: State) -> dict[str, Any]:
 
 def repository(api: str, r: Repo, state: State, login: str) -> dict[str, Any]:
     web = api.removesuffix("/api/v1")
-    access = state.access(r, login)
+    mode = state.access_mode(r, login)
     owner = state.user(r.owner)
     return {
         "id": r.id, "name": r.name, "full_name": r.full_name, "owner": user(api, owner),
@@ -59,15 +59,22 @@ def repository(api: str, r: Repo, state: State, login: str) -> dict[str, Any]:
         "default_branch": "main", "has_issues": True, "has_pull_requests": True,
         "archived": False, "created_at": iso(r.created_at), "updated_at": iso(r.created_at),
         "open_issues_count": sum(1 for i in r.issues.values() if not i.is_pull and i.state == "open"),
-        "permissions": {"admin": access == "write", "push": access == "write", "pull": access != "none"},
+        # `ToRepo`: admin from the admin mode up, push from write up, pull from read up
+        "permissions": {"admin": mode in ("admin", "owner"), "push": mode in ("write", "admin", "owner"),
+                        "pull": mode != "none"},
     }
+
+
+def permission(api: str, u: User, mode: str) -> dict[str, Any]:
+    """`ToUserAndPermission`: the access mode's name as both permission and role."""
+    return {"permission": mode, "role_name": mode, "user": user(api, u)}
 
 
 def issue(api: str, r: Repo, i: Issue, state: State) -> dict[str, Any]:
     web = api.removesuffix("/api/v1")
     kind = "pulls" if i.is_pull else "issues"
     out: dict[str, Any] = {
-        "id": i.id, "number": i.number, "title": i.title, "body": "", "ref": "",
+        "id": i.id, "number": i.number, "title": i.title, "body": i.body, "ref": "",
         "url": f"{api}/repos/{r.full_name}/issues/{i.number}",
         "html_url": f"{web}/{r.full_name}/{kind}/{i.number}",
         "user": user(api, state.user(i.author)),

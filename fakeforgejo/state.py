@@ -19,6 +19,9 @@ SCOPE_ISSUE, SCOPE_ORG, SCOPE_REPO, SCOPE_USER = "issue", "organization", "repos
 ALL_SCOPES = ("write:issue", "write:organization", "write:repository", "write:user")
 
 
+AccessMode = Literal["none", "read", "write", "admin", "owner"]
+
+
 class ApiError(Exception):
     """An error answer as Forgejo's `ctx.Error` writes it: `{message, url}`."""
 
@@ -73,6 +76,7 @@ class Issue:
     state: Literal["open", "closed"] = "open"
     label_ids: list[int] = field(default_factory=list)
     is_pull: bool = False
+    body: str = ""
 
 
 @dataclass
@@ -83,8 +87,8 @@ class Repo:
     private: bool
     created_at: datetime
     owner_is_org: bool = False
-    # case-folded login -> "read" or "write" (owners and org owners need no entry)
-    collaborators: dict[str, str] = field(default_factory=dict)
+    # case-folded login -> "read", "write" or "admin" (owners and org owners need no entry)
+    collaborators: dict[str, Literal["read", "write", "admin"]] = field(default_factory=dict)
     issues: dict[int, Issue] = field(default_factory=dict)  # by number (issues and pulls share it)
     next_number: int = 1
 
@@ -163,19 +167,26 @@ class State:
         """Public and limited organisations are visible to every signed-in user."""
         return org.visibility != "private" or self.org_member(org, login)
 
-    def access(self, repo: Repo, login: str) -> Literal["none", "read", "write"]:
+    def access_mode(self, repo: Repo, login: str) -> AccessMode:
+        """`GetUserRepoPermission`'s access mode: site admins, the repository's owner and its
+        organisation's owners have `owner`; a collaborator the mode granted; anyone else `read`
+        of a repository they can see, else `none`."""
         key = login.casefold()
         if self.is_admin(login) or key == repo.owner.casefold():
-            return "write"
+            return "owner"
         org = self.org(repo.owner) if repo.owner_is_org else None
         if org is not None and self.org_owner(org, login):
-            return "write"
+            return "owner"
         granted = repo.collaborators.get(key)
         if granted is not None:
-            return "write" if granted == "write" else "read"
+            return granted
         if repo.private or (org is not None and not self.can_see_org(org, login)):
             return "none"
         return "read"
+
+    def access(self, repo: Repo, login: str) -> Literal["none", "read", "write"]:
+        mode = self.access_mode(repo, login)
+        return "write" if mode in ("write", "admin", "owner") else mode
 
     # labels ----------------------------------------------------------------------------------
 

@@ -121,6 +121,7 @@ class Builder:
         self.ops = {op.operation_id: op for op in iter_operations(document)}
         self.problems: list[Diagnostic] = []
         forge = FORGES.get(overrides.server.forge, GITHUB)  # an unknown forge is reported by check_forge
+        self.forge = forge
         self.totals = forge.total_count_header is not None
         self.catalog: dict[str, ErrorCodeDef] = {**builtin_codes(forge), **overrides.error_codes}
         self.error_rules: list[tuple[Where, OnError]] = []  # the server-wide on_error, once built
@@ -449,6 +450,14 @@ class Builder:
                        loc: tuple[str | int, ...]) -> LockdownRule | None:
         if spec is None:
             return None
+        trust = self.forge.trust
+        if trust is None:
+            self.error(loc, f"{self.forge.display_name} offers no way to tell whether an author may "
+                       "push, so lockdown cannot be declared on this forge", "remove the lockdown rule")
+        elif spec.association and not trust.associations:
+            self.error((*loc, "association"), f"{self.forge.display_name} sends no author "
+                       "association, so there is none to read", "remove association: every author "
+                       "is asked about")
         by_name = {f.name: f for f in fields}
         for k, name in enumerate(spec.withhold):
             field = by_name.get(name)

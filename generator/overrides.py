@@ -95,10 +95,11 @@ class ShapeField(Strict):
 
 class LockdownDef(Strict):
     author: str = Field(description="dotted path of the author's login, e.g. user.login")
-    repository: str = Field(description="dotted path of a GitHub API URL naming the repository "
-                            "(.../repos/{owner}/{repo}...), e.g. repository_url")
-    association: str | None = Field(default=None, description="dotted path of "
-                                    "author_association (saves permission checks)")
+    repository: str = Field(description="dotted path of an API URL naming the repository as the "
+                            "forge's repository read does (.../repos/{owner}/{repo}...), e.g. repository_url")
+    association: str | None = Field(default=None, description="dotted path of the author's "
+                                    "association (GitHub's author_association; saves permission "
+                                    "checks), on a forge that sends one")
     withhold: list[str] = Field(min_length=1, description="optional output fields removed, under "
                                 "lockdown, from rows whose author lacks push access")
 

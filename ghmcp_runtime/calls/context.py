@@ -176,8 +176,8 @@ class ToolContext:
 
     @property
     def follow_redirects(self) -> bool:
-        """GitHub redirects renamed repositories and transferred issues, possibly out of the
-        allowlist, to locations by numeric id: with an allowlist they are not followed."""
+        """Forges redirect renamed repositories and transferred issues (GitHub: to locations by
+        numeric id), possibly out of the allowlist: with an allowlist they are not followed."""
         return self.repos is None
 
     def confine_query(self, q: str) -> str:
@@ -199,10 +199,11 @@ class ToolContext:
         except UpstreamError as err:
             if err.status in (301, 302, 307, 308):
                 raise self.repos.refusal(
-                    "repo", "GitHub redirected the request (a renamed repository or a "
-                    "transferred issue); redirects are not followed under an allowlist") from None
+                    "repo", f"{self.forge.display_name} redirected the request (a renamed "
+                    "repository or a transferred issue); redirects are not followed under an "
+                    "allowlist") from None
             raise
-        return self.repos.screen(resp)
+        return self.repos.screen(resp, self.forge)
 
     async def _send(self, op: Operation, *, path: Mapping[str, str | int], query: Mapping[str, Any] | None,
                     body: Any) -> UpstreamResponse:

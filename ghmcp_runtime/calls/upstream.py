@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 else:  # loaded by the first request, not at start-up (issue 24, cold start)
     httpx = lazy_module("httpx")
 
-USER_AGENT = "github-issues-mcp"
+USER_AGENT = "ghmcp"  # a server sends its own name (`build_server`)
 READ_METHODS = frozenset({"GET", "HEAD"})
 MAX_REDIRECTS = 3
 _PARAM = re.compile(r"\{([A-Za-z0-9_]+)\}")
@@ -123,6 +123,7 @@ class ForgeUpstream:
         jitter: Callable[[], float] = random.random,
         cache: HttpCache | None = None,
         inflight_per_caller: int = DEFAULT_INFLIGHT_PER_CALLER,
+        user_agent: str = USER_AGENT,
     ) -> None:
         url = base_url or forge.default_api_url
         if not url:
@@ -131,7 +132,7 @@ class ForgeUpstream:
         self.forge = forge
         self.base_url = url.rstrip("/")
         self._origin = urlsplit(self.base_url)[:2]
-        self._headers = {**forge.headers(api_version), "User-Agent": USER_AGENT}
+        self._headers = {**forge.headers(api_version), "User-Agent": user_agent}
         self._token = token
         self._client = client
         self._owns_client = client is None

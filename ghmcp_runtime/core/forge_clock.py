@@ -31,10 +31,10 @@ class ForgeClock:
         if not date_header:
             return
         try:
-            github = parsedate_to_datetime(date_header).timestamp()
+            forge = parsedate_to_datetime(date_header).timestamp()
         except (TypeError, ValueError, IndexError, OverflowError):
             return
-        # the forge's second [github, github + 1) holds the instant it answered, which lies
+        # the forge's second [forge, forge + 1) holds the instant it answered, which lies
         # between sent_at and received_at on this server's clock: take both middles
-        self.offset = github + DATE_RESOLUTION_S / 2 - (sent_at + received_at) / 2
+        self.offset = forge + DATE_RESOLUTION_S / 2 - (sent_at + received_at) / 2
         self.error_s = DATE_RESOLUTION_S + (received_at - sent_at) / 2

@@ -4,15 +4,21 @@ An override file names its forge (`server.forge`); the generated `ServerSpec` ca
 and the runtime reads everything forge-specific from it: where the API is and which environment
 variables say so, how a token is sent, which media type and version header go with every
 request, how a listing pages (parameter names, largest page, `Link` or a total-count header),
-which headers carry rate limits, how the forge's error bodies read (`ErrorDialect`), and which
-parent resource a 404 may mean is missing. The profiles themselves are in `ghmcp_runtime.core.forges`.
+which headers carry rate limits, how the forge's error bodies read (`ErrorDialect`), which
+parent resource a 404 may mean is missing, which read names the token's own account, and how
+lockdown asks who may push (`TrustChecks`). The profiles themselves are in
+`ghmcp_runtime.core.forges`; no other runtime module names a forge operation or API path.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
+
+from ghmcp_runtime.core.operation import Operation
 
 if TYPE_CHECKING:
     import httpx
@@ -38,6 +44,34 @@ class ParentProbe:
     path: str
     code: str
     operation_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrustChecks:
+    """How lockdown (`ghmcp_runtime.guards.lockdown`) asks the forge whether an author may push to
+    a repository: three reads, and how their answers read.
+
+    The profile's `repository` read answers whether the repository is private (`private_field`
+    true); `permission` (path `{owner}`, `{repo}` and `account_param`) answers an account's
+    access in `permission_field`, one of `push_permissions` when it may push; the profile's
+    `viewer` names the caller. A row's author association, when
+    the forge sends one, saves questions: `owner_associations` are trusted, `asked_associations`
+    are asked about, any other is untrusted; a forge without associations leaves both empty and
+    every author is asked about.
+    """
+
+    private_field: str
+    permission: Operation
+    account_param: str
+    permission_field: str
+    push_permissions: frozenset[str]
+    owner_associations: frozenset[str] = frozenset()
+    asked_associations: frozenset[str] = frozenset()
+
+    @property
+    def associations(self) -> bool:
+        """Whether the forge tells a row's author association at all."""
+        return bool(self.owner_associations or self.asked_associations)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,10 +121,30 @@ class ForgeProfile:
     # sent even when the client gave up sooner (recovery's window after a lost answer)
     request_limit_s: float = 60.0
     parents: tuple[ParentProbe, ...] = ()
+    # reads one repository (path `{owner}`, `{repo}`); its path is also how the API URLs in
+    # answers name a repository (`repository_of`)
+    repository: Operation
+    viewer: Operation  # reads the token's own account; its answer names it in `login_field`
+    login_field: str = "login"
+    # None: the forge cannot tell who may push, so lockdown is refused (at generation and at start)
+    trust: TrustChecks | None = None
+    # where a search answer holds its rows, and each row's field naming its repository (an API
+    # URL): rows outside a repository allowlist are dropped. None: the forge's searches are
+    # confined by their request alone (the answer is not screened)
+    search_rows: str | None = None
+    row_repository: str | None = None
     errors: ErrorDialect
     token_rule: str  # what a well-formed token looks like, for the malformed-token refusal
+    # how the forge's tokens begin, when they carry a recognisable prefix: logs redact any word
+    # starting so (a Forgejo token is 40 hex digits, which a commit id is too: it has none)
+    token_prefixes: tuple[str, ...] = ()
     oauth_server: Callable[[str], str]  # the authorization server for an API URL (RFC 9728)
     oauth_scopes: tuple[str, ...]  # scopes the protected-resource metadata advertises
+
+    def repository_of(self, url: str) -> tuple[str, str] | None:
+        """(owner, repo) of the repository an API URL names (GitHub, Forgejo: `…/repos/o/r…`)."""
+        found = _repository_pattern(self.repository.path).search(url)
+        return (found["owner"], found["repo"]) if found else None
 
     def page_query(self, page: int, size: int) -> dict[str, int]:
         return {self.size_param: size, self.page_param: page}
@@ -117,3 +171,12 @@ class ForgeProfile:
 
     def authorization(self, token: str) -> str:
         return f"{self.auth_scheme} {token}"
+
+
+@cache
+def _repository_pattern(path: str) -> re.Pattern[str]:
+    """A repository read's path as a pattern: `{owner}` and `{repo}` as the groups of those names."""
+    pattern = re.escape(path)
+    for name, part in (("owner", "[^/]+"), ("repo", "[^/?#]+")):
+        pattern = pattern.replace(re.escape("{" + name + "}"), f"(?P<{name}>{part})", 1)
+    return re.compile(pattern)

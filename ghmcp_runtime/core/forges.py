@@ -9,7 +9,14 @@ import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ghmcp_runtime.core.forge_profile import ForgeProfile, ParentProbe, RateLimitHeaders, Refusal
+from ghmcp_runtime.core.forge_profile import (
+    ForgeProfile,
+    ParentProbe,
+    RateLimitHeaders,
+    Refusal,
+    TrustChecks,
+)
+from ghmcp_runtime.core.operation import Operation
 
 if TYPE_CHECKING:
     import httpx
@@ -105,6 +112,27 @@ def github_oauth_server(api_url: str) -> str:
     return GITHUB_AUTHORIZATION_SERVER
 
 
+def _read(operation_id: str, path: str, not_found: str = "not_found") -> Operation:
+    return Operation(operation_id=operation_id, method="GET", path=path, not_found=not_found,
+                     success_status=(200,))
+
+
+GITHUB_REPOSITORY = _read("repos/get", "/repos/{owner}/{repo}", "repo_not_found")
+GITHUB_TRUST = TrustChecks(
+    private_field="private",
+    permission=_read("repos/get-collaborator-permission-level",
+                     "/repos/{owner}/{repo}/collaborators/{username}/permission"),
+    account_param="username",
+    # the legacy base role: admin, write, read or none (maintain reads as write, triage as read)
+    permission_field="permission",
+    push_permissions=frozenset({"admin", "write"}),
+    # author_association: the repository's owner is trusted; members and collaborators may have
+    # read or triage access only, so they are asked about; NONE, CONTRIBUTOR, FIRST_TIMER,
+    # FIRST_TIME_CONTRIBUTOR and MANNEQUIN cannot push
+    owner_associations=frozenset({"OWNER"}),
+    asked_associations=frozenset({"MEMBER", "COLLABORATOR"}),
+)
+
 GITHUB = ForgeProfile(
     name="github",
     display_name="GitHub",
@@ -124,10 +152,17 @@ GITHUB = ForgeProfile(
     size_param="per_page",
     max_page_size=100,
     request_limit_s=10.0,  # "GitHub will terminate the request" after 10 s (REST API timeouts)
-    parents=(ParentProbe(params=("owner", "repo"), path="/repos/{owner}/{repo}",
-                         code="repo_not_found", operation_id="repos/get"),),
+    parents=(ParentProbe(params=("owner", "repo"), path=GITHUB_REPOSITORY.path,
+                         code="repo_not_found", operation_id=GITHUB_REPOSITORY.operation_id),),
+    repository=GITHUB_REPOSITORY,
+    viewer=_read("users/get-authenticated", "/user"),
+    trust=GITHUB_TRUST,
+    search_rows="items",  # {total_count, incomplete_results, items}
+    row_repository="repository_url",
     errors=GitHubErrors(),
     token_rule="GitHub tokens are ASCII letters, digits and -._~+/= only",
+    # classic, OAuth, user-to-server, server-to-server, refresh and fine-grained tokens
+    token_prefixes=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     oauth_server=github_oauth_server,
     # GitHub OAuth scopes the issue tools use: `repo` (private repositories) or `public_repo`
     oauth_scopes=("repo", "public_repo"),
@@ -184,6 +219,20 @@ def forgejo_oauth_server(api_url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}{root}"
 
 
+FORGEJO_REPOSITORY = _read("repoGet", "/repos/{owner}/{repo}", "repo_not_found")
+FORGEJO_TRUST = TrustChecks(
+    private_field="private",
+    # answered to site admins, the repository's admins and the account itself; anyone else gets
+    # a 403, and the author's text stays withheld (trust_unknown)
+    permission=_read("repoGetRepoPermissions",
+                     "/repos/{owner}/{repo}/collaborators/{collaborator}/permission"),
+    account_param="collaborator",
+    # `perm.AccessMode` as text: none, read, write, admin or owner
+    permission_field="permission",
+    push_permissions=frozenset({"write", "admin", "owner"}),
+    # issues and comments carry no author association: every author but the caller is asked about
+)
+
 FORGEJO = ForgeProfile(
     name="forgejo",
     display_name="Forgejo",
@@ -200,10 +249,14 @@ FORGEJO = ForgeProfile(
     max_page_size=50,  # [api] MAX_RESPONSE_ITEMS default; larger limits are cut to it
     total_count_header="x-total-count",
     parents=(
-        ParentProbe(params=("owner", "repo"), path="/repos/{owner}/{repo}", code="repo_not_found",
-                    operation_id="repoGet"),
+        ParentProbe(params=("owner", "repo"), path=FORGEJO_REPOSITORY.path, code="repo_not_found",
+                    operation_id=FORGEJO_REPOSITORY.operation_id),
         ParentProbe(params=("org",), path="/orgs/{org}", code="org_not_found", operation_id="orgGet"),
     ),
+    repository=FORGEJO_REPOSITORY,
+    # searches answer a plain list, confined by their `owner` (the allowlist checks the request)
+    viewer=_read("userGetCurrent", "/user"),
+    trust=FORGEJO_TRUST,
     errors=ForgejoErrors(),
     token_rule="Forgejo tokens are ASCII letters, digits and -._~+/= only",
     oauth_server=forgejo_oauth_server,

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ghmcp_runtime.cleaning.invisible import CANDIDATE_CLASS
+from ghmcp_runtime.core.forges import FORGES
 
 LOGGER_NAME = "ghmcp"
 REDACTED = "[redacted]"
@@ -25,15 +26,19 @@ REDACTED = "[redacted]"
 _CALL_FIELDS: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar(
     "ghmcp_call_fields", default=None)
 
-# a GitHub token, or what follows "Bearer" when it looks like a credential (8+ token characters,
-# not letters only): "no usable bearer token" is a sentence, not a secret
+# a token of any forge by its prefix (`ForgeProfile.token_prefixes`), or what follows an
+# Authorization scheme of any forge ("Bearer", Forgejo's "token") when it looks like a
+# credential (8+ token characters, not letters only): "no usable bearer token" is a sentence,
+# not a secret. Every forge's, whichever forge the server talks to: this is the last defence
+_PREFIXES = "|".join(sorted({re.escape(p) for forge in FORGES.values() for p in forge.token_prefixes}))
+_SCHEMES = "|".join(sorted({re.escape(forge.auth_scheme) for forge in FORGES.values()}))
 _TOKEN = re.compile(
-    r"(?:gh[pousr]_[A-Za-z0-9_]{8,}|github_pat_[A-Za-z0-9_]{8,}"
-    r"|(?i:bearer)\s+(?=[A-Za-z0-9._~+/=-]*[0-9_.~+/=-])[A-Za-z0-9._~+/=-]{8,})"
+    rf"(?:(?:{_PREFIXES})[A-Za-z0-9_]{{8,}}"
+    rf"|(?i:{_SCHEMES})\s+(?=[A-Za-z0-9._~+/=-]*[0-9_.~+/=-])[A-Za-z0-9._~+/=-]{{8,}})"
 )
 # every _TOKEN match starts with one of these, and JSON encoding (ensure_ascii=False) keeps them
 # as they are: a line without them has nothing to redact (most lines; checked once per line)
-_TOKEN_START = re.compile(r"gh[pousr]_|github_pat_|(?i:bearer)")
+_TOKEN_START = re.compile(rf"{_PREFIXES}|(?i:{_SCHEMES})")
 # characters a terminal or viewer would act on or hide (controls, bidi, invisible format and
 # tag characters): written as JSON escapes, so a log line reads as what it holds
 _UNSAFE = re.compile(f"[{CANDIDATE_CLASS}\u2028\u2029]")
@@ -48,7 +53,7 @@ def _escaped(match: re.Match[str]) -> str:
 
 
 def redact(value: Any) -> Any:
-    """Replace anything that looks like a GitHub token, recursively through dicts and lists."""
+    """Replace anything that looks like a forge token, recursively through dicts and lists."""
     if isinstance(value, str):
         return _TOKEN.sub(REDACTED, value)
     if isinstance(value, Mapping):

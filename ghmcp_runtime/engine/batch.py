@@ -52,7 +52,6 @@ OUTCOMES = ("changed", "unchanged", "error")
 RATE_LIMITED = "rate_limited"
 RETRIES = 3  # rate-limit waits per item before the batch stops
 SOURCE_PAGES = 40  # pages of a listing walked for the items (its own row cap comes first)
-NO_RETRY_AFTER_MS = 60_000  # GitHub: without retry-after, wait at least a minute
 
 
 def batch(spec: Batch) -> Handler:
@@ -169,7 +168,7 @@ class _Batch:
                         raise
                     self.stop(index, {"reason": "credential", "retry_after_ms": None})
                     return False
-                wait = _rate_limit_wait(err)
+                wait = _rate_limit_wait(err, self.ctx.forge.secondary_limit_wait_s)
                 if wait is None:
                     self.rows.append(self.row(item, error=err))
                     return True
@@ -267,12 +266,13 @@ class _Targets:
     after: Any = None  # a listing: the last item an earlier call handled
 
 
-def _rate_limit_wait(err: ToolError) -> int | None:
-    """Milliseconds GitHub asks to wait before the refused request may be repeated, or None when
-    the failure is not a rate limit."""
+def _rate_limit_wait(err: ToolError, unsaid_s: int) -> int | None:
+    """Milliseconds the forge asks to wait before the refused request may be repeated (`unsaid_s`
+    when it does not say: the profile's `secondary_limit_wait_s`, GitHub's "at least a minute"),
+    or None when the failure is not a rate limit."""
     if err.code != RATE_LIMITED:
         return None
-    return err.retry_after_ms if err.retry_after_ms is not None else NO_RETRY_AFTER_MS
+    return err.retry_after_ms if err.retry_after_ms is not None else unsaid_s * 1000
 
 
 async def _wait(seconds: float, stop: anyio.Event) -> bool:

@@ -11,7 +11,8 @@ again (the `recover` step of `ctx.idempotent`), by what is known of it (`idempot
   `ForgeProfile.request_limit_s` (GitHub: 10 s), so a write lands at most that long after it
   was sent, even when the client gave up sooner;
 * not claimed: no other call (keyed or not) already answered with the item;
-* author: the token's own login (`own_login`: learned from what it created, else GET /user);
+* author: the token's own login (`own_login`: learned from what it created, else the forge
+  profile's `viewer` read, GitHub's GET /user);
 * content: exactly what was sent, compared as GitHub stores text (`same_text`); or, when no row
   matches exactly, the one row of the caller's in the window that was edited since it was
   created (a bot or a person retitled it before the retry).
@@ -52,10 +53,11 @@ from typing import Any
 from ghmcp_runtime.calls.context import ToolContext, Upstream
 from ghmcp_runtime.core.errors import ToolError
 from ghmcp_runtime.core.forge_clock import ForgeClock
+from ghmcp_runtime.core.forge_profile import ForgeProfile
 from ghmcp_runtime.core.model import Operation
 from ghmcp_runtime.stores.idempotency import UNRESOLVED, History, RecoveryUnresolved, unresolved
 
-__all__ = ["CLOCK_SKEW_S", "FIND_CREATED_CODES", "GET_AUTHENTICATED_USER", "MAX_PAGES", "UNRESOLVED",
+__all__ = ["CLOCK_SKEW_S", "FIND_CREATED_CODES", "MAX_PAGES", "UNRESOLVED",
            "Listing", "RecoveryUnresolved", "find_created", "learn_login", "own_login", "same_text"]
 
 MAX_PAGES = 10
@@ -64,11 +66,6 @@ CLOCK_SKEW_S = 30.0
 CREATED_AT_RESOLUTION_S = 1.0  # created_at is whole seconds
 MAX_CANDIDATES = 10
 _MAX_LOGINS = 1024
-
-GET_AUTHENTICATED_USER = Operation(
-    operation_id="users/get-authenticated", method="GET", path="/user",
-    not_found="invalid_credential", success_status=(200,),
-)
 
 FIND_CREATED_CODES = frozenset({"outcome_unknown"})  # what find_created raises itself
 
@@ -106,18 +103,19 @@ def learn_login(ctx: ToolContext, login: Any) -> None:
 
 
 async def own_login(ctx: ToolContext) -> str | None:
-    """The credential's login: learned, else GET /user. None when GitHub will not say (403 for
-    App installation tokens); a temporary failure is raised (the key stays pending)."""
+    """The credential's login: learned, else the forge's `viewer` read (GitHub: GET /user). None
+    when the forge will not say (GitHub: 403 for App installation tokens); a temporary failure is
+    raised (the key stays pending)."""
     login = _login_cache(ctx).get(ctx.identity)
     if login is not None:
         return login
     try:
-        resp = await ctx.call(GET_AUTHENTICATED_USER, path={})
+        resp = await ctx.call(ctx.forge.viewer, path={})
     except ToolError as err:
         if err.temporary:
             raise
         return None
-    found = resp.data.get("login") if isinstance(resp.data, Mapping) else None
+    found = resp.data.get(ctx.forge.login_field) if isinstance(resp.data, Mapping) else None
     learn_login(ctx, found)
     return found if isinstance(found, str) and found else None
 
@@ -167,9 +165,9 @@ def windows(history: History, clock: ForgeClock, now: float, limit_s: float) -> 
     return out
 
 
-def _by(row: Mapping[str, Any], login: str, author_field: str) -> bool:
+def _by(row: Mapping[str, Any], login: str, author_field: str, login_field: str) -> bool:
     user = row.get(author_field)
-    return isinstance(user, Mapping) and str(user.get("login", "")).casefold() == login.casefold()
+    return isinstance(user, Mapping) and str(user.get(login_field, "")).casefold() == login.casefold()
 
 
 def _edited(row: Mapping[str, Any]) -> bool:
@@ -213,7 +211,8 @@ async def find_created(
                 continue
             if ("pull_request" in row or str(row.get("id")) in history.claimed
                     or not any(w.holds(created) for w in spans)
-                    or (login is not None and not _by(row, login, listing.author_field))):
+                    or (login is not None
+                        and not _by(row, login, listing.author_field, ctx.forge.login_field))):
                 continue
             if all(same_text(row.get(name), sent) for name, sent in match.items()):
                 exact.append(row)
@@ -224,19 +223,19 @@ async def find_created(
     else:
         raise unresolved(f"more than {max_pages * size} items changed since that call began, "
                          "too many to check", repair)
-    return _decide(login, exact, edited, repair)
+    return _decide(ctx.forge, login, exact, edited, repair)
 
 
-def _decide(login: str | None, exact: Sequence[dict[str, Any]], edited: Sequence[dict[str, Any]],
-            repair: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def _decide(forge: ForgeProfile, login: str | None, exact: Sequence[dict[str, Any]],
+            edited: Sequence[dict[str, Any]], repair: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if login is None:  # nothing ties a row to this token: any row that could be the write
         rows = [*exact, *edited]
         if not rows:
             return None  # no row the attempts could have written exists
         raise _with_candidates(
-            "GitHub does not say which account this token acts as (GET /user was refused, as "
-            "for GitHub App installation tokens), and items that could be that write exist",
-            rows, repair)
+            f"{forge.display_name} does not say which account this token acts as "
+            f"(GET {forge.viewer.path} was refused, as for GitHub App installation tokens), and "
+            "items that could be that write exist", rows, repair)
     rows = list(exact) or list(edited)  # an exact match, else the caller's row edited since
     if len(rows) > 1:
         how = "with exactly this content" if exact else "edited since they were created"

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ghmcp_runtime.core.errors import ToolError
+from ghmcp_runtime.core.forge_profile import ForgeProfile
 from ghmcp_runtime.core.logs import log_event
 from ghmcp_runtime.core.model import ErrorCode
 from ghmcp_runtime.core.operation import UpstreamResponse
@@ -25,7 +26,6 @@ REPO = re.compile(r"(?!\.{1,2}$)[A-Za-z0-9._-]{1,100}")
 # search qualifiers that say where to search; any other qualifier only filters
 SCOPE_QUALIFIERS = frozenset({"repo", "user", "org", "owner"})
 # as GitHub reads a query: `-key:value`, `key:"quoted value"`, "a phrase", or a bare word
-_REPOSITORY_URL = re.compile(r"/repos/([^/]+)/([^/]+)$")
 _TOKEN = re.compile(
     r"""(?P<neg>-)?(?:(?P<key>[A-Za-z_]+):(?P<val>"[^"]*"?|\S+)|(?P<phrase>"[^"]*"?)|(?P<word>\S+))"""
 )
@@ -165,22 +165,24 @@ class RepoAllowlist:
         elif query and isinstance(query.get("q"), str) and not self._scoped(query["q"]):
             raise self.refusal("query", "the search is not confined to the repository allowlist")
 
-    def screen(self, resp: UpstreamResponse) -> UpstreamResponse:
-        """Search rows from outside the allowlist dropped: a confined query never returns any,
+    def screen(self, resp: UpstreamResponse, forge: ForgeProfile) -> UpstreamResponse:
+        """Search rows from outside the allowlist dropped (where the forge's profile says where a
+        search answer's rows and their repositories are): a confined query never returns any,
         so this only catches a query GitHub read differently than `confine` did."""
-        items = resp.data.get("items") if isinstance(resp.data, dict) else None
-        if not isinstance(items, list):
+        key, field = forge.search_rows, forge.row_repository
+        items = resp.data.get(key) if key and isinstance(resp.data, dict) else None
+        if field is None or not isinstance(items, list):
             return resp
-        kept = [row for row in items if self._row_allowed(row)]
+        kept = [row for row in items if self._row_allowed(row, field, forge)]
         if len(kept) == len(items):
             return resp
         log_event("allowlist_screened", level=logging.WARNING, dropped=len(items) - len(kept))
-        return replace(resp, data={**resp.data, "items": kept})
+        return replace(resp, data={**resp.data, key: kept})
 
-    def _row_allowed(self, row: Any) -> bool:
-        url = row.get("repository_url") if isinstance(row, dict) else None
-        m = _REPOSITORY_URL.search(url) if isinstance(url, str) else None
-        return m is not None and self.allows(m.group(1), m.group(2))
+    def _row_allowed(self, row: Any, field: str, forge: ForgeProfile) -> bool:
+        url = row.get(field) if isinstance(row, dict) else None
+        repository = forge.repository_of(url) if isinstance(url, str) else None
+        return repository is not None and self.allows(*repository)
 
     # -- search ------------------------------------------------------------------------------
 

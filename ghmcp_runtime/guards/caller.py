@@ -40,7 +40,7 @@ Source = Literal["bearer", "server_token", "none"]
 
 
 def usable_token(token: str) -> bool:
-    """Whether `token` can be a GitHub token at all (ASCII token characters, sane length).
+    """Whether `token` can be a forge's token at all (ASCII token characters, sane length).
 
     Anything else (non-ASCII, whitespace, CR/LF, quotes) would either crash header encoding or
     be sent as a different header, so it is refused before any request is built."""

@@ -1,19 +1,19 @@
 """Lockdown: withhold text written by accounts without push access to a public repository.
 
 Rows of a shape with a lockdown rule are projected with their `withhold` fields already null
-(the presence rule: a row keeps every field) and `withheld: trust_unknown` set; after the handler returns, `Lockdown.release` decides each
-author and puts the text back only for trusted ones. A hook that copies a row keeps it withheld:
-the failure mode is closed. An author is trusted when the repository is private, the author is
-the repository's owner (author_association OWNER) or the caller, or GitHub reports push access
-(permission admin or write; maintain reads as write). author_association NONE, CONTRIBUTOR,
-FIRST_TIMER, FIRST_TIME_CONTRIBUTOR and MANNEQUIN are untrusted without asking; MEMBER and
-COLLABORATOR are asked (they may have read or triage access only). A check that fails withholds
-(`trust_unknown`); answers are cached per credential for CACHE_TTL_S.
+(the presence rule: a row keeps every field) and `withheld: trust_unknown` set; after the handler
+returns, `Lockdown.release` decides each author and puts the text back only for trusted ones. A
+hook that copies a row keeps it withheld: the failure mode is closed. An author is trusted when
+the repository is private, the author is the caller, or the forge reports push access. What to
+ask and how to read the answers is the forge profile's (`ForgeProfile.trust`, `TrustChecks`):
+on GitHub, permission admin or write (maintain reads as write) is push access, and the row's
+author_association saves questions (OWNER is trusted; MEMBER and COLLABORATOR are asked, as they
+may have read or triage access only; any other is untrusted without asking). A check that fails
+withholds (`trust_unknown`); answers are cached per credential for CACHE_TTL_S.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import anyio
 
 from ghmcp_runtime.core.errors import ToolError
+from ghmcp_runtime.core.forge_profile import ForgeProfile, TrustChecks
 from ghmcp_runtime.core.model import WITHHELD_FIELD, Operation, Shape
 from ghmcp_runtime.core.operation import UpstreamResponse
 from ghmcp_runtime.core.projection import walk
@@ -31,19 +32,14 @@ HEADER = "x-mcp-lockdown"
 CACHE_TTL_S = 300.0
 CACHE_ENTRIES = 10_000
 UNTRUSTED, UNKNOWN = "untrusted_author", "trust_unknown"
-PUSH_PERMISSIONS = frozenset({"admin", "write"})
-ASKED_ASSOCIATIONS = frozenset({"MEMBER", "COLLABORATOR"})
-_REPOSITORY = re.compile(r"/repos/([^/]+)/([^/?#]+)")
 
-GET_REPO = Operation(operation_id="repos/get", method="GET", path="/repos/{owner}/{repo}",
-                     not_found="repo_not_found", success_status=(200,))
-GET_VIEWER = Operation(operation_id="users/get-authenticated", method="GET", path="/user",
-                       not_found="not_found", success_status=(200,))
-GET_PERMISSION = Operation(
-    operation_id="repos/get-collaborator-permission-level", method="GET",
-    path="/repos/{owner}/{repo}/collaborators/{username}/permission",
-    not_found="not_found", success_status=(200,),
-)
+
+def unavailable(forge: ForgeProfile) -> str | None:
+    """Why lockdown cannot be enabled on `forge` (None: it can)."""
+    if forge.trust is not None:
+        return None
+    return (f"lockdown is not available on {forge.display_name}: its API offers no way to tell "
+            "whether an author may push, so text could not be withheld or released safely")
 
 
 def requested(headers: Mapping[str, str]) -> bool:
@@ -54,7 +50,7 @@ def requested(headers: Mapping[str, str]) -> bool:
 
 
 class TrustCache:
-    """Answers of GitHub (repository visibility, the caller's login, permissions), per
+    """Answers of the forge (repository visibility, the caller's login, permissions), per
     credential identity, for CACHE_TTL_S; the oldest entries go beyond CACHE_ENTRIES."""
 
     def __init__(self, ttl_s: float = CACHE_TTL_S, entries: int = CACHE_ENTRIES,
@@ -93,14 +89,21 @@ class Lockdown:
 
     shapes: Mapping[str, Shape]
     cache: TrustCache
+    forge: ForgeProfile
     held: list[_Held] = field(default_factory=list)
+    trust: TrustChecks = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.forge.trust is None:
+            raise ValueError(unavailable(self.forge))
+        self.trust = self.forge.trust
 
     def hold(self, shape: str, raw: Mapping[str, Any], row: dict[str, Any]) -> None:
         rule = self.shapes[shape].lockdown
         if rule is None or all(row.get(name) is None for name in rule.withhold):
             return  # nothing to withhold (no text, or not at this density)
         url = walk(raw, rule.repository)
-        found = _REPOSITORY.search(url) if isinstance(url, str) else None
+        repository = self.forge.repository_of(url) if isinstance(url, str) else None
         author = walk(raw, rule.author)
         association = walk(raw, rule.association) if rule.association else None
         original = dict(row)
@@ -109,7 +112,7 @@ class Lockdown:
                 row[name] = None
         row[WITHHELD_FIELD] = UNKNOWN
         self.held.append(_Held(
-            row, original, (found.group(1), found.group(2)) if found else None,
+            row, original, repository,
             author if isinstance(author, str) else None,
             association if isinstance(association, str) else None,
         ))
@@ -117,7 +120,7 @@ class Lockdown:
     async def release(self, ctx: Asker) -> None:
         if not self.held:
             return
-        verdicts = await _Judge(ctx, self.cache).decide(
+        verdicts = await _Judge(ctx, self.cache, self.forge, self.trust).decide(
             {(h.repository, h.author, h.association) for h in self.held})
         for h in self.held:
             verdict = verdicts.get((h.repository, h.author, h.association), UNKNOWN)
@@ -145,6 +148,8 @@ Case = tuple[tuple[str, str] | None, str | None, str | None]  # repository, auth
 class _Judge:
     ctx: Asker
     cache: TrustCache
+    forge: ForgeProfile
+    trust: TrustChecks
 
     async def cached(self, key: tuple[str, ...], fetch: Callable[[], Any]) -> Any:
         """The cached answer, else `fetch()`'s (cached when it succeeds); None when it fails."""
@@ -162,15 +167,16 @@ class _Judge:
 
     async def private(self, owner: str, repo: str) -> bool | None:
         async def fetch() -> Any:
-            data = (await self.ctx.call(GET_REPO, path={"owner": owner, "repo": repo})).data
-            return "private" if data.get("private") is True else "public"
+            data = (await self.ctx.call(self.forge.repository, path={"owner": owner, "repo": repo})).data
+            return "private" if data.get(self.trust.private_field) is True else "public"
 
         answer = await self.cached(("repo", owner.lower(), repo.lower()), fetch)
         return None if answer is None else answer == "private"
 
     async def viewer(self) -> str | None:
         async def fetch() -> Any:
-            login = (await self.ctx.call(GET_VIEWER, path={})).data.get("login")
+            forge = self.forge
+            login = (await self.ctx.call(forge.viewer, path={})).data.get(forge.login_field)
             return login.lower() if isinstance(login, str) else None
 
         result: str | None = await self.cached(("viewer",), fetch)
@@ -178,10 +184,11 @@ class _Judge:
 
     async def can_push(self, owner: str, repo: str, login: str) -> bool | None:
         async def fetch() -> Any:
-            data = (await self.ctx.call(GET_PERMISSION, path={
-                "owner": owner, "repo": repo, "username": login})).data
-            permission = data.get("permission") if isinstance(data, Mapping) else None
-            return None if not isinstance(permission, str) else permission in PUSH_PERMISSIONS
+            trust = self.trust
+            data = (await self.ctx.call(trust.permission, path={
+                "owner": owner, "repo": repo, trust.account_param: login})).data
+            permission = data.get(trust.permission_field) if isinstance(data, Mapping) else None
+            return None if not isinstance(permission, str) else permission in trust.push_permissions
 
         key = ("push", owner.lower(), repo.lower(), login.lower())
         answer = await self.cached(key, fetch)
@@ -190,7 +197,8 @@ class _Judge:
     async def decide(self, cases: set[Case]) -> dict[Case, str | None]:
         """None (trusted) or the reason to withhold, for every case."""
         verdicts: dict[Case, str | None] = {}
-        repos = {c[0] for c in cases if c[0] is not None and c[2] != "OWNER"}
+        owners = self.trust.owner_associations
+        repos = {c[0] for c in cases if c[0] is not None and c[2] not in owners}
         visibility: dict[tuple[str, str], bool | None] = {}
 
         async def look(repo: tuple[str, str]) -> None:
@@ -202,7 +210,7 @@ class _Judge:
         open_cases = []
         for case in cases:
             where, author, association = case
-            if association == "OWNER":
+            if association is not None and association in owners:
                 verdicts[case] = None
             elif where is None or author is None or visibility.get(where) is None:
                 verdicts[case] = UNKNOWN
@@ -223,7 +231,7 @@ class _Judge:
                 _, author, association = case
                 if viewer is not None and author is not None and author.lower() == viewer:
                     verdicts[case] = None
-                elif association is not None and association not in ASKED_ASSOCIATIONS:
+                elif association is not None and association not in self.trust.asked_associations:
                     verdicts[case] = UNTRUSTED
                 else:
                     group.start_soon(ask, case)

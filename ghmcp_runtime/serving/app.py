@@ -67,7 +67,7 @@ from ghmcp_runtime.guards.host_guard import (
     is_loopback,
     server_token_refusal,
 )
-from ghmcp_runtime.guards.lockdown import Lockdown, TrustCache, requested
+from ghmcp_runtime.guards.lockdown import Lockdown, TrustCache, requested, unavailable
 from ghmcp_runtime.guards.validation import ArgumentValidator, plain
 from ghmcp_runtime.serving.discovery import (
     LIST_TTL_MS,
@@ -211,6 +211,9 @@ class Settings:
     def check(self, forge: ForgeProfile = GITHUB) -> None:
         """Refuse settings that would leak tokens or silently break replicas (ValueError)."""
         check_api_url(self.api_url_for(forge), allow_insecure=self.allow_insecure_api_url, forge=forge)
+        refused = unavailable(forge) if self.lockdown else None
+        if refused is not None:
+            raise ValueError(refused)
         if self.idempotency_store != "memory" and not self.server_secret:
             # idempotency keys are scoped by caller identity, an HMAC under the server secret:
             # replicas with random secrets of their own would never recognise each other's keys
@@ -421,13 +424,15 @@ class _ToolRuntime:
     def context_for(
         self, tool: ToolSpec, caller: Caller, args: Mapping[str, Any], request_id: str
     ) -> ToolContext:
-        locked = self.settings.lockdown or requested(caller.headers)
+        # a forge without trust checks has no lockdown rules either (the generator refuses them)
+        forge = self.spec.forge
+        locked = (self.settings.lockdown or requested(caller.headers)) and forge.trust is not None
         return ToolContext(
             tool=tool, request_id=request_id, identity=caller.identity,
             arguments=args, upstream=self.upstream, cursors=self.cursors,
             idempotency=self.idempotency, projector=self.projector, credential=caller.credential,
             forge=self.spec.forge,
-            lockdown=Lockdown(self.spec.shapes, self.trust) if locked else None,
+            lockdown=Lockdown(self.spec.shapes, self.trust, forge) if locked else None,
             repos=self.surface_of(caller).repos,
             slots=anyio.CapacityLimiter(self.settings.max_concurrent),
             error_rules=self.spec.error_rules,
@@ -516,6 +521,7 @@ def build_server(
             timeout=(settings.timeout_s, settings.connect_timeout_s),
             cache=_bounded(parse_http_cache(settings.http_cache), settings),
             inflight_per_caller=settings.inflight_per_caller,
+            user_agent=f"{spec.name}/{spec.version}",
         )
     runtime = _ToolRuntime(
         spec,

@@ -62,3 +62,25 @@ def test_recipe_mistakes_are_located_errors(tmp_path: Path, old: str, new: str, 
 def test_a_forge_without_totals_cannot_count_them(tmp_path: Path) -> None:
     text = once(MILESTONES, "          count: [open_issues, closed_issues]\n", "          total: true\n")
     assert any("this forge reports no listing totals" in e for e in errors(tmp_path, text))
+
+
+LOCKDOWN = (REPO_ROOT / "tests" / "forgejo" / "lockdown" / "forgejo_lockdown.yaml").read_text(encoding="utf-8")
+
+
+def test_lockdown_reads_only_what_the_forge_sends(tmp_path: Path) -> None:
+    """Forgejo's issues carry no author association, so a rule cannot read one."""
+    found = errors(tmp_path, once(LOCKDOWN, "      author: user.login\n",
+                                  "      author: user.login\n      association: title\n"))
+    assert any("Forgejo sends no author association" in e for e in found), found
+
+
+def test_lockdown_cannot_be_declared_on_a_forge_that_cannot_tell_who_may_push(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    from generator import build
+    from ghmcp_runtime.core.forges import FORGEJO as PROFILE
+
+    monkeypatch.setitem(build.FORGES, "forgejo", replace(PROFILE, trust=None))
+    found = errors(tmp_path, LOCKDOWN)
+    assert any("Forgejo offers no way to tell whether an author may push" in e for e in found), found

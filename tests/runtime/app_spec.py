@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -20,7 +21,22 @@ from ghmcp_runtime import (
     repair,
 )
 from ghmcp_runtime.core.errors import ENVELOPE_SCHEMA
-from ghmcp_runtime.core.versioning import issue_version
+from ghmcp_runtime.core.versioning import canonical_json
+
+
+def issue_version(raw_issue: dict[str, Any]) -> str:
+    """The hand-made spec's version token of a GitHub issue: "v1-" + 20 hex of sha256 over its
+    user-editable state (a generated server declares its shape's `version:` fields instead)."""
+    milestone = raw_issue.get("milestone")
+    state = {
+        "title": raw_issue.get("title"), "body": raw_issue.get("body"),
+        "state": raw_issue.get("state"), "state_reason": raw_issue.get("state_reason"),
+        "labels": sorted(str(lb["name"]) for lb in raw_issue.get("labels") or []),
+        "assignees": sorted(str(a["login"]) for a in raw_issue.get("assignees") or []),
+        "milestone": milestone.get("number") if isinstance(milestone, dict) else None,
+        "locked": bool(raw_issue.get("locked", False)),
+    }
+    return "v1-" + hashlib.sha256(canonical_json(state)).hexdigest()[:20]
 
 GET_ISSUE = Operation(operation_id="issues/get", method="GET",
                       path="/repos/{owner}/{repo}/issues/{issue_number}",

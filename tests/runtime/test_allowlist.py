@@ -9,6 +9,7 @@ from runtime_support import CREATE_ISSUE, GET_ISSUE, Recorder, gh, make_ctx, ups
 
 from ghmcp_runtime.calls.context import UpstreamResponse
 from ghmcp_runtime.core.errors import ToolError
+from ghmcp_runtime.core.forges import FORGEJO, GITHUB
 from ghmcp_runtime.core.model import Operation
 from ghmcp_runtime.guards.allowlist import RepoAllowlist
 
@@ -96,9 +97,11 @@ def test_screen_drops_search_rows_from_outside() -> None:
             {"repository_url": "https://api.github.com/repos/evil/x", "n": 2},
             {"n": 3}]
     resp = UpstreamResponse(status=200, data={"total_count": 3, "items": rows}, headers={})
-    assert [r["n"] for r in ALLOW.screen(resp).data["items"]] == [1]
+    assert [r["n"] for r in ALLOW.screen(resp, GITHUB).data["items"]] == [1]
     plain = UpstreamResponse(status=200, data=[{"n": 1}], headers={})
-    assert ALLOW.screen(plain) is plain
+    assert ALLOW.screen(plain, GITHUB) is plain
+    # Forgejo's searches are confined by their request (`owner`), the answer is not screened
+    assert ALLOW.screen(resp, FORGEJO) is resp
 
 
 def test_completions_never_name_anything_outside() -> None:

@@ -9,14 +9,13 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from app_spec import CALLS, ISSUE_JSON, SPEC, FakeGitHub
+from app_spec import CALLS, ISSUE_JSON, SPEC, FakeGitHub, issue_version
 from mcp import Client, MCPError
 from mcp.types import INVALID_PARAMS
 
 from ghmcp_runtime.calls.upstream import ForgeUpstream
 from ghmcp_runtime.core.errors import ENVELOPE_SCHEMA, ToolError
 from ghmcp_runtime.core.forges import FORGEJO, GITHUB
-from ghmcp_runtime.core.versioning import issue_version
 from ghmcp_runtime.guards.caller import caller_id, identity_key
 from ghmcp_runtime.serving.app import (
     Settings,
@@ -303,3 +302,19 @@ async def test_a_refused_call_frees_its_arguments_without_waiting_for_the_garbag
         assert alive() is None
     finally:
         gc.enable()
+
+
+def test_a_server_names_itself_to_the_forge(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The User-Agent is the server's own name and version, whichever forge it talks to."""
+    from ghmcp_runtime.serving import app
+
+    built: list[dict[str, Any]] = []
+
+    def recording(**kwargs: Any) -> ForgeUpstream:
+        built.append(kwargs)
+        return ForgeUpstream(**kwargs)
+
+    monkeypatch.setattr(app, "ForgeUpstream", recording)
+    for forge in (GITHUB, FORGEJO):
+        build_server(replace(SPEC, forge=forge), Settings(token=TOKEN, api_url="https://forge.example/api"))
+    assert [b["user_agent"] for b in built] == [f"{SPEC.name}/{SPEC.version}"] * 2

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from ghmcp_runtime.calls.context import UpstreamResponse
 from ghmcp_runtime.core.errors import ToolError
+from ghmcp_runtime.core.forges import FORGEJO, GITHUB
 from ghmcp_runtime.core.model import FieldRule, LockdownRule, Operation, Shape
 from ghmcp_runtime.guards.lockdown import Lockdown, TrustCache
 
@@ -17,6 +19,8 @@ COMMENT = Shape(name="comment", fields=(
     FieldRule(name="body", path=("body",), detail="full", untrusted=True),
 ), lockdown=LockdownRule(author=("user", "login"), repository=("url",), withhold=("body",),
                          association=("author_association",)))
+GITHUB_TRUST = GITHUB.trust
+assert GITHUB_TRUST is not None
 URL = "https://ghe.example/api/v3/repos/octo-org/roadmap/issues/comments/1"
 
 
@@ -35,7 +39,7 @@ class Context:
         self.asked: list[str] = []
 
     async def call(self, op: Operation, *, path: dict[str, Any], **_: Any) -> UpstreamResponse:
-        key = path.get("username", op.operation_id)
+        key = path.get(GITHUB_TRUST.account_param, op.operation_id)
         self.asked.append(key)
         answer = self.answers[key]
         if isinstance(answer, ToolError):
@@ -45,7 +49,7 @@ class Context:
 
 async def hold_and_release(ctx: Context, *rows: dict[str, Any], cache: TrustCache | None = None
                            ) -> list[dict[str, Any]]:
-    lockdown = Lockdown({"comment": COMMENT}, cache or TrustCache())
+    lockdown = Lockdown({"comment": COMMENT}, cache or TrustCache(), GITHUB)
     projected = []
     for r in rows:
         row = {"author": r["user"]["login"], "body": r["body"]}
@@ -71,7 +75,7 @@ async def test_rows_are_withheld_until_released_and_keep_their_field_order() -> 
 
 
 async def test_a_copy_taken_before_release_stays_withheld() -> None:
-    lockdown = Lockdown({"comment": COMMENT}, TrustCache())
+    lockdown = Lockdown({"comment": COMMENT}, TrustCache(), GITHUB)
     row = {"author": "pusher", "body": "by pusher"}
     lockdown.hold("comment", raw("pusher"), row)
     copy = dict(row)
@@ -109,7 +113,22 @@ def test_the_cache_forgets_the_oldest_entries_beyond_its_size() -> None:
 
 
 async def test_rows_without_withheld_fields_are_not_held() -> None:
-    lockdown = Lockdown({"comment": COMMENT}, TrustCache())
+    lockdown = Lockdown({"comment": COMMENT}, TrustCache(), GITHUB)
     row = {"author": "stranger"}
     lockdown.hold("comment", raw("stranger", "NONE"), row)
     assert row == {"author": "stranger"} and lockdown.held == []
+
+
+@pytest.mark.parametrize(("forge", "url"), [
+    (GITHUB, "https://api.github.com/repos/octo-org/roadmap/issues/comments/1"),
+    (GITHUB, "https://ghe.example/api/v3/repos/octo-org/roadmap"),
+    (FORGEJO, "https://codeberg.org/api/v1/repos/octo-org/roadmap/issues/7"),
+])
+def test_the_repository_is_read_from_api_urls_as_the_forge_writes_them(forge: Any, url: str) -> None:
+    assert forge.repository_of(url) == ("octo-org", "roadmap")
+    assert forge.repository_of("https://codeberg.org/octo-org/roadmap/issues/7") is None  # a web URL
+
+
+def test_lockdown_needs_a_forge_that_can_tell_who_may_push() -> None:
+    with pytest.raises(ValueError, match="lockdown is not available on Forgejo"):
+        Lockdown({"comment": COMMENT}, TrustCache(), replace(FORGEJO, trust=None))

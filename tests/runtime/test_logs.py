@@ -17,6 +17,14 @@ def test_redact_tokens_everywhere() -> None:
     assert redact("ghp_short") == "ghp_short"  # a mention of the prefix is not a token
 
 
+def test_every_forges_authorization_scheme_is_redacted() -> None:
+    """Forgejo's `token <40 hex>` too, though its tokens carry no prefix; sentences stay."""
+    forgejo = "a1" * 20
+    assert forgejo not in json.dumps(redact(f"authorization: token {forgejo}"))
+    for sentence in ("token is required", "no usable bearer token", "token does not have scope"):
+        assert redact(sentence) == sentence
+
+
 def test_json_lines_on_stderr_only(capsys: pytest.CaptureFixture[str]) -> None:
     log_event("thing", request_id="req_1", token_leak="Authorization: Bearer ghp_" + "x" * 36,
               skipped=None)

@@ -55,7 +55,7 @@ async def test_get_builds_url_headers_query_and_notes_rate_limit() -> None:
     assert req.url.raw_path == b"/repos/a%2Fb/c%20d/issues/7?state=open&page=2&labels=x%2Cy&pulls=false"
     assert req.headers["accept"] == "application/vnd.github+json, application/json;q=0.9"
     assert req.headers["authorization"] == f"Bearer {TOKEN}"
-    assert req.headers["user-agent"] == "github-issues-mcp"
+    assert req.headers["user-agent"] == "ghmcp"  # a server sends its own name: test_app
     assert req.headers["x-github-api-version"] == "2022-11-28"
     assert ctx.rate_limit == {"remaining": 4999, "limit": 5000}
 
