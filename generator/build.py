@@ -667,12 +667,13 @@ class Builder:
                       "drop it, or raise it from the hook", "declared-codes")
         if len([p for p in self.problems if p.level is Level.ERROR]) > before:
             return None
-        input_schema = {
+        input_schema: JSONObject = {
             "type": "object",
             "additionalProperties": False,
             "properties": {p.name: p.schema for p in built_params},
-            "required": [p.name for p in built_params if p.required],
         }
+        if required := [p.name for p in built_params if p.required]:  # `[]` says nothing a model needs
+            input_schema["required"] = required
         success = explain_hidden({
             "type": "object",
             "additionalProperties": False,
@@ -895,9 +896,26 @@ class Builder:
         text = " ".join(part for part in parts if part)
         if text:  # an empty description (the name and schema say it all) costs bytes, says nothing
             schema = {"description": text, **schema}
+        checks = None if p.advertise_pattern else self.unadvertised(schema, p.name, loc)
         return IRParam(name=p.name, required=p.required, schema=schema,
                        python_type=python_type(schema), source=p.source, transform=p.transform,
-                       given=p.given)
+                       given=p.given, checks=checks)
+
+    def unadvertised(self, schema: JSONObject, name: str, loc: tuple[str | int, ...]) -> JSONObject | None:
+        """`advertise_pattern: false`: the patterns moved out of `schema` (its own, its items'),
+        for the server to check (ghmcp_runtime.guards.validation.with_checks puts them back)."""
+        checks: JSONObject = {}
+        if "pattern" in schema:
+            checks["pattern"] = schema.pop("pattern")
+        items = schema.get("items")
+        if isinstance(items, dict) and "pattern" in items:
+            schema["items"] = {k: v for k, v in items.items() if k != "pattern"}
+            checks["items"] = {"pattern": items["pattern"]}
+        if not checks:
+            self.error((*loc, "advertise_pattern"), f"parameter {name!r} has no pattern to keep from the model",
+                       "drop advertise_pattern, or give the parameter (or its items) a pattern")
+            return None
+        return checks
 
     def build_output(
         self, f: OutputField, shapes: Mapping[str, IRShape], loc: tuple[str | int, ...], variable: bool

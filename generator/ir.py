@@ -8,6 +8,7 @@ from typing import Any
 from generator.diagnostics import Where
 from ghmcp_runtime.core.declared import Batch, Completion, Declaration, OnError, Repair, Resolve
 from ghmcp_runtime.core.model import LockdownRule
+from ghmcp_runtime.guards.validation import with_checks
 
 JSONObject = dict[str, Any]
 
@@ -57,6 +58,7 @@ class IRParam:
     source: str | None
     transform: str | None = None
     given: bool = False  # an identifier from outside the server (rule composability)
+    checks: JSONObject | None = None  # keywords the server checks but `schema` leaves out (pattern)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,7 +103,7 @@ class IRTool:
     operations: tuple[IROperation, ...]
     params: tuple[IRParam, ...]
     output: tuple[IROutputField, ...]
-    input_schema: JSONObject
+    input_schema: JSONObject  # what tools/list publishes
     output_schema: JSONObject
     success_schema: JSONObject
     annotations: IRAnnotations
@@ -112,6 +114,16 @@ class IRTool:
     example: JSONObject
     where: Where
     toolset: str | None = None  # the declared toolset `--toolsets` selects it by
+
+    @property
+    def input_checks(self) -> dict[str, JSONObject]:
+        """What the server checks beyond `input_schema`, by parameter (advertise_pattern: false)."""
+        return {p.name: p.checks for p in self.params if p.checks}
+
+    @property
+    def checked_input_schema(self) -> JSONObject:
+        """`input_schema` as the server checks it: what a call must satisfy (examples, repairs)."""
+        return with_checks(self.input_schema, self.input_checks)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

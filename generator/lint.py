@@ -252,7 +252,7 @@ _EXAMPLE = re.compile(r"Example:\s*(\{.*\})\s*$", re.MULTILINE)
 
 
 def _examples(ctx: Ctx, tool: IRTool) -> None:
-    validator = Draft202012Validator(ctx.wire[tool.name]["inputSchema"])
+    validator = Draft202012Validator(tool.checked_input_schema)  # as the server checks it
     examples: list[tuple[str, Any]] = [("the example", tool.example)]
     for match in _EXAMPLE.finditer(ctx.wire[tool.name]["description"]):
         try:

@@ -212,11 +212,11 @@ def _repairs(ctx: Ctx) -> None:
     found += [(Where(file, r.line, r.col), "", r.tool, _hook_arguments(r.arguments))
               for file, source in _hook_sources(ctx) for r in _scan(source)[1]]
     for where, prefix, target, arguments in found:
-        wire = ctx.wire.get(target)
-        if wire is None:
+        called = next((t for t in ctx.server.tools if t.name == target), None)
+        if called is None:
             ctx.error(where, "repair-tool", f"{prefix}a repair names {target!r}, which is not a tool",
                       "repair.tool must name a listed tool")
             continue
-        for problem in _argument_problems(wire["inputSchema"], *arguments) if arguments else ():
+        for problem in _argument_problems(called.checked_input_schema, *arguments) if arguments else ():
             ctx.error(where, "repair-arguments", f"{prefix}repair with {target}: {problem}",
                       "repair arguments must be callable as they are against the tool's inputSchema")

@@ -137,6 +137,9 @@ class ParamDef(Strict):
     nullable: bool = False
     null_means: str | None = None
     pattern: str | None = None
+    advertise_pattern: bool = Field(
+        default=True, description="false: the server checks `pattern` (and its items') but the "
+        "inputSchema a model reads leaves it out, for identifiers whose form a model knows (owner, repo, logins)")
     format: str | None = None
     min_length: int | None = None
     max_length: int | None = None

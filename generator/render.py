@@ -334,6 +334,9 @@ def render(
     files[f"{pkg}/py.typed"] = ""
     files[f"{pkg}/tools.json"] = json.dumps({"tools": wire_tools}, sort_keys=True, indent=2,
                                              ensure_ascii=False) + "\n"
+    files[f"{pkg}/checks.json"] = json.dumps(
+        {"tools": {t.name: t.input_checks for t in server.tools if t.input_checks}},
+        sort_keys=True, indent=2, ensure_ascii=False) + "\n"
     files[f"{pkg}/TOOLS.md"] = env.get_template("TOOLS.md.jinja").render(**context)
     files[f"{pkg}/summary.md"] = summary_document(server, fp)
     files[f"{pkg}/errors.json"] = error_catalog(server, fp)

@@ -108,6 +108,7 @@ class Idempotency(Protocol):
         claimed: Callable[[], str | None] | None = None,
         offset: Callable[[], float | None] | None = None,
         repair: Mapping[str, Any] | None = None,
+        source: str = "the forge",
     ) -> Any: ...
 
 
@@ -193,7 +194,7 @@ class ToolContext:
     ) -> UpstreamResponse:
         if self.repos is None:
             return await self._send(op, path=path, query=query, body=body)
-        self.repos.check_request(op.path, path, query)
+        self.repos.check_request(op.path, path, query, self.forge)
         try:
             resp = await self._send(op, path=path, query=query, body=body)
         except UpstreamError as err:
@@ -282,7 +283,7 @@ class ToolContext:
         result: T = await self.idempotency.run(
             key=key, scope=(self.identity, *scope), fingerprint=fingerprint, run=run, recover=recover,
             shared=scope if claimed is not None else None, claimed=claimed,
-            offset=lambda: self.forge_clock.offset, repair=repair,
+            offset=lambda: self.forge_clock.offset, repair=repair, source=self.forge.display_name,
         )
         return result
 

@@ -75,6 +75,21 @@ class TrustChecks:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SearchScope:
+    """A request that searches beyond one repository, and the query parameter saying where: a
+    repository allowlist confines it through that parameter (`RepoAllowlist.check_request`).
+
+    `qualifiers`: the parameter is a query in GitHub's search syntax, confined by its
+    `repo:`/`user:`/`org:`/`owner:` qualifiers; else it names an account, whose repositories
+    must all be allowed (`owner/*`). `path` None: any request carrying the parameter; with a
+    path, a request to it without the parameter (a search everywhere) is refused."""
+
+    param: str
+    qualifiers: bool = False
+    path: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Refusal:
     """How a 403 reads: the code (`insufficient_scope` or `issue_locked`), message, details."""
 
@@ -133,6 +148,7 @@ class ForgeProfile:
     # confined by their request alone (the answer is not screened)
     search_rows: str | None = None
     row_repository: str | None = None
+    searches: tuple[SearchScope, ...] = ()
     errors: ErrorDialect
     token_rule: str  # what a well-formed token looks like, for the malformed-token refusal
     # how the forge's tokens begin, when they carry a recognisable prefix: logs redact any word

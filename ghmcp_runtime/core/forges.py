@@ -14,6 +14,7 @@ from ghmcp_runtime.core.forge_profile import (
     ParentProbe,
     RateLimitHeaders,
     Refusal,
+    SearchScope,
     TrustChecks,
 )
 from ghmcp_runtime.core.operation import Operation
@@ -159,6 +160,8 @@ GITHUB = ForgeProfile(
     trust=GITHUB_TRUST,
     search_rows="items",  # {total_count, incomplete_results, items}
     row_repository="repository_url",
+    # every search endpoint takes its query in `q`, where qualifiers say which repositories
+    searches=(SearchScope(param="q", qualifiers=True),),
     errors=GitHubErrors(),
     token_rule="GitHub tokens are ASCII letters, digits and -._~+/= only",
     # classic, OAuth, user-to-server, server-to-server, refresh and fine-grained tokens
@@ -254,7 +257,9 @@ FORGEJO = ForgeProfile(
         ParentProbe(params=("org",), path="/orgs/{org}", code="org_not_found", operation_id="orgGet"),
     ),
     repository=FORGEJO_REPOSITORY,
-    # searches answer a plain list, confined by their `owner` (the allowlist checks the request)
+    # the issue search answers a plain list (nothing to screen) and, without `owner`, searches
+    # every repository the token can read: under an allowlist it must name an allowed owner
+    searches=(SearchScope(param="owner", path="/repos/issues/search"),),
     viewer=_read("userGetCurrent", "/user"),
     trust=FORGEJO_TRUST,
     errors=ForgejoErrors(),

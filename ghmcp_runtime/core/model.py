@@ -96,6 +96,8 @@ class ToolSpec:
     # parameters whose values may be echoed back (identifiers, enums, numbers, server-minted cursors)
     echo_safe: tuple[str, ...] = ()
     toolset: str | None = None  # the declared toolset `--toolsets` selects it by
+    # what the server checks beyond input_schema, by parameter (advertise_pattern: false)
+    input_checks: Mapping[str, Mapping[str, Any]] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

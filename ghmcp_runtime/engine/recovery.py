@@ -222,7 +222,7 @@ async def find_created(
             break
     else:
         raise unresolved(f"more than {max_pages * size} items changed since that call began, "
-                         "too many to check", repair)
+                         "too many to check", repair, source=ctx.forge.display_name)
     return _decide(ctx.forge, login, exact, edited, repair)
 
 
@@ -235,16 +235,16 @@ def _decide(forge: ForgeProfile, login: str | None, exact: Sequence[dict[str, An
         raise _with_candidates(
             f"{forge.display_name} does not say which account this token acts as "
             f"(GET {forge.viewer.path} was refused, as for GitHub App installation tokens), and "
-            "items that could be that write exist", rows, repair)
+            "items that could be that write exist", rows, repair, forge)
     rows = list(exact) or list(edited)  # an exact match, else the caller's row edited since
     if len(rows) > 1:
         how = "with exactly this content" if exact else "edited since they were created"
         raise _with_candidates(f"{len(rows)} items by this account {how} were created while it ran",
-                               rows, repair)
+                               rows, repair, forge)
     return rows[0] if rows else None
 
 
 def _with_candidates(why: str, rows: Sequence[Mapping[str, Any]],
-                     repair: Mapping[str, Any] | None) -> RecoveryUnresolved:
-    return unresolved(why, repair, count=len(rows),
+                     repair: Mapping[str, Any] | None, forge: ForgeProfile) -> RecoveryUnresolved:
+    return unresolved(why, repair, source=forge.display_name, count=len(rows),
                       candidates=[_candidate(r) for r in rows[:MAX_CANDIDATES]])

@@ -153,17 +153,31 @@ class RepoAllowlist:
         return not owner or self.names_owner(owner)
 
     def check_request(self, path_template: str, path: Mapping[str, str | int],
-                      query: Mapping[str, Any] | None) -> None:
-        """Refuse an upstream request that could reach outside the allowlist."""
+                      query: Mapping[str, Any] | None, forge: ForgeProfile) -> None:
+        """Refuse an upstream request that could reach outside the allowlist: by the owner,
+        repository or organisation it names (path or query `owner`), or, for a search, by
+        where the forge's profile says it searches (`ForgeProfile.searches`)."""
         if "{org}" in path_template:
             self.check_arguments({"org": str(path.get("org", ""))}, field="org")
         if "{owner}" in path_template:
             self.check_arguments({k: str(v) for k, v in path.items() if k in ("owner", "repo")},
                                  field="repo" if "{repo}" in path_template else "owner")
-        elif query and isinstance(query.get("owner"), str):  # Forgejo's issue search by owner
+            return
+        query = query or {}
+        if isinstance(query.get("owner"), str):  # an account named in the query, on any forge
             self.check_arguments({"owner": query["owner"]}, field="owner")
-        elif query and isinstance(query.get("q"), str) and not self._scoped(query["q"]):
-            raise self.refusal("query", "the search is not confined to the repository allowlist")
+        for search in forge.searches:
+            if search.path is not None and search.path != path_template:
+                continue
+            value = query.get(search.param)
+            if not isinstance(value, str):
+                if search.path is not None:
+                    raise self.refusal(search.param, "the search is not confined to the "
+                                       "repository allowlist (it names no owner)")
+            elif search.qualifiers and not self._scoped(value):
+                raise self.refusal("query", "the search is not confined to the repository allowlist")
+            elif not search.qualifiers:
+                self.check_arguments({"owner": value}, field=search.param)
 
     def screen(self, resp: UpstreamResponse, forge: ForgeProfile) -> UpstreamResponse:
         """Search rows from outside the allowlist dropped (where the forge's profile says where a

@@ -1,4 +1,5 @@
-"""Validate tool arguments against the published inputSchema; explain failures without the value.
+"""Validate tool arguments against the published inputSchema (and what the server checks beyond
+it); explain failures without the value.
 
 jsonschema's own messages embed the received value, so every reason here is written from the
 failing keyword and the schema alone.
@@ -82,9 +83,23 @@ def _formats(schema: Any) -> set[str]:
     return set()
 
 
+def with_checks(input_schema: Mapping[str, Any], checks: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The published inputSchema with what the server checks beyond it (a parameter's `pattern`,
+    its items' `pattern`: `advertise_pattern: false` in the override file) put back."""
+    schema: dict[str, Any] = plain(input_schema)
+    for name, extra in checks.items():
+        prop = schema["properties"][name]
+        for key, value in extra.items():
+            prop[key] = {**prop[key], **plain(value)} if isinstance(value, Mapping) else plain(value)
+    return schema
+
+
 class ArgumentValidator:
-    def __init__(self, input_schema: Mapping[str, Any]) -> None:
-        self._schema: dict[str, Any] = plain(input_schema)
+    """Checks arguments against the published inputSchema plus `checks` (see with_checks)."""
+
+    def __init__(self, input_schema: Mapping[str, Any],
+                 checks: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        self._schema: dict[str, Any] = with_checks(input_schema, checks or {})
         self._compiled: Draft202012Validator | None = None
         unchecked = _formats(self._schema) - set(FORMATS)
         if unchecked:

@@ -297,7 +297,7 @@ class _ToolRuntime:
         self.projector = ShapeProjector(spec.shapes)
         self.trust = TrustCache()
         self.tools = {t.name: t for t in spec.tools}
-        self.validators = {t.name: ArgumentValidator(t.input_schema) for t in spec.tools}
+        self.validators = {t.name: ArgumentValidator(t.input_schema, t.input_checks) for t in spec.tools}
         self.schemas = {t.name: plain(t.input_schema) for t in spec.tools}
         self.exposure = ExposurePolicy(spec.tools, spec.toolsets, settings.exposure)
         self.views = SurfaceViews(spec)

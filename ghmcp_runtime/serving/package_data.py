@@ -1,7 +1,7 @@
 """What a generated package ships beside its code, read once: its texts, its wire tools
-(`tools.json`) and its error catalog (`errors.json`), so `server.py` declares only what the
-override file says and takes titles, descriptions, schemas and error codes from the files a
-reviewer reads."""
+(`tools.json`), what the server checks beyond their inputSchemas (`checks.json`) and its error
+catalog (`errors.json`), so `server.py` declares only what the override file says and takes
+titles, descriptions, schemas and error codes from the files a reviewer reads."""
 
 from __future__ import annotations
 
@@ -26,6 +26,12 @@ class PackageData:
     @cached_property
     def _wire(self) -> dict[str, dict[str, Any]]:
         return {tool["name"]: tool for tool in json.loads(self.text("tools.json"))["tools"]}
+
+    @cached_property
+    def _checks(self) -> dict[str, dict[str, Any]]:
+        """checks.json: what the server checks beyond each tool's published inputSchema."""
+        checks: dict[str, dict[str, Any]] = json.loads(self.text("checks.json"))["tools"]
+        return checks
 
     @cached_property
     def _catalog(self) -> list[dict[str, Any]]:
@@ -57,4 +63,5 @@ class PackageData:
             field_map=dict(field_map or {}),
             echo_safe=tuple(echo_safe),
             toolset=toolset,
+            input_checks=self._checks.get(name),
         )

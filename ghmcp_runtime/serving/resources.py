@@ -108,7 +108,8 @@ class ResourceRuntime:
                     for name, schema in self.tools[t.tool].input_schema["properties"].items()
                     if name in parsed.variable_names
                 },
-            })
+            }, {name: check for name, check in (self.tools[t.tool].input_checks or {}).items()
+                if name in parsed.variable_names})
             for t, parsed in self.templates
         }
 

@@ -53,7 +53,7 @@ RETRY_WITH_THE_SAME_KEY = (
 )
 MAX_ATTEMPTS = 10  # lost attempts recorded per key (a retry loop cannot grow an entry forever)
 UNRESOLVED = (
-    "An earlier call with this idempotency_key may already have written this, and GitHub's "
+    "An earlier call with this idempotency_key may already have written this, and {source}'s "
     "records cannot tell: {why}. Nothing new was written."
 )
 REUSED = "This idempotency key was already used with different arguments."
@@ -69,9 +69,10 @@ class RecoveryUnresolved(OutcomeUnknown):
     stays pending (code `outcome_unknown`, not temporary)."""
 
 
-def unresolved(why: str, repair: Mapping[str, Any] | None = None,
+def unresolved(why: str, repair: Mapping[str, Any] | None = None, *, source: str = "the forge",
                **details: Any) -> RecoveryUnresolved:
-    return RecoveryUnresolved("outcome_unknown", UNRESOLVED.format(why=why),
+    """`source`: the forge whose records were searched, by its name in messages ("GitHub")."""
+    return RecoveryUnresolved("outcome_unknown", UNRESOLVED.format(source=source, why=why),
                               details={"field": "idempotency_key", "reason": why, **details},
                               repair=repair)
 
@@ -354,6 +355,7 @@ class _Write:
     claim_scope: str | None
     claimed: Callable[[], str | None] | None
     offset: Callable[[], float | None]
+    source: str
 
 
 class IdempotencyRunner:
@@ -391,11 +393,13 @@ class IdempotencyRunner:
         claimed: Callable[[], str | None] | None = None,
         offset: Callable[[], float | None] | None = None,
         repair: Mapping[str, Any] | None = None,
+        source: str = "the forge",
     ) -> Any:
         """`run()` at most once per key. `shared` (the scope without the caller) and `claimed`
         (the item the finished write answered with) claim that item for this call, keyed or
-        not; `offset` is GitHub's clock offset now (recorded with a lost attempt); `repair` is
-        where to look when a key is reused while its first outcome is unknown."""
+        not; `offset` is the forge's clock offset now (recorded with a lost attempt); `repair` is
+        where to look when a key is reused while its first outcome is unknown; `source` names
+        the forge in messages."""
         claim_scope = None if shared is None else hashlib.sha256(
             canonical_json(["claims", *shared])).hexdigest()
         if key is None:
@@ -404,7 +408,7 @@ class IdempotencyRunner:
             return result
         store_key = hashlib.sha256(canonical_json([*scope, key])).hexdigest()
         owner = str(scope[0]) if scope else ""  # the caller's identity (ToolContext.idempotent)
-        write = _Write(run, recover, claim_scope, claimed, offset or _no_offset)
+        write = _Write(run, recover, claim_scope, claimed, offset or _no_offset, source)
         waited, delay = 0.0, self._poll_s
         while True:
             claim = await self._store.claim(store_key, fingerprint, self._ttl_s, self._lease_s,
@@ -446,7 +450,7 @@ class IdempotencyRunner:
         except Exception as exc:  # without the claims, an item may be another call's
             log_event("idempotency_store_error", level=logging.WARNING, op="claimed",
                       error=type(exc).__name__)
-            raise unresolved("the server's idempotency store did not answer") from None
+            raise unresolved("the server's idempotency store did not answer", source=write.source) from None
         return History(started, claim.attempts, unrecorded=claim.lapsed or not claim.attempts,
                        claimed=taken)
 
@@ -461,7 +465,8 @@ class IdempotencyRunner:
                 except ToolError as err:
                     if isinstance(err, OutcomeUnknown) or err.temporary:
                         raise
-                    raise unresolved(f"a read the check needs failed ({err.code})") from None
+                    raise unresolved(f"a read the check needs failed ({err.code})",
+                                     source=write.source) from None
                 if found is not None:  # an earlier attempt did write
                     return found
             writing[0] = True

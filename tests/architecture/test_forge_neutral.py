@@ -1,7 +1,8 @@
 """Nothing forge-specific is hard-wired in the shared runtime: no runtime module but the forge
 profiles' data (`ghmcp_runtime/core/forges.py`) holds an operation id or an API path of a forge
-the servers are generated for, so the GitHub and the Forgejo servers go through the same code and
-a forge's operations are declared once, in its profile.
+the servers are generated for, or a header, variable, URL or token prefix a profile declares, so
+the GitHub and the Forgejo servers go through the same code and a forge's conventions are
+declared once, in its profile.
 
 The operation ids and paths are those of the pinned descriptions the generator reads for the
 override files (`server.spec`), so a new forge's description is covered without a test edit.
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from generator.pipeline import override_files
 from generator.spec import SPEC_DIR, SpecCache, declared_spec, iter_operations, spec_dir
+from ghmcp_runtime.core.forges import FORGES
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = ROOT / "ghmcp_runtime"
@@ -45,6 +47,24 @@ def vocabulary() -> tuple[frozenset[str], re.Pattern[str]]:
     return frozenset(ids), re.compile(rf"(?<![\w.-])/(?:{alternatives})(?=$|[/{{?#)\]\\\s])")
 
 
+@cache
+def profile_words() -> tuple[frozenset[str], frozenset[str]]:
+    """What the profiles declare that names one forge: header names (compared without case),
+    and environment variables, API URLs and token prefixes (compared exactly). Generic values a
+    profile also holds (`application/json`, `page`, `items`) are not among them."""
+    headers: set[str] = set()
+    exact: set[str] = set()
+    for forge in FORGES.values():
+        headers.update(h.lower() for h in (forge.version_header, forge.request_id_header,
+                                           forge.total_count_header) if h)
+        if forge.rate_limit is not None:
+            limits = forge.rate_limit
+            headers.update(h.lower() for h in (limits.remaining, limits.limit, limits.reset))
+        exact.update(v for v in (forge.token_env, forge.api_url_env, forge.default_api_url) if v)
+        exact.update(forge.token_prefixes)
+    return frozenset(headers), frozenset(exact)
+
+
 def docstrings(tree: ast.AST) -> set[int]:
     found = set()
     for node in ast.walk(tree):
@@ -56,14 +76,19 @@ def docstrings(tree: ast.AST) -> set[int]:
 
 
 def forge_literals(path: Path) -> Iterator[tuple[int, str]]:
-    """(line, literal) of each string in `path`'s code that is an operation id or holds an API path."""
+    """(line, literal) of each string in `path`'s code that is an operation id, holds an API
+    path, or holds a word only a forge profile may declare (`profile_words`)."""
     ids, api_path = vocabulary()
+    headers, exact = profile_words()
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skipped = docstrings(tree)
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skipped
-                and (node.value in ids or api_path.search(node.value))):
-            yield node.lineno, node.value
+        if not isinstance(node, ast.Constant) or not isinstance(node.value, str) or id(node) in skipped:
+            continue
+        text = node.value
+        if (text in ids or api_path.search(text) or any(h in text.lower() for h in headers)
+                or any(word in text for word in exact)):
+            yield node.lineno, text
 
 
 def test_the_vocabulary_comes_from_every_forge_the_servers_use() -> None:
@@ -76,15 +101,17 @@ def test_the_vocabulary_comes_from_every_forge_the_servers_use() -> None:
         assert not api_path.search(text), text
 
 
-def test_the_profiles_hold_the_forges_operations() -> None:
+def test_the_profiles_hold_the_forges_operations_and_conventions() -> None:
     """The detector finds what the profiles declare (it would find it anywhere else too)."""
     found = {literal for path in PROFILE_DATA for _, literal in forge_literals(path)}
-    assert {"repos/get-collaborator-permission-level", "repoGetRepoPermissions", "/user"} <= found
+    assert {"repos/get-collaborator-permission-level", "repoGetRepoPermissions", "/user",
+            "X-GitHub-Api-Version", "x-ratelimit-remaining", "x-total-count", "GITHUB_TOKEN",
+            "FORGEJO_API_URL", "https://api.github.com", "github_pat_"} <= found
 
 
-def test_no_runtime_module_names_a_forge_operation_or_api_path() -> None:
+def test_no_runtime_module_names_a_forge_operation_path_or_convention() -> None:
     problems = [f"{path.relative_to(ROOT)}:{line}: {literal!r}"
                 for path in sorted(RUNTIME.rglob("*.py")) if path not in PROFILE_DATA
                 for line, literal in forge_literals(path)]
-    assert not problems, ("forge operations and API paths belong in the forge profile "
+    assert not problems, ("forge operations, API paths and conventions belong in the forge profile "
                           "(ghmcp_runtime/core/forges.py):\n  " + "\n  ".join(problems))

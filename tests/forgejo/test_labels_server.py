@@ -12,6 +12,7 @@ import pytest
 
 from fakeforgejo import FakeForgejo
 from generator.spec import SPEC_DIR, load_pinned_spec
+from ghmcp_runtime.guards.exposure import ExposureFlags
 from tests.forgejo.forgejo_support import (
     MEMBER_TOKEN,
     NO_ORG_TOKEN,
@@ -273,3 +274,16 @@ async def test_listing_pages_follow_the_total_count(fake: FakeForgejo, ids: dict
         assert len(second["labels"]) == 7 and second["has_more"] is False
     assert [r.query for r in fake.calls("orgListLabels")] == [{"limit": "50", "page": "1"},
                                                              {"limit": "50", "page": "2"}]
+
+
+async def test_under_a_repository_allowlist_the_usage_search_stays_inside_the_organisation(
+    fake: FakeForgejo, ids: dict[str, int]
+) -> None:
+    """`--repos acme/*`: the safe delete's issue search names its owner, which the allowlist
+    allows (Forgejo's search scope in the profile), and counts as without the allowlist."""
+    server = in_memory_server(fake, exposure=ExposureFlags(repos=(f"{ORG}/*",)))
+    async with Opened(server, secrets=SECRETS) as s:
+        refused = await s.error("forgejo_delete_org_label", {"org": ORG, "label_id": ids["security"]},
+                                "label_in_use")
+    assert refused["details"]["count"] == 3
+    assert [r.query.get("owner") for r in fake.calls("issueSearchIssues")] == [ORG]

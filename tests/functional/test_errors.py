@@ -160,6 +160,22 @@ async def test_arguments_are_validated_before_any_upstream_call(
     assert fake.requests == []
 
 
+async def test_a_pattern_kept_from_the_model_is_still_checked(fake: FakeGitHub, seeded: dict[str, Any]) -> None:
+    """owner, repo and logins publish no pattern (advertise_pattern: false); the server refuses
+    any other form before a request, naming the parameter and the pattern it must match."""
+    server = in_memory_server(fake)
+    async with Client(server, cache=None) as client:
+        schemas = {t.name: t.input_schema for t in (await client.list_tools()).tools}
+    update = schemas["github_update_issue"]["properties"]
+    assert "pattern" not in update["owner"] and "pattern" not in update["add_assignees"]["items"]
+    data = await call(server, "github_update_issue", {**REPO_ARGS, "issue_number": 1,
+                                                      "add_assignees": ["octocat", "bad login!"]})
+    assert data["code"] == "invalid_field"
+    assert data["details"] == {"field": "add_assignees",
+                               "reason": "item 1 must match the pattern ^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$"}
+    assert fake.requests == []
+
+
 def tampered_cursors(cursor: str) -> list[str]:
     """The cursor with its MAC's first character changed (all six bits count, unlike the last
     character's, whose low bits are padding), and with its payload's state changed under the

@@ -90,3 +90,39 @@ def test_every_tools_codes_are_in_the_catalog_the_summary_names(package: str) ->
     for tool, codes in manifest["error_codes"].items():
         for code in codes:
             assert (tool, code) in listed, (tool, code)
+
+
+# github-mcp-server's 8 tools doing what these do (search_issues, issue_read, issue_write,
+# add_issue_comment, list_label, get_label, label_write, list_issues; its __toolsnaps__ at
+# 64a49f34): 11,380 B of name, description and inputSchema, compact (issue 24)
+GITHUB_MCP_SERVER_COMPARABLE_BYTES = 11_380
+
+
+def test_what_a_model_reads_of_the_issues_tools_is_no_more_than_the_official_servers() -> None:
+    from bench.surfaces import BEYOND_GHMCP
+    from generator.render import compact_bytes, model_visible
+
+    tools = [t for t in _read("github_issues_mcp", "tools.json")["tools"] if t["name"] not in BEYOND_GHMCP]
+    assert len(tools) == 9
+    assert compact_bytes(model_visible(tools)) <= GITHUB_MCP_SERVER_COMPARABLE_BYTES
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_a_pattern_kept_from_the_model_is_checked_by_the_server(package: str) -> None:
+    """checks.json carries exactly the patterns tools.json leaves out, and the server's
+    validators check them."""
+    import importlib
+
+    from ghmcp_runtime.guards.validation import with_checks
+
+    wire = {t["name"]: t for t in _read(package, "tools.json")["tools"]}
+    checks = _read(package, "checks.json")["tools"]
+    for name, params in checks.items():
+        for param, extra in params.items():
+            published = wire[name]["inputSchema"]["properties"][param]
+            assert "pattern" not in published and "pattern" not in published.get("items", {})
+            assert extra.get("pattern") or extra.get("items", {}).get("pattern")
+    server = importlib.import_module(package).SERVER
+    for tool in server.tools:
+        checked = with_checks(wire[tool.name]["inputSchema"], checks.get(tool.name, {}))
+        assert with_checks(tool.input_schema, tool.input_checks or {}) == checked

@@ -13,6 +13,8 @@ from ghmcp_runtime.core.forges import FORGEJO, GITHUB
 from ghmcp_runtime.core.model import Operation
 from ghmcp_runtime.guards.allowlist import RepoAllowlist
 
+FORGEJO_SEARCH = "/repos/issues/search"  # issueSearchIssues
+
 SEARCH = Operation(operation_id="search/issues-and-pull-requests", method="GET", path="/search/issues",
                    not_found="not_found", success_status=(200,))
 ALLOW = RepoAllowlist.parse(["Octo-Org/roadmap", "tools/*", "tools/cli"])
@@ -84,12 +86,12 @@ def test_confine_refuses_boolean_grouping_that_could_escape_the_appended_scope(q
 
 def test_check_request_on_paths_and_on_search_queries() -> None:
     path = {"owner": "octo-org", "repo": "roadmap", "issue_number": 1}
-    ALLOW.check_request(GET_ISSUE.path, path, None)
-    err = refusal(ALLOW.check_request, GET_ISSUE.path, {**path, "repo": "other"}, None)
+    ALLOW.check_request(GET_ISSUE.path, path, None, GITHUB)
+    err = refusal(ALLOW.check_request, GET_ISSUE.path, {**path, "repo": "other"}, None, GITHUB)
     assert err.code == "repo_not_allowed" and err.details and err.details["field"] == "repo"
-    ALLOW.check_request(SEARCH.path, {}, {"q": "x repo:tools/a"})
-    ALLOW.check_request("/user", {}, None)
-    assert refusal(ALLOW.check_request, SEARCH.path, {}, {"q": "x is:issue"}).code == "repo_not_allowed"
+    ALLOW.check_request(SEARCH.path, {}, {"q": "x repo:tools/a"}, GITHUB)
+    ALLOW.check_request("/user", {}, None, GITHUB)
+    assert refusal(ALLOW.check_request, SEARCH.path, {}, {"q": "x is:issue"}, GITHUB).code == "repo_not_allowed"
 
 
 def test_screen_drops_search_rows_from_outside() -> None:
@@ -172,9 +174,20 @@ def test_an_organisation_needs_the_whole_owner() -> None:
     assert info.value.code == "repo_not_allowed" and info.value.details["field"] == "org"
     whole.check_arguments({"org": "ACME", "id": 1})
     with pytest.raises(ToolError):
-        narrow.check_request("/orgs/{org}/labels/{id}", {"org": "acme", "id": 1}, None)
-    whole.check_request("/orgs/{org}/labels/{id}", {"org": "acme", "id": 1}, None)
+        narrow.check_request("/orgs/{org}/labels/{id}", {"org": "acme", "id": 1}, None, FORGEJO)
+    whole.check_request("/orgs/{org}/labels/{id}", {"org": "acme", "id": 1}, None, FORGEJO)
     # Forgejo's issue search names its owner in the query
     with pytest.raises(ToolError):
-        narrow.check_request("/repos/issues/search", {}, {"owner": "acme", "labels": "bug"})
-    whole.check_request("/repos/issues/search", {}, {"owner": "acme", "labels": "bug"})
+        narrow.check_request(FORGEJO_SEARCH, {}, {"owner": "acme", "labels": "bug"}, FORGEJO)
+    whole.check_request(FORGEJO_SEARCH, {}, {"owner": "acme", "labels": "bug"}, FORGEJO)
+
+
+def test_a_search_is_confined_the_way_its_forge_searches() -> None:
+    """GitHub's `q` by its qualifiers; Forgejo's issue search by its `owner`, which it must name:
+    without one it searches every repository the token can read. Forgejo's `q` is a keyword."""
+    whole = RepoAllowlist.parse(["acme/*"])
+    err = refusal(whole.check_request, FORGEJO_SEARCH, {}, {"labels": "bug", "q": "crash"}, FORGEJO)
+    assert err.code == "repo_not_allowed" and err.details["field"] == "owner"
+    whole.check_request(FORGEJO_SEARCH, {}, {"owner": "acme", "q": "crash"}, FORGEJO)
+    assert refusal(whole.check_request, SEARCH.path, {}, {"q": "crash"}, GITHUB).details["field"] == "query"
+    whole.check_request(SEARCH.path, {}, {"q": "crash user:acme"}, GITHUB)

@@ -366,6 +366,11 @@ async def test_n06_a_recovery_that_cannot_read_keeps_the_key_and_answers_outcome
             await go(r, w, recover=refused)
         assert info.value.code == "outcome_unknown" and not info.value.temporary
         assert "insufficient_scope" in str(info.value.details)
+        assert "the forge's records cannot tell" in info.value.message  # no forge named: none
+    with pytest.raises(ToolError) as info:
+        await r.run(key="k1", scope=("u_1", "issues_create"), fingerprint="fp1", run=w,
+                    recover=refused, source="Forgejo")
+    assert "Forgejo's records cannot tell" in info.value.message  # ToolContext names its forge
     assert w.calls == 1  # never a second write
     assert (await store.claim(store_key("k1", "u_1", "issues_create"), "fp1", 600)).state == "pending"
 
