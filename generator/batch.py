@@ -9,10 +9,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from generator.declare import Counted, Loc, Report, condition
+from generator.declare import condition
 from generator.diagnostics import closest
 from generator.ir import IROutputField, IRParam, IRTool, JSONObject
 from generator.overrides import BatchDef, ConfirmDef, ToolDef
+from generator.recipe_base import Counted, Loc, Report
 from generator.schemas import python_type, schema_types
 from ghmcp_runtime.core.declared import Batch, BatchSource, Confirm, Resolve
 from ghmcp_runtime.core.errors import ENVELOPE_OUTPUT_SCHEMA
@@ -68,9 +69,10 @@ def build_batch(tool: ToolDef, loc: Loc, params: Sequence[IRParam], tools: Mappi
         report((*bloc, "each"), f"{raw.each} does not answer {raw.changed!r}",
                "a batch reports what each item changed: run a partial update (compare) per item")
     if each.declaration is not None and any(
-            s.operation.method not in ("GET", "HEAD") and s.compare is None for s in each.declaration.steps):
+            s.operation.method not in ("GET", "HEAD") and s.compare is None and s.update is None
+            for s in each.declaration.steps):
         report((*bloc, "each"), f"{raw.each} writes without `compare`, so it cannot plan a dry run",
-               "run a partial update per item (a write step with compare)")
+               "run a partial update per item (a write step with compare or update)")
     if raw.items is None and raw.source is None:
         report(bloc, "a batch needs `items` (a list parameter), `source` (a listing), or both",
                "items: issue_numbers, or source: {tool: ..., param: ...}")

@@ -11,7 +11,7 @@ from typing import Any
 
 from generator.batch import build_batch, build_confirm
 from generator.catalog import builtin_codes
-from generator.declare import DeclarationBuilder, error_spec, match_of, split_path
+from generator.declare import DeclarationBuilder, bind_path, error_spec, match_of
 from generator.diagnostics import Diagnostic, Level, Where, closest
 from generator.hookscan import HookFacts
 from generator.ir import (
@@ -37,10 +37,13 @@ from generator.overrides import (
     OutputField,
     OverrideFile,
     ParamDef,
+    ResolveCheckDef,
+    Rule,
     ShapeField,
     ToolDef,
     tool_operations,
 )
+from generator.recipe_base import Counted, split_path
 from generator.resolvers import build_resolve
 from generator.schemas import (
     compact,
@@ -71,6 +74,7 @@ from ghmcp_runtime.core.model import (
     Operation,
 )
 from ghmcp_runtime.core.refs import references
+from ghmcp_runtime.core.transforms import TRANSFORMS
 
 JSON = Any
 ALWAYS_CODES = (*UNIVERSAL_CODES, "internal_error")
@@ -600,6 +604,7 @@ class Builder:
                 if field not in names + added:
                     self.error((*loc, "rules", k), f"rule names unknown parameter {field!r}",
                                f"parameters are: {', '.join(names)}")
+            self.check_rule_kind(rule, (*loc, "rules", k), {str(p.name): p for p in tool.params})
         variable = "detail" in names  # the `detail` parameter chooses the rows' density
         output = [self.build_output(f, shapes, (*loc, "output", k), variable) for k, f in enumerate(tool.output)]
         self.check_annotations(tool, loc)
@@ -618,7 +623,7 @@ class Builder:
         resolve = self.build_resolvers(tool, loc, built_params)
         if resolve is None:
             return None
-        implied = self.implied_codes(tool, ops, built_params) | {r.unknown.code for r in resolve if r.unknown.code}
+        implied = self.implied_codes(tool, ops, built_params) | resolve_codes(resolve)
         implied |= self.server_rule_codes(ops, implied)
         repairs_of_rules = tuple((where, rule.error.repair) for where, rule in self.error_rules
                                  if rule.error.repair is not None and rule.error.code in implied)
@@ -650,7 +655,7 @@ class Builder:
             if made is None:
                 return None
             batch, built_params, built_output = made.batch, made.params, made.output
-            implied = set(made.codes) | {r.unknown.code for r in resolve if r.unknown.code}
+            implied = set(made.codes) | resolve_codes(resolve)
             ran = [tools[name] for name in (batch.each, batch.source.tool if batch.source else None) if name]
             ops = list({op.operation_id: op for t in ran for op in t.operations}.values())
         errors = implied if tool.errors is None else set(tool.errors)
@@ -706,11 +711,36 @@ class Builder:
             error_codes=tuple(sorted(errors)),
             field_map=tuple(sorted(field_map.items())),
             echo_safe=tuple(p.name for p in built_params if echo_safe(p)),
-            rules=tuple(IRRule(kind=r.kind, fields=tuple(r.fields), when=r.when, reason=r.reason, equals=r.equals)
+            rules=tuple(IRRule(kind=r.kind, fields=tuple(r.fields), when=r.when, reason=r.reason, equals=r.equals,
+                               values=tuple(r.values), normalize=r.normalize, message=r.message)
                         for r in tool.rules),
             example=dict(tool.example),
             where=self.loc.where(loc),
         )
+
+    def check_rule_kind(self, rule: Rule, loc: tuple[str | int, ...], params: Mapping[str, ParamDef]) -> None:
+        """The keys only some rule kinds take (values, normalize) and the parameters they suit."""
+        if rule.values and rule.kind != "excludes":
+            self.error((*loc, "values"), f"values applies to excludes rules, not {rule.kind}",
+                       "remove values, or make the rule kind: excludes")
+        if rule.kind == "excludes" and len(rule.values) != len(rule.fields):
+            self.error((*loc, "values"), f"excludes needs one value per field ({len(rule.fields)}), "
+                       f"got {len(rule.values)}", "e.g. fields: [state, state_reason], values: [closed, reopened]")
+        if rule.normalize is not None and rule.kind != "disjoint":
+            self.error((*loc, "normalize"), f"normalize applies to disjoint rules, not {rule.kind}",
+                       "remove normalize, or make the rule kind: disjoint")
+        if rule.normalize is not None and rule.normalize not in TRANSFORMS:
+            guess = closest(rule.normalize, list(TRANSFORMS))
+            self.error((*loc, "normalize"), f"unknown transform {rule.normalize!r}",
+                       f"did you mean {guess!r}?" if guess else f"transforms: {', '.join(TRANSFORMS)}")
+        wanted = {"not_blank": "string", "disjoint": "array"}.get(rule.kind)
+        for field in rule.fields if wanted else ():
+            p = params.get(field)
+            if p is not None and p.type is not None and wanted not in ([p.type] if isinstance(p.type, str) else p.type):
+                self.error((*loc, "fields"), f"{rule.kind} needs {wanted} parameters; {field!r} is {p.type}",
+                           f"name {wanted} parameters only")
+        if rule.kind == "disjoint" and len(rule.fields) < 2:
+            self.error((*loc, "fields"), "disjoint compares two or more list parameters", "e.g. [add_x, remove_x]")
 
     def build_resolvers(self, tool: ToolDef, loc: tuple[str | int, ...],
                         params: tuple[IRParam, ...]) -> tuple[Resolve, ...] | None:
@@ -728,10 +758,36 @@ class Builder:
                 operation=runtime_operation(self.build_operation(op)) if op is not None else None,
                 items=listing_row(self.doc, op) if op is not None else None, document=self.doc,
                 codes=set(self.catalog), error=self.error)
+            if built is not None and raw.resolve.check is not None:
+                built = self.resolve_check(built, raw.resolve.check, (*loc, "params", k, "resolve", "check"), names)
             ok = ok and built is not None
             if built is not None:
                 out.append(built)
         return tuple(out) if ok else None
+
+    def resolve_check(self, built: Resolve, check: ResolveCheckDef, loc: tuple[str | int, ...],
+                      names: set[str]) -> Resolve | None:
+        """`resolve.check`: an id read first by one GET, whose not-found answer refuses it."""
+        op = self.lookup_op(check.call, (*loc, "call"))
+        if op is None:
+            return None
+        problems = Counted(self.error)
+        if op.method.upper() != "GET":
+            problems.report((*loc, "call"), f"{check.call} is not a read (GET)", "check reads one entry by its id")
+        path = bind_path(check.call, check.path, op, loc, lambda name: name if name in names else None,
+                         problems.report)
+        for ref in references(dict(check.path)):
+            if ref.path[0] not in names:
+                problems.report((*loc, "path"), f"template reads {ref.path[0]!r}, not a parameter",
+                                f"parameters are: {', '.join(sorted(names))}")
+        unknown = error_spec(check.unknown)
+        if check.unknown.code is None or check.unknown.code not in self.catalog:
+            problems.report((*loc, "unknown", "code"), f"check.unknown needs a declared error code, not "
+                            f"{check.unknown.code!r}", "declare it under error_codes (e.g. milestone_not_found)")
+        if problems.count or unknown is None:
+            return None
+        return dataclasses.replace(built, check=runtime_operation(self.build_operation(op)), check_path=path,
+                                   check_unknown=unknown)
 
     def build_operation(self, op: SpecOperation) -> IROperation:
         params = re.findall(r"\{([^}]+)\}", op.path)
@@ -1092,3 +1148,9 @@ def const_name(operation_id: str) -> str:
 
 def pascal(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
+
+
+def resolve_codes(resolve: tuple[Resolve, ...]) -> set[str]:
+    """The codes name-or-id parameters can answer: an unknown name, an id not found."""
+    return {code for r in resolve for code in (r.unknown.code, r.check_unknown.code if r.check_unknown else None)
+            if code}

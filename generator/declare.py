@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from generator.diagnostics import closest
 from generator.ir import IRParam, IRShape
@@ -28,7 +28,9 @@ from generator.overrides import (
     StepCondition,
     StepDef,
     ToolDef,
+    VersionDef,
 )
+from generator.recipe_base import Loc, Report, path_names, spec_fields, split_path
 from generator.schemas import is_required, object_branches
 from generator.spec import (
     SpecOperation,
@@ -37,6 +39,7 @@ from generator.spec import (
     resolve_ref,
     success_schema,
 )
+from generator.update_plan import Context, build_update, update_codes
 from ghmcp_runtime.core.declared import (
     Absent,
     Compare,
@@ -65,30 +68,12 @@ from ghmcp_runtime.engine.outcomes import RESPONSE
 from ghmcp_runtime.engine.recovery import FIND_CREATED_CODES
 from ghmcp_runtime.engine.stored import ALTERED, STORED
 
-Loc = tuple[str | int, ...]
-
 
 class _Invalid:
     """A declaration part that was reported wrong (distinct from absent)."""
 
 
 INVALID = _Invalid()
-
-
-class Report(Protocol):
-    def __call__(self, loc: Loc, message: str, hint: str = "", rule: str = "") -> None: ...
-
-
-class Counted:
-    """A Report that counts what it passes on (a builder's problems since it started)."""
-
-    def __init__(self, error: Report) -> None:
-        self.error = error
-        self.count = 0
-
-    def report(self, loc: Loc, message: str, hint: str = "", rule: str = "") -> None:
-        self.count += 1
-        self.error(loc, message, hint, rule)
 
 
 READ_METHODS = frozenset({"GET", "HEAD"})
@@ -99,21 +84,6 @@ RESERVED = RECIPE_VALUES | {RESPONSE}  # names templates read before parameters 
 def step_id(operation_id: str) -> str:
     """Default step id: the operation's name in snake_case (issues/get-label -> get_label)."""
     return re.sub(r"[^0-9a-z]+", "_", operation_id.split("/")[-1].lower()).strip("_")
-
-
-def spec_fields(document: Any, op: SpecOperation, where: str) -> dict[str, Any]:
-    """The path/query parameters or JSON body properties an operation accepts, by name."""
-    if where == "body":
-        fields: dict[str, Any] = {}
-        for branch in object_branches(document, request_body_schema(document, op)):
-            fields.update(branch.get("properties", {}))
-        return fields
-    found = {}
-    for raw in [*op.path_item.get("parameters", []), *op.node.get("parameters", [])]:
-        param = resolve_ref(document, raw)
-        if param.get("in") == where:
-            found[param["name"]] = param.get("schema", {})
-    return found
 
 
 def required_fields(document: Any, op: SpecOperation, where: str) -> list[str]:
@@ -129,10 +99,6 @@ def required_fields(document: Any, op: SpecOperation, where: str) -> list[str]:
 
 def body_required(document: Any, op: SpecOperation) -> bool:
     return bool(resolve_ref(document, op.node.get("requestBody", {})).get("required"))
-
-
-def path_names(op: SpecOperation) -> list[str]:
-    return re.findall(r"\{([^}]+)\}", op.path)
 
 
 def error_spec(spec: ErrorDef | None) -> ErrorSpec | None:
@@ -190,7 +156,7 @@ class DeclarationBuilder:
     repairs: list[tuple[Loc, Repair]] = field(default_factory=list)  # for the repair lint rules
     totals: bool = False  # the forge reports a listing's total (guard.total can count it)
 
-    def note_repair(self, loc: Loc, spec: ErrorDef | RecoverDef | NamesExistDef | None) -> None:
+    def note_repair(self, loc: Loc, spec: ErrorDef | RecoverDef | NamesExistDef | VersionDef | None) -> None:
         built = _repair(spec.repair) if spec is not None else None
         if built is not None:
             self.repairs.append(((*loc, "repair"), built))
@@ -336,6 +302,19 @@ class DeclarationBuilder:
         stored = self.stored(raw, loc, body)
         settle = self.settle(raw, loc, names, earlier, body)
         guard = self.guard(raw, loc, names)
+        update = None
+        if raw.update is not None:
+            plan_context = Context(params={p.name: p for p in self.params}, ops=self.ops,
+                                   runtime_ops=self.runtime_ops, document=self.document, earlier=earlier,
+                                   versioned=self.versioned, codes=self.codes)
+            update = build_update(raw, loc, body, self.runtime_ops[raw.call], plan_context, self.error)
+            if update is None:
+                return None
+            if raw.update.version is not None:
+                self.note_repair((*loc, "update", "version"), raw.update.version)
+            templates.append(((*loc, "update", "version", "repair"),
+                              dict(raw.update.version.repair.arguments) if raw.update.version and
+                              raw.update.version.repair else {}))
         if raw.guard is not None:
             for key in ("refuse", "unknown"):
                 templates.append(((*loc, "guard", key), _error_templates(getattr(raw.guard, key))))
@@ -358,7 +337,7 @@ class DeclarationBuilder:
                     when=tuple(conditions), after=tuple(s.id for s in earlier if s.id in after),
                     on_error=tuple(on_error), reject=tuple(reject), paginate=paginate,
                     compare=compare, guard=guard, names_exist=names_exist, absent=absent,
-                    verify=verify, settle=settle, stored=stored)
+                    verify=verify, settle=settle, stored=stored, update=update)
 
     def required_bound(self, raw: StepDef, op: SpecOperation, loc: Loc, query: Mapping[str, Any],
                        body: Mapping[str, Any], conditions: Sequence[Condition]) -> None:
@@ -535,9 +514,12 @@ class DeclarationBuilder:
                 guess = closest(n.lookup, list(self.ops))
                 self.error((*nloc, "lookup"), f"unknown operationId {n.lookup!r}",
                            f"did you mean {guess!r}?" if guess else "")
+        if n.lookup is not None and n.lookup in self.ops and n.lookup_param not in path_names(self.ops[n.lookup]):
+            self.error((*nloc, "lookup_param"), f"{n.lookup} has no path parameter {n.lookup_param!r}",
+                       f"its path parameters: {', '.join(path_names(self.ops[n.lookup]))}")
         self.note_repair(nloc, n)
         return NamesExist(params=tuple(n.params), code=n.code, kind=n.kind, lookup=lookup,
-                          repair=_repair(n.repair))
+                          repair=_repair(n.repair), key=n.key, lookup_param=n.lookup_param, absent=n.absent)
 
     def verify(self, raw: StepDef, loc: Loc, body: dict[str, Any]) -> Verify | None:
         v = raw.verify
@@ -717,6 +699,10 @@ class DeclarationBuilder:
                     if s.paginate.cursor}
         implicit |= {n for s in steps if s.paginate and s.paginate.page_param for n in ("page", "next")}
         implicit |= {s.compare.changed for s in steps if s.compare}
+        # a recipe's outputs stay its own even when the step carrying it was reported wrong
+        raw_steps = self.tool.steps or []
+        implicit |= {n for r in raw_steps if r.update for n in (r.update.changed, r.update.ignored)}
+        implicit |= {STORED, ALTERED} if any(r.stored for r in raw_steps) else set()
         implicit |= {s.verify.ignored for s in steps if s.verify}
         implicit |= {STORED, ALTERED} if any(s.stored for s in steps) else set()
         out: list[Output] = []
@@ -802,11 +788,6 @@ def bind_path(call: str, explicit: Mapping[str, Any], op: SpecOperation, loc: Lo
     return out
 
 
-def split_path(dotted: str) -> tuple[str, ...]:
-    """`assignees[].login` -> ("assignees", "[]", "login"), as shapes write paths."""
-    return tuple(p for p in re.split(r"\.|(\[\])", dotted) if p)
-
-
 def _error_templates(spec: ErrorDef | None) -> list[Any]:
     if spec is None:
         return []
@@ -827,6 +808,8 @@ def _codes_of(raw: StepDef) -> set[str]:
         codes.add(raw.absent.refuse.code)
     if raw.guard is not None and raw.guard.incomplete:
         codes.add("upstream_unavailable")
+    if raw.update is not None:
+        codes |= update_codes(raw)
     return codes
 
 

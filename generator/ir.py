@@ -85,6 +85,9 @@ class IRRule:
     when: str | None
     reason: str
     equals: bool | int | str | None = None
+    values: tuple[bool | int | str, ...] = ()
+    normalize: str | None = None
+    message: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

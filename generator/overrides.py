@@ -198,11 +198,17 @@ class OutputField(Strict):
 
 
 class Rule(Strict):
-    kind: Literal["at_least_one", "exactly_one", "all_or_none", "requires", "not_together"]
+    kind: Literal["at_least_one", "exactly_one", "all_or_none", "requires", "not_together",
+                  "not_blank", "excludes", "disjoint"]
     fields: list[str] = Field(min_length=1)
     when: str | None = Field(default=None, description="for `requires`: the field that triggers it")
     equals: bool | int | str | None = Field(
         default=None, description="for `requires`: the value `fields` must have (default: any value)")
+    values: list[bool | int | str] = Field(
+        default_factory=list, description="for `excludes`: one value per field; all of them together are refused")
+    normalize: str | None = Field(
+        default=None, description="for `disjoint`: the transform both lists' items are compared through")
+    message: str | None = Field(default=None, description="the error's message (default: Invalid arguments: <reason>)")
     reason: str
 
 
@@ -235,6 +241,12 @@ class ErrorDef(Strict):
     repair: RepairDef | None = None
 
 
+class ResolveCheckDef(Strict):
+    call: str = Field(description="a GET reading one entry by its id")
+    path: dict[str, Any] = Field(default_factory=dict, description="default: parameters of the same name")
+    unknown: ErrorDef = Field(description="no entry has the id: the error (field defaults to the parameter)")
+
+
 class ResolveDef(Strict):
     call: str = Field(description="a list operation (GET, array of rows) whose rows carry the names")
     path: dict[str, Any] = Field(default_factory=dict, description="default: parameters of the same name")
@@ -244,6 +256,8 @@ class ResolveDef(Strict):
     choices: int = Field(default=20, ge=1, le=50, description="names listed in details.choices on a miss")
     pages: int = Field(default=10, ge=1, le=10, description="pages of 100 rows read at most")
     unknown: ErrorDef = Field(description="no row has the name: the error (field defaults to the parameter)")
+    check: ResolveCheckDef | None = Field(
+        default=None, description="an id is read first by this request; not found refuses it before any write")
 
 
 class OnErrorDef(ErrorDef):
@@ -316,6 +330,10 @@ class NamesExistDef(Strict):
     kind: str = Field(default="label", description="what a name names, for the message")
     lookup: str | None = Field(default=None, description="operation reading one entry by {name}")
     repair: RepairDef | None = None
+    key: str = Field(default="name", description="the catalog entry's field holding the name (login)")
+    lookup_param: str = Field(default="name", description="the lookup's path parameter naming the entry")
+    absent: str = Field(default="do not exist in the repository",
+                        description="what the message says of the missing names")
 
 
 class VerifyDef(Strict):
@@ -337,6 +355,65 @@ class SettleDef(Strict):
         default_factory=dict, description="path parameters of the compare read where the write leaves "
         "the resource (a rename: {name: \"{new_name}\"}); templates read parameters only, and one "
         "reading an omitted parameter keeps the read's own value")
+
+
+class ShownDef(Strict):
+    source: str = Field(alias="from", description="dotted path in the resource; [] maps a list (a set)")
+    normalize: str | None = Field(default=None, description="a transform both sides are compared through (trim, fold)")
+
+
+class SentWithDef(Strict):
+    lead: str = Field(description="the body field this one goes with (state_reason goes with state)")
+    default: dict[str, Any] = Field(
+        default_factory=dict, description="the lead's value -> this field's value when the caller gave none")
+
+
+class MemberWriteDef(Strict):
+    param: str = Field(description="the array parameter naming the members")
+    call: str = Field(description="operationId of the request; its other path parameters are the tool's")
+    each: str | None = Field(default=None, description="a path parameter naming one member: one request per member")
+    body: str | None = Field(default=None, description="the body field listing the members: one request for all")
+    answer: str | None = Field(
+        default=None, description="dotted path in the answer holding the whole list (\"\": the answer is "
+        "the list); omit when the answer does not show it")
+    done: Identifier | None = Field(
+        default=None, description="a 404 mapped to this code means the member was already absent")
+
+
+class MemberSetDef(Strict):
+    view: str = Field(description="the `shows` entry of the set: list[].key")
+    kind: str = Field(description="what a member is called in messages (label, login)")
+    add: MemberWriteDef | None = None
+    remove: MemberWriteDef | None = None
+
+
+class ToggleDef(Strict):
+    param: str = Field(description="a boolean parameter, shown by the `shows` entry of that name")
+    on_true: str = Field(description="operationId of the request for true")
+    on_false: str = Field(description="operationId of the request for false")
+    reason: str | None = Field(default=None, description="a parameter sent in on_true's body under its name")
+
+
+class VersionDef(Strict):
+    param: str = Field(description="the parameter carrying a version the caller read")
+    shape: str = Field(description="the shape whose declared version it is")
+    repair: RepairDef | None = None
+
+
+class UpdateDef(Strict):
+    against: Identifier = Field(description="the earlier step that read the resource")
+    noun: str = Field(description="what the resource is called in messages (issue)")
+    shows: dict[str, str | ShownDef] = Field(
+        description="parameter (or set) -> where the resource shows it; changed_fields follow this order")
+    sent_with: dict[str, SentWithDef] = Field(
+        default_factory=dict, description="body field -> the body field it is always sent with")
+    exact: list[Identifier] = Field(
+        default_factory=list, description="names_exist steps whose exact names replace their parameters' values")
+    sets: list[MemberSetDef] = Field(default_factory=list, description="add/remove parameters against a list field")
+    toggles: list[ToggleDef] = Field(default_factory=list, description="booleans written by an on and an off request")
+    version: VersionDef | None = None
+    changed: str = Field(default="changed_fields", description="output listing the fields that changed")
+    ignored: str = Field(default="ignored_fields", description="output listing the parameters the forge ignored")
 
 
 class StepDef(Strict):
@@ -364,6 +441,9 @@ class StepDef(Strict):
     stored: dict[str, str] | None = Field(
         default=None, description="a write sending text: body field -> dotted path in the answer; "
         "stored_as_sent and altered_fields say whether GitHub holds the text exactly as sent")
+    update: UpdateDef | None = Field(
+        default=None, description="this write is the PATCH of an update plan: set members, toggles and "
+        "the resource's own fields, in waves, judged by what the forge shows")
 
 
 class RecoverDef(Strict):
@@ -454,6 +534,10 @@ def tool_operations(tool: ToolDef) -> list[str]:
     lookups = [s.names_exist.lookup for s in tool.steps or [] if s.names_exist and s.names_exist.lookup]
     lookups += [p.resolve.call for p in tool.params if p.resolve is not None]
     lookups += [s.settle.find for s in tool.steps or [] if s.settle and s.settle.find]
+    lookups += [p.resolve.check.call for p in tool.params if p.resolve is not None and p.resolve.check]
+    for u in (s.update for s in tool.steps or [] if s.update is not None):
+        lookups += [w.call for m in u.sets for w in (m.add, m.remove) if w is not None]
+        lookups += [call for t in u.toggles for call in (t.on_true, t.on_false)]
     return list(dict.fromkeys([*(s.call for s in tool.steps or []), *lookups, *recover, *tool.operations]))
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from generator.declare import Counted, Loc, Report, bind_path, error_spec, spec_fields, split_path
+from generator.declare import bind_path, error_spec
 from generator.overrides import ParamDef
+from generator.recipe_base import Counted, Loc, Report, spec_fields, split_path
 from generator.schemas import walk
 from generator.spec import SpecOperation
 from ghmcp_runtime.core.declared import Resolve

@@ -1,41 +1,25 @@
-"""What github-issues-mcp's declarations cannot say: search query composition and the multi-step
-issue update (its writes and views: the hook parts hooks_writes.py, hooks_views.py). Every other
-tool, resource and completion is declared in github_issues.yaml. Copied into the package as
-`hooks.py`, typed against its `types`.
+"""What github-issues-mcp's declarations cannot say: GitHub search query composition (qualifiers,
+the listing's filters, what neither can match and is checked here). Every other tool, resource
+and completion is declared in github_issues.yaml. Copied into the package as `hooks.py`, typed
+against its `types`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from ghmcp_runtime import ToolContext, ToolError, repair
-from ghmcp_runtime.core.concurrent import gather
-from ghmcp_runtime.engine.catalog import fold, require_names, same_name
+from ghmcp_runtime.core.transforms import fold_name
 from ghmcp_runtime.engine.paging import cursor_binding, open_state
-from ghmcp_runtime.engine.paging import has_next_link as _has_next
-from ghmcp_runtime.engine.runner import Resolver, resolves_itself
-from ghmcp_runtime.engine.stored import altered
 from ghmcp_runtime.engine.walk import walk
-from ghmcp_runtime.engine.writes import named, run_steps
 from ghmcp_runtime.guards.allowlist import scope_terms
 
 from . import operations as ops
-from .hooks_views import (
-    ISSUE_VIEWS,
-    ROW_FIELD,
-    assignee_views,
-    issue_targets,
-    label_names,
-    label_views,
-)
-from .hooks_writes import IssueOps, concurrent_fields, update_steps
 from .types import (
     Detail,
     GithubSearchIssuesArgs,
     GithubSearchIssuesResult,
-    GithubUpdateIssueArgs,
-    GithubUpdateIssueResult,
     IssueRow,
 )
 
@@ -130,9 +114,13 @@ def _list_query(args: GithubSearchIssuesArgs, labels: Sequence[str]) -> dict[str
     return query
 
 
+def label_names(issue: Mapping[str, Any]) -> list[str]:
+    return [str(lb["name"]) if isinstance(lb, Mapping) else str(lb) for lb in issue.get("labels") or []]
+
+
 def _held(raw: Mapping[str, Any], names: Sequence[str]) -> list[bool]:
     held = label_names(raw)
-    return [any(same_name(name, h) for h in held) for name in names]
+    return [any(fold_name(name) == fold_name(h) for h in held) for name in names]  # as GitHub compares
 
 
 def _local_filter(args: GithubSearchIssuesArgs, mode: str, here: Sequence[str],
@@ -176,10 +164,10 @@ async def search_issues(ctx: ToolContext, args: GithubSearchIssuesArgs) -> Githu
                 "order": args.get("order", "desc"), "per_page": per_page, "page": page})
             seen.setdefault("total", int(resp.data["total_count"]))
             seen["incomplete"] = seen.get("incomplete", False) or bool(resp.data.get("incomplete_results"))
-            return list(resp.data["items"]), _has_next(resp)
+            return list(resp.data["items"]), ctx.forge.has_more(resp, page, per_page)
         resp = await ctx.call(ops.ISSUES_LIST_FOR_REPO, path=_repo(args),
                               query={**_list_query(args, there), "per_page": per_page, "page": page})
-        return list(resp.data), _has_next(resp)
+        return list(resp.data), ctx.forge.has_more(resp, page, per_page)
 
     walked = await walk(fetch, lambda raw: "pull_request" not in raw and (local is None or local(raw)),
                         offset=offset, want=min(ISSUE_PAGE, WALK_CAP - delivered),
@@ -202,193 +190,3 @@ async def search_issues(ctx: ToolContext, args: GithubSearchIssuesArgs) -> Githu
     if seen.get("incomplete"):
         result["incomplete"] = True
     return result
-
-
-# -- read ---------------------------------------------------------------------------------------
-
-
-async def _get_raw_issue(ctx: ToolContext, args: Mapping[str, Any]) -> dict[str, Any]:
-    resp = await ctx.call(ops.ISSUES_GET, path={**_repo(args), "issue_number": args["issue_number"]})
-    raw: dict[str, Any] = resp.data
-    if "pull_request" in raw:
-        raise ToolError(
-            "issue_not_found",
-            "That number is a pull request; this server only handles issues.",
-            details={"field": "issue_number", "reason": "the number belongs to a pull request"},
-            repair=repair("find_issue", "github_search_issues", {**_repo(args), "state": "all"}),
-        )
-    return raw
-
-
-# -- labels -------------------------------------------------------------------------------------
-
-
-CREATE_LABEL = "github_create_label (owner, repo, name) creates a missing label; then repeat this call"
-NO_SUCH_NUMBER = ("No milestone of the repository has that number; nothing was changed. Pass an open "
-                  "milestone's title instead: an unknown title answers with the open milestones' titles.")
-
-
-async def _existing_labels(ctx: ToolContext, args: Mapping[str, Any],
-                           names: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
-    """The exact label names per parameter, or label_not_found before anything is written."""
-    return await require_names(
-        ctx, catalog=ops.ISSUES_LIST_LABELS_FOR_REPO, lookup=ops.ISSUES_GET_LABEL, path=_repo(args),
-        names=names, repair=repair("list_labels", "github_list_labels", _repo(args), CREATE_LABEL))
-
-
-async def _milestone_exists(ctx: ToolContext, args: Mapping[str, Any]) -> None:
-    """A milestone number GitHub would refuse is refused before anything is written."""
-    number = args.get("milestone")
-    if not isinstance(number, int) or isinstance(number, bool):
-        return  # a title is resolved among the open milestones; null clears
-    try:
-        await ctx.call(ops.ISSUES_GET_MILESTONE, path={**_repo(args), "milestone_number": number})
-    except ToolError as err:
-        if err.code != ops.ISSUES_GET_MILESTONE.not_found:
-            raise
-        raise ToolError("milestone_not_found", NO_SUCH_NUMBER,
-                        details={"field": "milestone", "reason": "no milestone has this number"}) from None
-
-
-ASSIGNING = ("assignee_logins", "add_assignees")
-
-
-async def _assignable(ctx: ToolContext, args: Mapping[str, Any]) -> None:
-    """Logins GitHub would refuse (assignee_logins) or silently drop (add_assignees) are refused
-    before anything is written (GitHub's own check: the repository's assignees, then one question
-    per login not on the first page)."""
-    names = {p: args[p] for p in ASSIGNING if args.get(p)}  # removing needs no check
-    if names:
-        await require_names(
-            ctx, catalog=ops.ISSUES_LIST_ASSIGNEES, lookup=ops.ISSUES_CHECK_USER_CAN_BE_ASSIGNED,
-            path=_repo(args), names=names,
-            code="invalid_field", kind="assignee", key="login", param="assignee",
-            absent="cannot be assigned in the repository")
-
-
-def _refuse_before_writing(args: Mapping[str, Any]) -> None:
-    """Values GitHub refuses that need no read to know: a title of only whitespace (GitHub trims
-    titles), a reopening reason for a closed issue, a login both added and removed."""
-    if "title" in args and not str(args["title"]).strip():
-        raise ToolError("invalid_field", "The title is empty once GitHub trims its surrounding "
-                        "whitespace; nothing was changed.",
-                        details={"field": "title", "reason": "only whitespace"})
-    if args.get("state") == "closed" and args.get("state_reason") == "reopened":
-        raise ToolError("invalid_field", "state_reason reopened goes with state open; nothing was "
-                        "changed.", details={"field": "state_reason",
-                                             "reason": "reopened is not a reason to close"})
-    if {fold(a) for a in args.get("add_assignees", [])} & {fold(a) for a in args.get("remove_assignees", [])}:
-        raise ToolError("invalid_field", "A login is both in add_assignees and in remove_assignees; "
-                        "nothing was changed.", details={"fields": ["add_assignees", "remove_assignees"],
-                                                         "reason": "the same login is added and removed"})
-
-
-def _as_milestone_error(err: ToolError) -> ToolError:
-    """GitHub refusing the milestone in the PATCH (deleted after it was checked); what the call
-    had applied by then is added to whatever this returns (ctx.writes)."""
-    if err.code != "invalid_field" or (err.details or {}).get("field") != "milestone":
-        return err
-    return ToolError("milestone_not_found", "GitHub refused the milestone number (it was deleted "
-                     "after it was checked).",
-                     details={"field": "milestone", "reason": "GitHub rejected the milestone number"})
-
-
-# -- update ---------------------------------------------------------------------------------------
-
-# changed_fields order; a parameter is judged only when passed
-UPDATE_FIELDS = ("title", "body", "state", "state_reason", "assignee_logins", "add_assignees",
-                 "remove_assignees", "milestone", "add_labels", "remove_labels", "locked", "lock_reason")
-TEXT_FIELDS = {"title": ("title",), "body": ("body",)}  # what stored_as_sent compares
-WRITES = IssueOps(update=ops.ISSUES_UPDATE, add_labels=ops.ISSUES_ADD_LABELS,
-                  remove_label=ops.ISSUES_REMOVE_LABEL, lock=ops.ISSUES_LOCK, unlock=ops.ISSUES_UNLOCK,
-                  add_assignees=ops.ISSUES_ADD_ASSIGNEES, remove_assignees=ops.ISSUES_REMOVE_ASSIGNEES)
-
-
-@resolves_itself
-async def update_issue(ctx: ToolContext, args: GithubUpdateIssueArgs, resolve: Resolver) -> GithubUpdateIssueResult:
-    # One wave of reads: the milestone by title, the label names, and the issue (started last:
-    # its version is checked). Any read needing a second request widens the window between the
-    # version check and the writes, so the issue is then read again after them.
-    # Every value GitHub could refuse or silently drop is checked here (labels, milestone,
-    # assignees), so a write wave never meets a refusal beside writes it cannot take back.
-    _refuse_before_writing(args)
-    wanted = {"add_labels": args.get("add_labels", []), "remove_labels": args.get("remove_labels", [])}
-    sent = ctx.requests_sent
-    reads: list[Callable[[], Awaitable[Any]]] = [lambda: resolve(args), lambda: _existing_labels(ctx, args, wanted),
-             lambda: _milestone_exists(ctx, args), lambda: _assignable(ctx, args),
-             lambda: _get_raw_issue(ctx, args)]
-    resolved, names, _, _, current = await gather(reads, limit=len(reads))
-    one_each = (1 + any(wanted.values()) + (args.get("milestone") is not None)
-                + any(args.get(p) for p in ASSIGNING))
-    if ctx.requests_sent - sent > one_each:
-        current = await _get_raw_issue(ctx, args)
-    args = cast(GithubUpdateIssueArgs, resolved)
-    add, remove = (list(dict.fromkeys(names[f])) for f in ("add_labels", "remove_labels"))
-    if set(add) & set(remove):
-        raise ToolError("invalid_field", "A label is both in add_labels and in remove_labels; "
-                        "nothing was changed.", details={"fields": ["add_labels", "remove_labels"],
-                                                         "reason": "the same label is added and removed"})
-    if "expected_version" in args and args["expected_version"] != ctx.version("issue", current):
-        raise ToolError(
-            "conflict",
-            "The issue changed since that version was read; nothing was written.",
-            details={"field": "expected_version", "reason": "does not match the current version"},
-            repair=repair("reread", "github_get_issue",
-                          {**_repo(args), "issue_number": args["issue_number"]},
-                          "re-apply your change with the new version"),
-        )
-    stuck = [f"remove_labels[{i}]" for i, n in enumerate(names["remove_labels"])
-             if n in (".", "..") and n in label_names(current)]
-    if stuck:  # DELETE …/labels/. would address another resource; refuse before any write
-        raise ToolError("invalid_field", "A label named . or .. cannot be removed from an issue "
-                        "through GitHub's API; nothing was changed.",
-                        details={"field": "remove_labels", "reason": f"unaddressable: {', '.join(stuck)}"})
-    targets = issue_targets({**args, **{f: names[f] for f in names if f in args}}, UPDATE_FIELDS)
-    answers: dict[str, Any] = {}
-    waves = update_steps(ctx, WRITES, args, current, targets, add, remove, answers)
-    if ctx.dry_run:  # a batch's dry run: what these writes would change; none is sent
-        planned = named([f for wave in waves for step in wave for f in step.fields], ROW_FIELD)
-        return _answer(ctx, current, planned, altered(args, current, TEXT_FIELDS), [])
-
-    def unchanged_meanwhile(_: Any) -> None:
-        """With expected_version, the PATCH's answer shows whether someone else changed the
-        issue between the version check and the write (GitHub has no conditional write)."""
-        meanwhile = concurrent_fields(current, answers["patch"], waves) if "patch" in answers else []
-        if meanwhile:
-            raise ToolError(
-                "conflict",
-                "The issue was changed by someone else while this update was being written (after "
-                "the version was checked); the writes were stopped there. Read it and check both "
-                "changes.",
-                details={"field": "expected_version", "reason": "changed between the check and the write",
-                         "concurrent_fields": [ROW_FIELD.get(f, f) for f in meanwhile]},
-                repair=repair("reread", "github_get_issue",
-                              {**_repo(args), "issue_number": args["issue_number"]}))
-
-    try:
-        done = await run_steps(waves, dict(current),
-                               views={**ISSUE_VIEWS, **label_views(add, remove),
-                                      **assignee_views(args.get("add_assignees", []),
-                                                       args.get("remove_assignees", []))}, targets=targets,
-                               reread=lambda: _get_raw_issue(ctx, args), names=ROW_FIELD,
-                               log=ctx.writes,
-                               check=unchanged_meanwhile if "expected_version" in args else None)
-    except ToolError as err:
-        raise _as_milestone_error(err) from None
-    return _answer(ctx, done.after, done.changed, altered(args, done.after, TEXT_FIELDS), done.ignored)
-
-
-def _answer(ctx: ToolContext, issue: Mapping[str, Any], changed: list[str], text: list[str],
-            ignored: list[str]) -> GithubUpdateIssueResult:
-    result: GithubUpdateIssueResult = {
-        "issue": cast(IssueRow, ctx.row("issue", "issue", issue)),
-        "version": ctx.version("issue", issue),
-        "changed_fields": changed,
-        "stored_as_sent": not text,
-    }
-    if text:
-        result["altered_fields"] = text
-    if ignored:
-        result["ignored_fields"] = ignored
-    return result
-

@@ -14,6 +14,8 @@ from ghmcp_runtime.core.declared import (
     Guard,
     Idempotency,
     Match,
+    MemberSet,
+    MemberWrite,
     NamesExist,
     OnError,
     Output,
@@ -22,13 +24,18 @@ from ghmcp_runtime.core.declared import (
     Reject,
     Repair,
     Resolve,
+    SentWith,
     Settle,
+    Shown,
     Step,
     Stored,
+    Toggle,
+    UpdatePlan,
     Verify,
+    VersionCheck,
 )
 from ghmcp_runtime.engine.batch import batch
-from ghmcp_runtime.engine.runner import completer, declared, resolving
+from ghmcp_runtime.engine.runner import completer, declared
 from ghmcp_runtime.guards.rules import Rule, with_rules
 
 from . import hooks, operations
@@ -535,6 +542,201 @@ GITHUB_LIST_LABELS = Declaration(
     output=(Output(name="labels", shape="label", each=True, sources=("page", "one")),),
 )
 
+# github_update_issue: GET /repos/{owner}/{repo}/labels, GET /repos/{owner}/{repo}/assignees, GET /repos/{owner}/{repo}/issues/{issue_number}, PATCH /repos/{owner}/{repo}/issues/{issue_number}, GET /repos/{owner}/{repo}/labels/{name}, GET /repos/{owner}/{repo}/assignees/{assignee}, GET /repos/{owner}/{repo}/milestones, GET /repos/{owner}/{repo}/milestones/{milestone_number}, POST /repos/{owner}/{repo}/issues/{issue_number}/labels, DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}, POST /repos/{owner}/{repo}/issues/{issue_number}/assignees, DELETE /repos/{owner}/{repo}/issues/{issue_number}/assignees, PUT /repos/{owner}/{repo}/issues/{issue_number}/lock, DELETE /repos/{owner}/{repo}/issues/{issue_number}/lock
+GITHUB_UPDATE_ISSUE = Declaration(
+    steps=(
+        Step(
+            id="known",
+            operation=operations.ISSUES_LIST_LABELS_FOR_REPO,
+            path={"owner": "{owner}", "repo": "{repo}"},
+            names_exist=NamesExist(
+                params=("add_labels", "remove_labels"),
+                code="label_not_found",
+                lookup=operations.ISSUES_GET_LABEL,
+                repair=Repair(
+                    next_step="list_labels",
+                    tool="github_list_labels",
+                    arguments={"owner": "{owner}", "repo": "{repo}"},
+                    alternative="github_create_label (owner, repo, name) creates a missing label; then repeat this call",
+                ),
+            ),
+        ),
+        Step(
+            id="assignable",
+            operation=operations.ISSUES_LIST_ASSIGNEES,
+            path={"owner": "{owner}", "repo": "{repo}"},
+            names_exist=NamesExist(
+                params=("assignee_logins", "add_assignees"),
+                code="invalid_field",
+                kind="assignee",
+                lookup=operations.ISSUES_CHECK_USER_CAN_BE_ASSIGNED,
+                key="login",
+                lookup_param="assignee",
+                absent="cannot be assigned in the repository",
+            ),
+        ),
+        Step(
+            id="current",
+            operation=operations.ISSUES_GET,
+            path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
+            reject=(
+                Reject(
+                    present="pull_request",
+                    error=ErrorSpec(
+                        code="issue_not_found",
+                        message="That number is a pull request; this server only handles issues.",
+                        field="issue_number",
+                        reason="the number belongs to a pull request",
+                        repair=Repair(
+                            next_step="find_issue",
+                            tool="github_search_issues",
+                            arguments={"owner": "{owner}", "repo": "{repo}", "state": "all"},
+                        ),
+                    ),
+                ),
+            ),
+        ),
+        Step(
+            id="update",
+            operation=operations.ISSUES_UPDATE,
+            path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
+            body={
+                "title": "{title}",
+                "body": "{body}",
+                "state": "{state}",
+                "state_reason": "{state_reason}",
+                "assignees": "{assignee_logins}",
+                "milestone": "{milestone}",
+            },
+            after=("known", "assignable", "current"),
+            on_error=(
+                OnError(
+                    when=Match(code="invalid_field", field="milestone"),
+                    error=ErrorSpec(
+                        code="milestone_not_found",
+                        message="GitHub refused the milestone number (it was deleted after it was checked).",
+                        field="milestone",
+                        reason="GitHub rejected the milestone number",
+                    ),
+                ),
+            ),
+            stored=Stored(fields={"title": ("title",), "body": ("body",)}),
+            update=UpdatePlan(
+                against="current",
+                noun="issue",
+                shows={
+                    "title": Shown(path=("title",), normalize="trim"),
+                    "body": Shown(path=("body",)),
+                    "state": Shown(path=("state",)),
+                    "state_reason": Shown(path=("state_reason",)),
+                    "assignee_logins": Shown(path=("assignees", "[]", "login"), normalize="fold"),
+                    "milestone": Shown(path=("milestone", "number")),
+                    "labels": Shown(path=("labels", "[]", "name")),
+                    "locked": Shown(path=("locked",)),
+                    "lock_reason": Shown(path=("active_lock_reason",)),
+                },
+                sent_with=(
+                    SentWith(
+                        follow="state_reason",
+                        lead="state",
+                        default={"closed": "completed", "open": "reopened"},
+                    ),
+                ),
+                sets=(
+                    MemberSet(
+                        view="labels",
+                        kind="label",
+                        add=MemberWrite(
+                            param="add_labels",
+                            operation=operations.ISSUES_ADD_LABELS,
+                            body="labels",
+                            answer=(),
+                        ),
+                        remove=MemberWrite(
+                            param="remove_labels",
+                            operation=operations.ISSUES_REMOVE_LABEL,
+                            each="name",
+                            answer=(),
+                            done="label_not_found",
+                        ),
+                    ),
+                    MemberSet(
+                        view="assignee_logins",
+                        kind="login",
+                        add=MemberWrite(
+                            param="add_assignees",
+                            operation=operations.ISSUES_ADD_ASSIGNEES,
+                            body="assignees",
+                            answer=("assignees",),
+                        ),
+                        remove=MemberWrite(
+                            param="remove_assignees",
+                            operation=operations.ISSUES_REMOVE_ASSIGNEES,
+                            body="assignees",
+                            answer=("assignees",),
+                        ),
+                    ),
+                ),
+                toggles=(
+                    Toggle(
+                        param="locked",
+                        on=operations.ISSUES_LOCK,
+                        off=operations.ISSUES_UNLOCK,
+                        reason="lock_reason",
+                    ),
+                ),
+                version=VersionCheck(
+                    param="expected_version",
+                    shape="issue",
+                    repair=Repair(
+                        next_step="reread",
+                        tool="github_get_issue",
+                        arguments={
+                            "owner": "{owner}",
+                            "repo": "{repo}",
+                            "issue_number": "{issue_number}",
+                        },
+                    ),
+                ),
+                exact=("known",),
+            ),
+        ),
+    ),
+    output=(
+        Output(
+            name="issue",
+            shape="issue",
+            sources=("update",),
+            detail="summary",
+            include=("state_reason",),
+            omit=("preview", "updated_at"),
+        ),
+        Output(name="version", sources=("update",), version_of="issue"),
+    ),
+    resolve=(
+        Resolve(
+            param="milestone",
+            operation=operations.ISSUES_LIST_MILESTONES,
+            match=("title",),
+            value=("number",),
+            unknown=ErrorSpec(
+                code="milestone_not_found",
+                message="No open milestone has that title; nothing was changed. details.choices lists the open milestones' titles.",
+                reason="no open milestone has this title",
+            ),
+            path={"owner": "{owner}", "repo": "{repo}"},
+            query={"state": "open"},
+            check=operations.ISSUES_GET_MILESTONE,
+            check_path={"owner": "{owner}", "repo": "{repo}", "milestone_number": "{milestone}"},
+            check_unknown=ErrorSpec(
+                code="milestone_not_found",
+                message="No milestone of the repository has that number; nothing was changed. Pass an open milestone's title instead: an unknown title answers with the open milestones' titles.",
+                reason="no milestone has this number",
+            ),
+        ),
+    ),
+)
+
 # github_update_label: GET /repos/{owner}/{repo}/labels/{name}, PATCH /repos/{owner}/{repo}/labels/{name}
 GITHUB_UPDATE_LABEL = Declaration(
     steps=(
@@ -686,24 +888,7 @@ TOOLS = {
         ),
     ),
     "github_update_issue": with_rules(
-        resolving(
-            hooks.update_issue,
-            (
-                Resolve(
-                    param="milestone",
-                    operation=operations.ISSUES_LIST_MILESTONES,
-                    match=("title",),
-                    value=("number",),
-                    unknown=ErrorSpec(
-                        code="milestone_not_found",
-                        message="No open milestone has that title; nothing was changed. details.choices lists the open milestones' titles.",
-                        reason="no open milestone has this title",
-                    ),
-                    path={"owner": "{owner}", "repo": "{repo}"},
-                    query={"state": "open"},
-                ),
-            ),
-        ),
+        declared(GITHUB_UPDATE_ISSUE),
         (
             Rule(
                 kind="requires",
@@ -738,6 +923,26 @@ TOOLS = {
                     "locked",
                 ),
                 reason="pass at least one field to change",
+            ),
+            Rule(
+                kind="not_blank",
+                fields=("title",),
+                message="The title is empty once GitHub trims its surrounding whitespace; nothing was changed.",
+                reason="only whitespace",
+            ),
+            Rule(
+                kind="excludes",
+                fields=("state", "state_reason"),
+                values=("closed", "reopened"),
+                message="state_reason reopened goes with state open; nothing was changed.",
+                reason="reopened is not a reason to close",
+            ),
+            Rule(
+                kind="disjoint",
+                fields=("add_assignees", "remove_assignees"),
+                normalize="fold",
+                message="A login is both in add_assignees and in remove_assignees; nothing was changed.",
+                reason="the same login is added and removed",
             ),
         ),
     ),

@@ -179,6 +179,9 @@ class NamesExist:
     kind: str = "label"  # the thing named, for the message
     lookup: Operation | None = None  # reads one entry by {name}: names past the first page
     repair: Repair | None = None
+    key: str = "name"  # the catalog entry's field holding the name
+    lookup_param: str = "name"  # the lookup's path parameter naming the entry
+    absent: str = "do not exist in the repository"  # what the message says of the missing names
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -219,6 +222,97 @@ class Resolve:
     query: Mapping[str, Template] = field(default_factory=dict)
     choices: int = 20
     pages: int = 10
+    check: Operation | None = None  # reads one entry by id: an id it does not find is refused
+    check_path: Mapping[str, Template] = field(default_factory=dict)
+    check_unknown: ErrorSpec | None = None  # the id is not found (its field defaults to `param`)
+
+
+# -- update plan (ghmcp_runtime.engine.update_plan) ---------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Shown:
+    """How the resource shows one value: a path in its JSON (`[]` maps a list, compared as a set),
+    read through a transform on both sides (`trim`, `fold`); null, "" and false count alike."""
+
+    path: tuple[str, ...]
+    normalize: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SentWith:
+    """Body field `follow` goes with `lead`: whenever `lead` is sent, `follow` is too (the
+    caller's value, else `default[lead's value]`); sent alone, the caller's `lead` goes with it."""
+
+    follow: str
+    lead: str
+    default: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemberWrite:
+    """Adding or removing members of a set: one request per member (`each`: the path variable
+    naming it) or one for all (`body`: the body field listing them)."""
+
+    param: str
+    operation: Operation
+    each: str | None = None
+    body: str | None = None
+    answer: tuple[str, ...] | None = None  # where the answer holds the whole list (): the body
+    done: str | None = None  # a 404 mapped to this code: the member was already absent
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemberSet:
+    """add/remove parameters against a list field of the resource (the `shows` entry `view`,
+    `list[].key`): only members missing (present) are written; `fold` in the view's normalize
+    matches members ignoring ASCII case."""
+
+    view: str
+    kind: str  # what a member is called in messages (label, login)
+    add: MemberWrite | None = None
+    remove: MemberWrite | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Toggle:
+    """A boolean parameter written by one of two requests (`on`, `off`); `reason` is a parameter
+    sent in `on`'s body under its own name and shown by the `shows` entry of that name."""
+
+    param: str
+    on: Operation
+    off: Operation
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VersionCheck:
+    """`param` carries a version of the resource (`shape`'s declared version): a mismatch is
+    `conflict` before any write, and a write's answer showing another writer's change stops the
+    writes with `conflict` naming those fields."""
+
+    param: str
+    shape: str
+    repair: Repair | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdatePlan:
+    """A partial update of one resource read by the step `against`, as waves of requests judged
+    by what the forge shows (ghmcp_runtime.engine.update_plan). The step carrying it is the
+    PATCH of the resource's own fields: its body's parameters, only those that differ. `shows` is
+    ordered: changed and ignored fields follow it (a set's add/remove parameters after its view)."""
+
+    against: str
+    noun: str  # the resource, in messages
+    shows: Mapping[str, Shown]
+    sent_with: tuple[SentWith, ...] = ()
+    sets: tuple[MemberSet, ...] = ()
+    toggles: tuple[Toggle, ...] = ()
+    version: VersionCheck | None = None
+    exact: tuple[str, ...] = ()  # names_exist steps whose exact names replace their parameters' values
+    changed: str = "changed_fields"  # output listing the fields that changed
+    ignored: str = "ignored_fields"  # output listing the parameters the forge ignored (absent when none)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -240,6 +334,7 @@ class Step:
     verify: Verify | None = None
     settle: Settle | None = None  # a write with `compare`, a delete, or a create after `absent`
     stored: Stored | None = None  # on a write that sends text
+    update: UpdatePlan | None = None  # this write is the PATCH of an update plan
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -9,6 +9,7 @@ runner turns that into `invalid_field` on the parameter, with nothing sent.
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -122,6 +123,24 @@ def empty_as_none(value: Any) -> Any:
     return None if value == "" else value
 
 
+_ASCII_FOLD = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def fold_name(name: str) -> str:
+    """A name's comparison key as GitHub compares logins and label names: ASCII letters
+    lower-cased, everything else kept."""
+    return name.translate(_ASCII_FOLD)
+
+
+def fold(value: Any) -> Any:
+    return fold_name(value) if isinstance(value, str) else value
+
+
+def trim(value: Any) -> Any:
+    """Surrounding whitespace removed (GitHub trims titles)."""
+    return value.strip() if isinstance(value, str) else value
+
+
 TRANSFORMS: dict[str, Transform] = {
     "hex_color": hex_color,
     "hash_hex_color": hash_hex_color,
@@ -132,6 +151,8 @@ TRANSFORMS: dict[str, Transform] = {
     "date": date,
     "due_day": due_day,
     "empty_as_none": empty_as_none,
+    "fold": fold,
+    "trim": trim,
 }
 
 
@@ -167,4 +188,6 @@ DESCRIPTIONS: dict[str, str] = {
     "date": "an ISO 8601 date or timestamp -> its YYYY-MM-DD date (for comparisons)",
     "due_day": "an ISO 8601 timestamp -> the US Pacific calendar day GitHub keeps of a milestone due date (YYYY-MM-DD)",
     "empty_as_none": "\"\" -> null",
+    "fold": "ASCII letters lower-cased, everything else kept (how GitHub compares logins and label names)",
+    "trim": "surrounding whitespace removed",
 }

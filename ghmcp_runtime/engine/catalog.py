@@ -25,7 +25,6 @@ read and unmatched names are missing.
 
 from __future__ import annotations
 
-import string
 from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -34,19 +33,11 @@ from ghmcp_runtime.calls.context import ToolContext
 from ghmcp_runtime.core.concurrent import gather
 from ghmcp_runtime.core.errors import ToolError, UpstreamError
 from ghmcp_runtime.core.model import Operation
+from ghmcp_runtime.core.transforms import fold_name
 
 MAX_PAGES = 100  # without a lookup: at most 10,000 entries are read
-_ASCII_FOLD = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 _UNADDRESSABLE = ("", ".", "..")  # dot segments cannot be a path segment: catalog only
-
-
-def fold(name: str) -> str:
-    """The comparison key of a name: ASCII letters lower-cased, everything else kept."""
-    return name.translate(_ASCII_FOLD)
-
-
-def same_name(a: str, b: str) -> bool:
-    return fold(a) == fold(b)
+fold = fold_name  # a name's comparison key
 
 
 class _Index:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ghmcp_runtime.calls.context import ToolContext, UpstreamResponse
+from ghmcp_runtime.calls.context import ToolContext
 from ghmcp_runtime.core.errors import ToolError
 
 # Arguments that change how rows are rendered, not which rows come back: a cursor ignores them.
@@ -47,7 +47,3 @@ def open_page(ctx: ToolContext, args: Mapping[str, Any], cursor_param: str) -> i
 def next_cursor(ctx: ToolContext, args: Mapping[str, Any], cursor_param: str, page: int) -> str:
     return ctx.mint_cursor({"page": page + 1}, bound_to=cursor_binding(args, cursor_param))
 
-
-def has_next_link(resp: UpstreamResponse) -> bool:
-    """A `Link` header with `rel="next"` (the forge profile's `has_more` also reads totals)."""
-    return 'rel="next"' in resp.headers.get("link", "")

@@ -34,12 +34,13 @@ from ghmcp_runtime.core.declared import (
     Settle,
     Step,
     Stored,
+    UpdatePlan,
     Verify,
 )
 from ghmcp_runtime.core.errors import OutcomeUnknown, ToolError
 from ghmcp_runtime.core.model import CompletionHandler, Handler
 from ghmcp_runtime.core.projection import walk as walk_path
-from ghmcp_runtime.core.refs import MISSING, Scope, render, text_of, walk
+from ghmcp_runtime.core.refs import MISSING, Scope, references, render, text_of, walk
 from ghmcp_runtime.core.transforms import TRANSFORMS, Refused, normalizer
 from ghmcp_runtime.core.versioning import canonical_json
 from ghmcp_runtime.engine.catalog import require_names
@@ -114,6 +115,8 @@ async def resolve_args(ctx: ToolContext, specs: tuple[Resolve, ...],
     out = dict(args)
     for spec in specs:
         wanted = out.get(spec.param)
+        if spec.check is not None and isinstance(wanted, int) and not isinstance(wanted, bool):
+            await check_id(ctx, spec, out)
         if not isinstance(wanted, str):
             continue
         scope = Scope(out, {}, {})
@@ -127,6 +130,39 @@ async def resolve_args(ctx: ToolContext, specs: tuple[Resolve, ...],
                 err.message += f" Only the first {spec.pages * ctx.forge.max_page_size} were compared."
             raise err
         out[spec.param] = found.value
+    return out
+
+
+async def check_id(ctx: ToolContext, spec: Resolve, args: Mapping[str, Any]) -> None:
+    """An id the forge would refuse is refused before anything is written (`Resolve.check`)."""
+    assert spec.check is not None and spec.check_unknown is not None
+    scope = Scope(dict(args), {}, {})
+    try:
+        await ctx.call(spec.check, path=render(dict(spec.check_path), scope))
+    except ToolError as err:
+        if err.code != spec.check.not_found:
+            raise
+        unknown = spec.check_unknown
+        raise build_error(unknown if unknown.field else replace(unknown, field=spec.param), scope) from None
+
+
+def resolving_requests(specs: Sequence[Resolve], args: Mapping[str, Any]) -> int:
+    """How many of `specs` ask the forge about `args` (a name looked up, an id checked)."""
+    return sum(1 for s in specs if isinstance(args.get(s.param), str)
+               or (s.check is not None and isinstance(args.get(s.param), int)
+                   and not isinstance(args.get(s.param), bool)))
+
+
+def reads_of(step: Step) -> set[str]:
+    """The names a step's request reads: template references, conditions and checked names."""
+    refs = references([dict(step.path), dict(step.query), dict(step.body)])
+    out = {r.path[0] for r in refs} | {c.param for c in step.when if c.param}
+    if step.names_exist is not None:
+        out |= set(step.names_exist.params)
+    if step.absent is not None:
+        out |= {r.path[0] for r in references(dict(step.absent.match))}
+    if step.guard is not None and step.guard.when is not None:
+        out.add(step.guard.when.param)
     return out
 
 
@@ -185,6 +221,8 @@ class _Call:
     ignored: dict[str, list[str]] = field(default_factory=dict)
     outcomes: dict[str, Outcome] = field(default_factory=dict)  # how each step ended
     asked: dict[str, dict[str, Any]] = field(default_factory=dict)  # a `stored` step's whole body
+    sent_before: int = 0  # ctx.requests_sent when the steps began
+    reads: int = 0  # reads started (one request each, unless one needed more)
 
     def scope(self, **extra: Any) -> Scope:
         return Scope(self.args, self.results, {RESPONSE: response_scope(self.outcomes), **extra})
@@ -244,20 +282,30 @@ class _Call:
         return self.outputs()
 
     async def run_steps(self, until: str | None = None) -> dict[str, Any]:
-        """The steps in waves; with `until`, only those before that step (none of them a write)."""
-        if self.decl.resolve:
-            self.args = await resolve_args(self.ctx, self.decl.resolve, self.args)
+        """The steps in waves; with `until`, only those before that step (none of them a write).
+        Name-or-id parameters are resolved beside the first wave's steps that do not read them."""
+        self.sent_before = self.ctx.requests_sent
+        self.reads = resolving_requests(self.decl.resolve, self.args)
+        resolved = {r.param for r in self.decl.resolve}
         pending = [s for s in self.decl.steps if until is None or until not in {s.id, *s.after}]
         finished: set[str] = set()
+        resolving = bool(self.decl.resolve)
         while pending:
             wave = [s for s in pending if set(s.after) <= finished]
-            if not wave:
+            if resolving:
+                wave = [s for s in wave if not reads_of(s) & resolved]
+            elif not wave:
                 raise RuntimeError("declared steps wait on each other")  # the generator prevents it
             # ctx.call bounds the requests in flight; the earliest declared failure is raised
-            await gather([partial(self.step, step) for step in wave], limit=len(wave))
+            calls = [partial(self.step, step) for step in wave]
+            await gather([self.resolve, *calls] if resolving else calls, limit=len(calls) + resolving)
+            resolving = False
             finished |= {s.id for s in wave}
             pending = [s for s in pending if s.id not in finished]
         return self.outputs()
+
+    async def resolve(self) -> None:
+        self.args = await resolve_args(self.ctx, self.decl.resolve, self.args)
 
     # -- one step ---------------------------------------------------------------------------
 
@@ -275,12 +323,17 @@ class _Call:
             raise self.refused(step, guard, refused) from None
         if step.stored is not None:
             self.asked[step.id] = body
+        if step.update is not None:
+            await self.run_update(step, step.update)
+            return
         if step.compare is not None:
             body = self.only_changed(step.compare, body)
             if not body:
                 return
         if self.ctx.dry_run and step.operation.method not in READ_METHODS:
             return  # planned: compare named what would change (the generator allows no other write)
+        if step.operation.method in READ_METHODS:
+            self.reads += 1  # each read is one request unless it needs more (see run_update)
         if step.names_exist is not None:
             await self.require_names(step, step.names_exist, path)
             return
@@ -324,12 +377,38 @@ class _Call:
     async def require_names(self, step: Step, spec: NamesExist, path: dict[str, Any]) -> None:
         names = {p: list(self.args[p]) for p in spec.params if self.args.get(p)}
         if not names:
+            self.reads -= 1  # nothing to look up: no request
             return
         exact = await require_names(
             self.ctx, catalog=step.operation, lookup=spec.lookup, path=path, names=names,
             repair=repair_of(ErrorSpec(repair=spec.repair), self.scope()), code=spec.code,
-            kind=spec.kind)
+            kind=spec.kind, key=spec.key, param=spec.lookup_param, absent=spec.absent)
         self.results[step.id] = exact
+
+    async def run_update(self, step: Step, plan: UpdatePlan) -> None:
+        """The update plan (ghmcp_runtime.engine.update_plan) over the resource `against` read.
+        A read before it that needed more than one request widened the window between the
+        resource's read (its version) and the writes: the resource is then read again."""
+        # imported here: only a server with an update plan loads it (and writes.py) at all
+        from ghmcp_runtime.engine.update_plan import apply as apply_update
+
+        read = self.decl.step(plan.against)
+        if self.ctx.requests_sent - self.sent_before > self.reads:
+            await self.step(read)
+        args = dict(self.args)
+        for source in plan.exact:
+            args.update(self.results.get(source) or {})
+        done = await apply_update(self.ctx, step, args, dict(self.results[read.id]),
+                                  reread=partial(self.read_again, read))
+        self.results[step.id] = done.after
+        self.changed[plan.changed] = done.changed
+        self.ignored[plan.ignored] = done.ignored
+
+    async def read_again(self, read: Step) -> dict[str, Any]:
+        scope = self.scope()
+        resp = await self.ctx.call(read.operation, path=render(dict(read.path), scope),
+                                   query=render(dict(read.query), scope) or None)
+        return dict(resp.data)
 
     def check_applied(self, verify: Verify, sent: Mapping[str, Any], data: Any) -> None:
         ignored = self.ignored.setdefault(verify.ignored, [])
@@ -583,6 +662,8 @@ class _Call:
         for step in self.decl.steps:
             if step.compare is not None:
                 out[step.compare.changed] = list(self.changed.get(step.compare.changed, []))
+            if step.update is not None:
+                out[step.update.changed] = list(self.changed.get(step.update.changed, []))
             if step.paginate is None:
                 continue
             state = self.pages.get(step.id)

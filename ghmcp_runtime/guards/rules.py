@@ -8,23 +8,48 @@ from typing import Any, Literal
 
 from ghmcp_runtime.core.errors import ToolError
 from ghmcp_runtime.core.model import Handler
+from ghmcp_runtime.core.transforms import normalizer
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Rule:
-    kind: Literal["at_least_one", "exactly_one", "all_or_none", "requires", "not_together"]
+    kind: Literal["at_least_one", "exactly_one", "all_or_none", "requires", "not_together",
+                  "not_blank", "excludes", "disjoint"]
     fields: tuple[str, ...]
     reason: str
     when: str | None = None
     equals: bool | int | str | None = None  # for requires: the value the fields must have (None: any)
+    values: tuple[bool | int | str, ...] = ()  # for excludes: the values `fields` may not hold together
+    normalize: str | None = None  # for disjoint: the transform both lists' items are compared through
+    message: str | None = None  # the error's message (default: "Invalid arguments: <reason>")
 
 
 def _present(args: Mapping[str, Any], name: str) -> bool:
     return name in args  # an explicit null (e.g. milestone: null) is a value
 
 
+def _broken(args: Mapping[str, Any], rule: Rule) -> dict[str, Any] | None:
+    """The details of a broken not_blank, excludes or disjoint rule (None: it holds)."""
+    if rule.kind == "not_blank":
+        blank = [f for f in rule.fields if isinstance(args.get(f), str) and not args[f].strip()]
+        return {"field": blank[0], "reason": rule.reason} if blank else None
+    if rule.kind == "excludes":
+        together = all(_present(args, f) and args[f] == v for f, v in zip(rule.fields, rule.values, strict=True))
+        return {"field": rule.fields[-1], "reason": rule.reason} if together else None
+    norm = normalizer(rule.normalize)
+    lists = [{norm(v) for v in args.get(f) or ()} for f in rule.fields]
+    shared = set.intersection(*lists) if lists else set()
+    return {"fields": list(rule.fields), "reason": rule.reason} if shared else None
+
+
 def check_rules(args: Mapping[str, Any], rules: tuple[Rule, ...]) -> ToolError | None:
     for rule in rules:
+        if rule.kind in ("not_blank", "excludes", "disjoint"):
+            broken = _broken(args, rule)
+            if broken is not None:
+                return ToolError("invalid_field", rule.message or f"Invalid arguments: {rule.reason}",
+                                 details=broken)
+            continue
         present = [f for f in rule.fields if _present(args, f)]
         missing = [f for f in rule.fields if f not in present]
         if rule.kind == "requires" and rule.equals is not None:
@@ -39,7 +64,7 @@ def check_rules(args: Mapping[str, Any], rules: tuple[Rule, ...]) -> ToolError |
             details = {"field": missing[0], "reason": rule.reason}
         else:
             continue
-        return ToolError("invalid_field", f"Invalid arguments: {rule.reason}", details=details)
+        return ToolError("invalid_field", rule.message or f"Invalid arguments: {rule.reason}", details=details)
     return None
 
 

@@ -518,13 +518,15 @@ def test_an_unknown_key_suggests_the_closest_known_key(runs: dict[str, Run]) -> 
 
 
 def test_repair_to_a_missing_tool_is_located_in_the_hooks(tmp_path: Path) -> None:
-    text, _ = replace(BASE, "name: github_list_labels", "name: github_list_repo_labels",
-                      tool_block("github_list_labels"))
-    text = text.replace("tool: github_list_labels", "tool: github_list_repo_labels")
+    # the search hook's repair names github_search_issues (the update hook, which named
+    # github_list_labels, is a declaration now)
+    text, _ = replace(BASE, "name: github_search_issues", "name: github_find_issues",
+                      tool_block("github_search_issues"))
+    text = text.replace("tool: github_search_issues", "tool: github_find_issues")
     run = _run(tmp_path / "repair", text)
     assert run.proc.returncode == 2
     hooks = HOOKS.read_text(encoding="utf-8")
-    want = line_of(hooks, 'repair("list_labels", "github_list_labels"')
+    want = line_of(hooks, 'repair("narrow_query", "github_search_issues"')
     located = [m for m in errors_in(run.proc.stderr)
                if "which is not a tool" in m.group("msg") and m.group("file").endswith(HOOKS.name)]
     assert located and located[0].group("file").endswith(HOOKS.name), run.proc.stderr
