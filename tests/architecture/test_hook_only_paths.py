@@ -36,11 +36,15 @@ def module_file(module: str) -> Path | None:
 
 
 def defining_module(module: str, name: str) -> str:
-    """Where `name`, imported from `module`, is defined (following re-exports)."""
+    """Where `name`, imported from `module`, is defined (following re-exports, also those a
+    module loads on use)."""
     path = module_file(module)
     if path is None:
         return module
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+    body = ast.parse(path.read_text(encoding="utf-8")).body
+    # names a module loads on use are imported under `if TYPE_CHECKING:` (the package root's)
+    nested = [inner for node in body if isinstance(node, ast.If) for inner in node.body]
+    for node in [*body, *nested]:
         if (isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("ghmcp_runtime")
                 and any((alias.asname or alias.name) == name for alias in node.names)):
             original = next(alias.name for alias in node.names if (alias.asname or alias.name) == name)
