@@ -144,10 +144,10 @@ def targets(plan: UpdatePlan, args: Mapping[str, Any], names: Sequence[str] | No
     return out
 
 
-def patch_fields(step: Step) -> dict[str, str]:
+def patch_fields(body: Mapping[str, Any]) -> dict[str, str]:
     """The PATCH's body field -> the parameter it sends (the step's whole-parameter bindings)."""
     out = {}
-    for key, template in step.body.items():
+    for key, template in body.items():
         parts = parse(template) if isinstance(template, str) else ()
         if len(parts) == 1 and isinstance(parts[0], Ref) and len(parts[0].path) == 1 and not parts[0].filters:
             out[key] = parts[0].path[0]
@@ -312,7 +312,7 @@ def waves(ctx: ToolContext, step: Step, args: Mapping[str, Any], current: Mappin
     plan = step.update
     assert plan is not None
     first: list[Write] = []
-    fields = patch_fields(step)
+    fields = patch_fields(step.body)
     if body := patch_body(plan, fields, args, current, look):
         operation, path = step.operation, _path(step.operation, args)
         params = {fields[k]: v for k, v in body.items()}
@@ -401,7 +401,7 @@ async def apply(ctx: ToolContext, step: Step, args: Mapping[str, Any], current: 
     look = views(plan, args)
     answers: dict[str, Any] = {}
     planned = waves(ctx, step, args, current, look, answers)
-    fields = patch_fields(step)
+    fields = patch_fields(step.body)
     names = row_names(plan, fields)
     if ctx.dry_run:
         return Applied(current, named([f for wave in planned for write in wave for f in write.fields], names), [])

@@ -152,7 +152,7 @@ async def test_two_requests_on_one_set_take_two_waves_the_add_last() -> None:
 async def test_sent_with_sends_the_follower_with_its_lead_and_the_lead_with_it() -> None:
     current = document()
     look = views(PLAN, {})
-    assert patch_fields(EDIT_STEP) == FIELDS
+    assert patch_fields(EDIT_STEP.body) == FIELDS
     assert patch_body(PLAN, FIELDS, {"status": "done"}, current, look) == {"status": "done", "reason": "finished"}
     assert patch_body(PLAN, FIELDS, {"status": "open", "reason": "later"}, current, look) == {
         "reason": "later", "status": "open"}
