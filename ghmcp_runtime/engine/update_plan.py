@@ -42,6 +42,8 @@ from ghmcp_runtime.core.transforms import normalizer
 from ghmcp_runtime.engine.writes import Resource, Views, named, run_steps
 from ghmcp_runtime.engine.writes import Step as Write
 
+_UNKNOWN = object()  # a value a dry run cannot predict: the field is named
+
 _VARIABLE = re.compile(r"\{(\w+)\}")
 _DOT_SEGMENTS = (".", "..")  # a path segment naming another resource
 
@@ -403,8 +405,15 @@ async def apply(ctx: ToolContext, step: Step, args: Mapping[str, Any], current: 
     planned = waves(ctx, step, args, current, look, answers)
     fields = patch_fields(step.body)
     names = row_names(plan, fields)
-    if ctx.dry_run:
-        return Applied(current, named([f for wave in planned for write in wave for f in write.fields], names), [])
+    if ctx.dry_run:  # the fields whose value a write would change (a lock without a reason: not the reason)
+        wanted = targets(plan, args)
+
+        def changes(write: Write, f: str) -> bool:
+            value = (write.sent or {}).get(f, wanted.get(f, _UNKNOWN))
+            return value is _UNKNOWN or look[f](current) != value
+
+        return Applied(current, named([f for wave in planned for write in wave for f in write.fields
+                                       if changes(write, f)], names), [])
     check: Callable[[Resource], None] | None = None
     if plan.version is not None and plan.version.param in args:
         version = plan.version
