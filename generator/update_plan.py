@@ -28,6 +28,7 @@ from ghmcp_runtime.core.declared import (
 )
 from ghmcp_runtime.core.model import Operation
 from ghmcp_runtime.core.transforms import TRANSFORMS
+from ghmcp_runtime.engine.update_plan import patch_fields
 
 READS = ("GET", "HEAD")
 # what a step with `update:` cannot also carry (the plan judges, settles and reports itself)
@@ -79,7 +80,7 @@ def build_update(raw: StepDef, loc: Loc, body: Mapping[str, Any], operation: Ope
         report((*uloc, "against"), f"update.against names {u.against!r}, not an earlier read step",
                f"earlier reads of one resource (not a listing): {', '.join(reads) or 'none'}")
     shows = _shows(u.shows, (*uloc, "shows"), c, report)
-    fields = {key: ref for key, value in body.items() if (ref := _whole_param(value, c.params)) is not None}
+    fields = {key: param for key, param in patch_fields(body).items() if param in c.params}
     for key, param in fields.items():
         if param not in shows:
             report((*uloc, "shows"), f"the PATCH sends {param!r} (body field {key!r}), which shows does not list",
@@ -113,13 +114,6 @@ def build_update(raw: StepDef, loc: Loc, body: Mapping[str, Any], operation: Ope
     return UpdatePlan(against=u.against, noun=u.noun, shows=shows, sent_with=tuple(sent_with),
                       sets=tuple(s for s in sets if s is not None), toggles=tuple(t for t in toggles if t),
                       version=version, exact=tuple(u.exact), changed=u.changed, ignored=u.ignored)
-
-
-def _whole_param(template: Any, params: Mapping[str, IRParam]) -> str | None:
-    if isinstance(template, str) and template.startswith("{") and template.endswith("}"):
-        name = template[1:-1]
-        return name if name in params else None
-    return None
 
 
 def _shows(raw: Mapping[str, Any], loc: Loc, c: Context, report: Report) -> dict[str, Shown]:

@@ -415,7 +415,7 @@ class Declaration:
     transforms: Mapping[str, str] = field(default_factory=dict)  # parameter -> transform
     detail: str | None = None  # the parameter choosing the row density, if any
     idempotency: Idempotency | None = None
-    resolve: tuple[Resolve, ...] = ()  # parameters taking a name, resolved before the steps
+    resolve: tuple[Resolve, ...] = ()  # parameters taking a name, resolved beside the first steps
     confirm: Confirm | None = None  # asked before any step runs
 
     def step(self, step_id: str) -> Step:

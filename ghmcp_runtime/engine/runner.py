@@ -10,7 +10,7 @@ When several steps of one wave fail, the earliest declared failure is reported.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Protocol
@@ -74,36 +74,10 @@ def declared(decl: Declaration) -> Handler:
     return handler
 
 
-Resolver = Callable[[Mapping[str, Any]], Awaitable[dict[str, Any]]]
-
-
-async def _as_given(args: Mapping[str, Any]) -> dict[str, Any]:
-    return dict(args)
-
-
-@dataclass(frozen=True, slots=True)
-class ResolvesItself:
-    """A hook handler that resolves its name-or-id parameters itself, beside its own first reads
-    (one round trip for both): `resolving` hands it the resolver instead of awaiting it first."""
-
-    run: Callable[[ToolContext, Any, Resolver], Awaitable[Any]]
-
-    async def __call__(self, ctx: ToolContext, args: Any) -> Any:
-        return await self.run(ctx, args, _as_given)  # a tool that declares nothing to resolve
-
-
-def resolves_itself(run: Callable[[ToolContext, Any, Resolver], Awaitable[Any]]) -> ResolvesItself:
-    """Decorator: the hook `run(ctx, args, resolve)` awaits `resolve(args)` among its own reads."""
-    return ResolvesItself(run)
-
-
 def resolving(handler: Handler, specs: tuple[Resolve, ...]) -> Handler:
-    """A hook tool's handler that gets its name-or-id parameters resolved (or, for a
-    `ResolvesItself` hook, the means to resolve them)."""
+    """A hook tool's handler that gets its name-or-id parameters resolved."""
 
     async def resolved(ctx: ToolContext, args: Any) -> Any:
-        if isinstance(handler, ResolvesItself):
-            return await handler.run(ctx, args, partial(resolve_args, ctx, specs))
         return await handler(ctx, await resolve_args(ctx, specs, args))
 
     return resolved

@@ -42,6 +42,8 @@ from ghmcp_runtime.core.transforms import normalizer
 from ghmcp_runtime.engine.writes import Resource, Views, named, run_steps
 from ghmcp_runtime.engine.writes import Step as Write
 
+_UNKNOWN = object()  # a value a dry run cannot predict: the field is named
+
 _VARIABLE = re.compile(r"\{(\w+)\}")
 _DOT_SEGMENTS = (".", "..")  # a path segment naming another resource
 
@@ -144,10 +146,10 @@ def targets(plan: UpdatePlan, args: Mapping[str, Any], names: Sequence[str] | No
     return out
 
 
-def patch_fields(step: Step) -> dict[str, str]:
+def patch_fields(body: Mapping[str, Any]) -> dict[str, str]:
     """The PATCH's body field -> the parameter it sends (the step's whole-parameter bindings)."""
     out = {}
-    for key, template in step.body.items():
+    for key, template in body.items():
         parts = parse(template) if isinstance(template, str) else ()
         if len(parts) == 1 and isinstance(parts[0], Ref) and len(parts[0].path) == 1 and not parts[0].filters:
             out[key] = parts[0].path[0]
@@ -312,7 +314,7 @@ def waves(ctx: ToolContext, step: Step, args: Mapping[str, Any], current: Mappin
     plan = step.update
     assert plan is not None
     first: list[Write] = []
-    fields = patch_fields(step)
+    fields = patch_fields(step.body)
     if body := patch_body(plan, fields, args, current, look):
         operation, path = step.operation, _path(step.operation, args)
         params = {fields[k]: v for k, v in body.items()}
@@ -401,10 +403,17 @@ async def apply(ctx: ToolContext, step: Step, args: Mapping[str, Any], current: 
     look = views(plan, args)
     answers: dict[str, Any] = {}
     planned = waves(ctx, step, args, current, look, answers)
-    fields = patch_fields(step)
+    fields = patch_fields(step.body)
     names = row_names(plan, fields)
-    if ctx.dry_run:
-        return Applied(current, named([f for wave in planned for write in wave for f in write.fields], names), [])
+    if ctx.dry_run:  # the fields whose value a write would change (a lock without a reason: not the reason)
+        wanted = targets(plan, args)
+
+        def changes(write: Write, f: str) -> bool:
+            value = (write.sent or {}).get(f, wanted.get(f, _UNKNOWN))
+            return value is _UNKNOWN or look[f](current) != value
+
+        return Applied(current, named([f for wave in planned for write in wave for f in write.fields
+                                       if changes(write, f)], names), [])
     check: Callable[[Resource], None] | None = None
     if plan.version is not None and plan.version.param in args:
         version = plan.version

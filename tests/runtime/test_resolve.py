@@ -22,7 +22,7 @@ from ghmcp_runtime.core.declared import (
 from ghmcp_runtime.core.errors import ToolError
 from ghmcp_runtime.core.model import FieldRule, Shape
 from ghmcp_runtime.core.projection import ShapeProjector
-from ghmcp_runtime.engine.runner import Resolver, declared, resolves_itself, resolving
+from ghmcp_runtime.engine.runner import declared, resolving
 
 pytestmark = pytest.mark.anyio
 NOT_FOUND = ErrorSpec(code="milestone_not_found", message="No open milestone has that title.",
@@ -175,20 +175,3 @@ async def test_changed_fields_carry_the_names_the_declaration_gives() -> None:
     up = Scripted({"get": {"name": "bug"}, "patch": {"name": "Bug"}})
     out = await run(Declaration(steps=steps, output=()), up, {**ARGS, "new_name": "Bug"})
     assert out == {"changed_fields": ["name"]}
-
-
-async def test_a_hook_that_resolves_itself_gets_the_resolver_instead() -> None:
-    seen: list[Any] = []
-
-    @resolves_itself
-    async def hook(ctx: ToolContext, args: Any, resolve: Resolver) -> Any:
-        seen.append(dict(args))
-        seen.append(await resolve(args))
-        return {}
-
-    up = Scripted({"milestones": pages(titled("v1.0", "v1.1"))})
-    await resolving(hook, (milestone_resolve(),))(make_ctx(up), {**ARGS, "milestone": "v1.1"})
-    await hook(make_ctx(up), {**ARGS, "milestone": "v1.1"})  # nothing declared to resolve
-    assert seen == [{**ARGS, "milestone": "v1.1"}, {**ARGS, "milestone": 2},
-                    {**ARGS, "milestone": "v1.1"}, {**ARGS, "milestone": "v1.1"}]
-    assert len(up.calls) == 1

@@ -152,7 +152,7 @@ async def test_two_requests_on_one_set_take_two_waves_the_add_last() -> None:
 async def test_sent_with_sends_the_follower_with_its_lead_and_the_lead_with_it() -> None:
     current = document()
     look = views(PLAN, {})
-    assert patch_fields(EDIT_STEP) == FIELDS
+    assert patch_fields(EDIT_STEP.body) == FIELDS
     assert patch_body(PLAN, FIELDS, {"status": "done"}, current, look) == {"status": "done", "reason": "finished"}
     assert patch_body(PLAN, FIELDS, {"status": "open", "reason": "later"}, current, look) == {
         "reason": "later", "status": "open"}
@@ -194,8 +194,13 @@ async def test_a_failed_write_names_what_was_applied_and_a_dry_run_sends_nothing
     assert caught.value.details == {"applied_fields": ["title"]}
     planned = Forge(document())
     done = await run(planned, {"title": "New", "add_tags": ["q4"], "archived": True}, dry_run=True)
-    # in the order of the requests: the PATCH, the toggle (with its reason), the set's last request
-    assert planned.sent == [] and done.changed == ["title", "archived", "why", "tags"]
+    # in the order of the requests: the PATCH, the toggle, the set's last request; the toggle's
+    # reason only when one is passed that the document does not show (as a real run reports it)
+    assert planned.sent == [] and done.changed == ["title", "archived", "tags"]
+    real = Forge(document())
+    assert sorted((await run(real, {"title": "New", "add_tags": ["q4"], "archived": True})).changed) == sorted(done.changed)
+    reasoned = await run(Forge(document()), {"archived": True, "why": "stale"}, dry_run=True)
+    assert reasoned.changed == ["archived", "why"]
 
 
 async def test_targets_follow_shows_with_each_sets_parameters_after_its_view() -> None:
