@@ -92,7 +92,7 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
         f"(bare low-level `mcp` server, {r['cold_start']['tools']} trivial tools)",
         _mm(cs["ours"], _s), _mm(cs["sdk_floor"], _s), cs["ours"]["median"] / cs["sdk_floor"]["median"],
         "lower", "≤ 1.10\u00d7", cs["ours"]["median"] / cs["sdk_floor"]["median"] <= 1.10,
-        "`github-issues-mcp` vs `python bench/sdk_floor.py 9`, raw JSON-lines driver"))
+        f"`github-issues-mcp` vs `python bench/sdk_floor.py {r['cold_start']['tools']}`, raw JSON-lines driver"))
     rows.append(Row(
         "cold_fastmcp", "Cold start vs FastMCP 4.1.6 `from_openapi` (17 issue operations)",
         _mm(cs["ours"], _s), _mm(cs["fastmcp"], _s), cs["ours"]["median"] / cs["fastmcp"]["median"],
