@@ -23,6 +23,8 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
                         ctx.call refuses requests outside it before sending them
     ctx.confine_query(q) -> str   (a search query confined to ctx.repos; raises ToolError)
     ctx.requests_sent   int, upstream requests this call has started through ctx.call
+    ctx.outside_allowlist  int, rows the allowlist left out of this call's answers (a tool
+                        returning rows reports it as `outside_allowlist`)
     ctx.changes         Changes: write requests that may have changed something (answered with
                         success, or their answer lost), this call's and the tools' it ran
     ctx.forge_clock     ForgeClock: the forge's clock offset, as its answers' Date headers show it
@@ -169,6 +171,7 @@ class ToolContext:
     lockdown: Lockdown | None = None
     repos: RepoAllowlist | None = None
     requests_sent: int = 0
+    outside_allowlist: int = 0  # rows `repos` left out of this call's answers
     changes: Changes = field(default_factory=Changes)  # shared with the tools a composite runs
     writes: WriteLog = field(default_factory=WriteLog)
     _own_clock: ForgeClock = field(default_factory=ForgeClock, repr=False)
@@ -216,7 +219,9 @@ class ToolContext:
                     "repository or a transferred issue); redirects are not followed under an "
                     "allowlist") from None
             raise
-        return self.repos.screen(resp, self.forge)
+        screened, dropped = self.repos.screen(resp, self.forge)
+        self.outside_allowlist += dropped
+        return screened
 
     async def _send(self, op: Operation, *, path: Mapping[str, str | int], query: Mapping[str, Any] | None,
                     body: Any) -> UpstreamResponse:
@@ -324,8 +329,7 @@ class ToolContext:
     def row(self, output: str, shape: str, raw: Mapping[str, Any]) -> dict[str, Any]:
         """`raw` as the tool's success output `output` publishes it: the fields its outputSchema
         lists (a fixed density, with any declared `include`/`omit`), for hooks."""
-        success = self.tool.output_schema.get("oneOf", [self.tool.output_schema])[0]
-        published = success["properties"][output]["properties"]
+        published = self.tool.success_fields[output]["properties"]
         unpublished = [name for name in self.projector.fields(shape) if name not in published]
         full = self.projector.project(shape, raw, "full", {}, (), self.cleaned, unpublished)
         return self._held(shape, raw, {name: full[name] for name in published})

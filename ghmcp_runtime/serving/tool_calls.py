@@ -31,7 +31,7 @@ from ghmcp_runtime.cleaning.outbound import (
 )
 from ghmcp_runtime.core.errors import INTERNAL_MESSAGE, ToolError
 from ghmcp_runtime.core.logs import call_fields, log_event
-from ghmcp_runtime.core.model import ToolSpec
+from ghmcp_runtime.core.model import OUTSIDE_ALLOWLIST_FIELD, ToolSpec
 from ghmcp_runtime.engine.batch import Pacer
 from ghmcp_runtime.engine.confirm import FORM, QUESTION, InputRequired, accepted
 from ghmcp_runtime.guards.caller import Caller
@@ -155,6 +155,8 @@ class ToolRuntime:
     ) -> dict[str, Any]:
         result, tctx = await self.run_tool(tool, caller, arguments, request_id, host=host)
         payload = {**result, "request_id": request_id}
+        if tctx.outside_allowlist and OUTSIDE_ALLOWLIST_FIELD in tool.success_fields:
+            payload[OUTSIDE_ALLOWLIST_FIELD] = tctx.outside_allowlist
         remaining, limit = tctx.rate_limit.get("remaining"), tctx.rate_limit.get("limit")
         if remaining is not None and limit and remaining < limit * LOW_RATE_LIMIT_FRACTION:
             payload["rate_limit_remaining"] = remaining
