@@ -13,6 +13,7 @@ from generator.batch import build_batch, build_confirm
 from generator.catalog import builtin_codes
 from generator.declare import DeclarationBuilder, bind_path, error_spec, match_of
 from generator.diagnostics import Diagnostic, Level, Where, closest
+from generator.error_reach import dead_step_rules, reach
 from generator.hookscan import HookFacts
 from generator.ir import (
     Coverage,
@@ -233,18 +234,6 @@ class Builder:
                            error=error_spec(raw) or ErrorSpec())
             out.append((self.loc.where(loc), rule))
         return out
-
-    def server_rule_codes(self, ops: list[IROperation], implied: set[str]) -> set[str]:
-        """The codes server-wide rules give a tool's failures: a rule applies when some operation
-        can fail as it matches (its method; the code it matches is one the tool can emit)."""
-        codes: set[str] = set()
-        for _, rule in self.error_rules:
-            when = rule.when
-            if rule.error.code is None or (when.method and not any(op.method in when.method for op in ops)):
-                continue
-            if when.code is None or when.code in implied:
-                codes.add(rule.error.code)
-        return codes
 
     def build_resources(self) -> tuple[IRResource, ...]:
         out = []
@@ -623,8 +612,12 @@ class Builder:
         resolve = self.build_resolvers(tool, loc, built_params)
         if resolve is None:
             return None
-        implied = self.implied_codes(tool, ops, built_params) | resolve_codes(resolve)
-        implied |= self.server_rule_codes(ops, implied)
+        generic = self.implied_codes(ops, built_params)
+        reached = reach([rule for _, rule in self.error_rules], ops, generic)
+        implied = (generic - set(reached.dropped)) | reached.added | resolve_codes(resolve)
+        if tool.handler is not None:
+            implied |= self.hooks.codes.get(tool.handler, frozenset())
+        self.problems += dead_step_rules(tool, loc, reached, self.error_rules, self.loc)
         repairs_of_rules = tuple((where, rule.error.repair) for where, rule in self.error_rules
                                  if rule.error.repair is not None and rule.error.code in implied)
         declaration = batch = None
@@ -1019,7 +1012,9 @@ class Builder:
                 self.error(("toolsets", name), f"toolset {name!r} has no tool",
                            "name it in a tool's `toolset:`, or remove it", "toolsets")
 
-    def implied_codes(self, tool: ToolDef, ops: list[IROperation], params: tuple[IRParam, ...]) -> set[str]:
+    def implied_codes(self, ops: list[IROperation], params: tuple[IRParam, ...]) -> set[str]:
+        """The codes the runtime's mapping of the operations' failures, and its argument checks,
+        can give the tool (before the server-wide rules)."""
         codes = set(ALWAYS_CODES)
         for op in ops:
             codes.add(op.not_found)
@@ -1034,8 +1029,6 @@ class Builder:
         names = {p.name for p in params}
         if any(n.endswith("cursor") for n in names):
             codes.add("cursor_expired")
-        if tool.handler is not None:
-            codes |= self.hooks.codes.get(tool.handler, frozenset())
         return codes
 
     def build_error_codes(self, tools: list[IRTool]) -> tuple[IRErrorCode, ...]:
