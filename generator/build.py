@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from generator import param_values
 from generator.batch import build_batch, build_confirm
 from generator.catalog import builtin_codes
 from generator.declare import DeclarationBuilder, bind_path, error_spec, match_of
@@ -609,6 +610,7 @@ class Builder:
             return None
         built_params = tuple(p for p in params if p is not None)
         built_output = tuple(f for f in output if f is not None)
+        self.problems += param_values.check(tool, index, built_params, self.loc)
         resolve = self.build_resolvers(tool, loc, built_params)
         if resolve is None:
             return None
@@ -973,6 +975,12 @@ class Builder:
         if not a.read_only and (a.destructive is None or a.idempotent is None):
             self.error(aloc, f"mutating tool {tool.name} must decide destructive and idempotent explicitly",
                        "set destructive: true|false and idempotent: true|false", "annotations")
+        confirm = ("confirm",) if tool.confirm else ("batch", "confirm") if tool.batch and tool.batch.confirm else None
+        if confirm is not None and a.destructive is not True:
+            self.error((*loc, *confirm), f"{tool.name} asks the user to confirm, but its annotations say "
+                       f"it is {'read-only' if a.read_only else 'not destructive'}",
+                       "a confirmation is for a write that cannot be undone (a delete, a merge): mark the "
+                       "tool `destructive: true`, or drop `confirm`", "confirm-destructive")
 
     def check_tool_names(self) -> None:
         seen: dict[str, int] = {}

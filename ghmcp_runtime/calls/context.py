@@ -109,6 +109,7 @@ class Idempotency(Protocol):
         offset: Callable[[], float | None] | None = None,
         repair: Mapping[str, Any] | None = None,
         source: str = "the forge",
+        wrote: Callable[[], bool] | None = None,
     ) -> Any: ...
 
 
@@ -158,6 +159,7 @@ class ToolContext:
     lockdown: Lockdown | None = None
     repos: RepoAllowlist | None = None
     requests_sent: int = 0
+    write_requests: int = 0  # requests this call started that may write (any method but GET/HEAD)
     writes: WriteLog = field(default_factory=WriteLog)
     _own_clock: ForgeClock = field(default_factory=ForgeClock, repr=False)
     slots: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(MAX_CONCURRENT))
@@ -215,6 +217,8 @@ class ToolContext:
             if writes and self.pace is not None:
                 await self.pace()
             self.requests_sent += 1
+            if writes:
+                self.write_requests += 1
             try:
                 response = await self.upstream.call(self, op, path=path, query=query, body=body)
             except UpstreamError as err:
@@ -279,11 +283,14 @@ class ToolContext:
         key ended with an unknown outcome, `recover(history)` runs first and its non-None answer
         is taken as that attempt's result. `claimed()` names the item a finished write answered
         with: no other call's recovery adopts it (keyed or not); `repair` says where to look
-        when the key is reused with other arguments while its first outcome is unknown."""
+        when the key is reused with other arguments while its first outcome is unknown. An
+        attempt that failed before sending any write frees the key: nothing is left to recover."""
+        before = self.write_requests
         result: T = await self.idempotency.run(
             key=key, scope=(self.identity, *scope), fingerprint=fingerprint, run=run, recover=recover,
             shared=scope if claimed is not None else None, claimed=claimed,
             offset=lambda: self.forge_clock.offset, repair=repair, source=self.forge.display_name,
+            wrote=lambda: self.write_requests > before,
         )
         return result
 

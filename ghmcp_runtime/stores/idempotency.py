@@ -348,6 +348,10 @@ def _no_offset() -> float | None:
     return None
 
 
+def _always() -> bool:
+    return True
+
+
 @dataclass(frozen=True, slots=True)
 class _Write:
     run: Callable[[], Awaitable[Any]]
@@ -356,6 +360,7 @@ class _Write:
     claimed: Callable[[], str | None] | None
     offset: Callable[[], float | None]
     source: str
+    wrote: Callable[[], bool]
 
 
 class IdempotencyRunner:
@@ -394,12 +399,15 @@ class IdempotencyRunner:
         offset: Callable[[], float | None] | None = None,
         repair: Mapping[str, Any] | None = None,
         source: str = "the forge",
+        wrote: Callable[[], bool] | None = None,
     ) -> Any:
         """`run()` at most once per key. `shared` (the scope without the caller) and `claimed`
         (the item the finished write answered with) claim that item for this call, keyed or
         not; `offset` is the forge's clock offset now (recorded with a lost attempt); `repair` is
         where to look when a key is reused while its first outcome is unknown; `source` names
-        the forge in messages."""
+        the forge in messages; `wrote()` says whether the attempt sent a request that may have
+        written (without it, any attempt may have): one that failed before any did frees the key,
+        so the next attempt runs without looking for a write that never happened."""
         claim_scope = None if shared is None else hashlib.sha256(
             canonical_json(["claims", *shared])).hexdigest()
         if key is None:
@@ -408,7 +416,8 @@ class IdempotencyRunner:
             return result
         store_key = hashlib.sha256(canonical_json([*scope, key])).hexdigest()
         owner = str(scope[0]) if scope else ""  # the caller's identity (ToolContext.idempotent)
-        write = _Write(run, recover, claim_scope, claimed, offset or _no_offset, source)
+        write = _Write(run, recover, claim_scope, claimed, offset or _no_offset, source,
+                       wrote or _always)
         waited, delay = 0.0, self._poll_s
         while True:
             claim = await self._store.claim(store_key, fingerprint, self._ttl_s, self._lease_s,
@@ -485,14 +494,18 @@ class IdempotencyRunner:
             result = await self._while_leased(store_key, lease, recover_then_run)
         except ToolError as err:
             with anyio.CancelScope(shield=True):
-                if writing[0] and not isinstance(err, OutcomeUnknown) and not err.temporary:
-                    await self._store.release(store_key, lease)  # the write provably failed
+                failed = not isinstance(err, OutcomeUnknown) and not err.temporary
+                if writing[0] and (failed or not write.wrote()):
+                    await self._store.release(store_key, lease)  # the write provably failed, or never went out
                 else:
                     await self._store.mark_unknown(store_key, lease, lost[0] if lost else None)
             raise
         except BaseException:
             with anyio.CancelScope(shield=True):
-                await self._store.mark_unknown(store_key, lease, lost[0] if lost else None)
+                if writing[0] and not write.wrote():
+                    await self._store.release(store_key, lease)
+                else:
+                    await self._store.mark_unknown(store_key, lease, lost[0] if lost else None)
             raise
         with anyio.CancelScope(shield=True):
             item = write.claimed() if write.claimed is not None else None
