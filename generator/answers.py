@@ -9,14 +9,16 @@ a path GitHub's answer lacks (`{merge.shaa}`) is refused at generation, not met 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from generator.schemas import object_branches, walk
-from generator.spec import SpecOperation, resolve_ref
+from generator.spec import SpecError, SpecOperation, resolve_ref
+from ghmcp_runtime.core.refs import MISSING
 
 JSON = Any
+EXAMPLES = "#/components/examples/"
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,3 +82,32 @@ def near(document: JSON, answers: Sequence[Answer], path: tuple[str, ...]) -> li
             return sorted({name for branch in object_branches(document, parent)
                            for name in branch.get("properties", {})})
     return []
+
+
+def documented_answers(document: Mapping[str, Any], operation_id: str) -> Iterator[tuple[str, Any]]:
+    """(label, body) of every documented 2xx JSON example of an operation."""
+    for item in document.get("paths", {}).values():
+        for op in item.values():
+            if not isinstance(op, Mapping) or op.get("operationId") != operation_id:
+                continue
+            for status, response in sorted(op.get("responses", {}).items()):
+                if not (status.isdigit() and 200 <= int(status) < 300):
+                    continue
+                media = resolve_ref(document, response).get("content", {}).get("application/json", {})
+                if "example" in media:
+                    yield f"{status} example", media["example"]
+                for name, example in sorted(media.get("examples", {}).items()):
+                    value = _example_value(document, example)
+                    if value is not MISSING:
+                        yield f"{status} example {name!r}", value
+
+
+def _example_value(document: Mapping[str, Any], example: Any) -> Any:
+    try:
+        node = resolve_ref(document, example)
+        value = node.get("value", MISSING) if isinstance(node, Mapping) else MISSING
+        if isinstance(value, Mapping) and set(value) == {"$ref"} and str(value["$ref"]).startswith(EXAMPLES):
+            value = resolve_ref(document, value).get("value", MISSING)  # a spec quirk: value -> example
+    except (SpecError, KeyError, TypeError):
+        return MISSING
+    return value

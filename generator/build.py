@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from generator import param_values
+from generator import lockdown_check, param_values
 from generator.batch import build_batch, build_confirm
 from generator.catalog import builtin_codes
 from generator.declare import DeclarationBuilder, bind_path, error_spec, match_of
@@ -160,7 +160,9 @@ class Builder:
                 built_by_name[built_tool.name] = built_tool
         self.check_tool_names()
         self.check_toolsets()
+        tool_ops = {op for tool in self.o.tools for op in tool_operations(tool)}
         built = [t for t in tools if t is not None]
+        self.problems += lockdown_check.check(self.doc, shapes.values(), tool_ops, self.o.server.forge, self.loc)
         codes = self.build_error_codes(built)
         resources = self.build_resources()
         templates = self.build_templates(built)
@@ -611,6 +613,7 @@ class Builder:
         built_params = tuple(p for p in params if p is not None)
         built_output = tuple(f for f in output if f is not None)
         self.problems += param_values.check(tool, index, built_params, self.loc)
+        self.check_confirm(tool, loc)
         resolve = self.build_resolvers(tool, loc, built_params)
         if resolve is None:
             return None
@@ -975,6 +978,10 @@ class Builder:
         if not a.read_only and (a.destructive is None or a.idempotent is None):
             self.error(aloc, f"mutating tool {tool.name} must decide destructive and idempotent explicitly",
                        "set destructive: true|false and idempotent: true|false", "annotations")
+
+    def check_confirm(self, tool: ToolDef, loc: tuple[str | int, ...]) -> None:
+        """The annotations and a confirmation agree: only a destructive tool asks."""
+        a = tool.annotations
         confirm = ("confirm",) if tool.confirm else ("batch", "confirm") if tool.batch and tool.batch.confirm else None
         if confirm is not None and a.destructive is not True:
             self.error((*loc, *confirm), f"{tool.name} asks the user to confirm, but its annotations say "
@@ -1047,7 +1054,7 @@ class Builder:
                 continue  # a built-in code no tool can emit stays out of the catalog
             out.append(IRErrorCode(code=code, temporary=d.temporary, description=d.description.strip(),
                                    repair=d.repair.strip(), tools=users))
-            if not users:
+            if not users and len(tools) == len(self.o.tools):  # (a tool that failed to build says nothing)
                 self.warn(("error_codes", code), f"error code {code!r} is used by no tool")
         return tuple(out)  # repair targets are checked, with locations, by the linter
 

@@ -716,8 +716,8 @@ class DeclarationBuilder:
         if raw.update is not None:
             before = self.answers.get(raw.update.against, [])
             for name, shown in raw.update.shows.items():
-                path = shown if isinstance(shown, str) else shown.source
-                paths += [((*loc, "update", "shows", name), answers, path) for answers in (before, own)]
+                dotted = shown if isinstance(shown, str) else shown.source
+                paths += [((*loc, "update", "shows", name), answers, dotted) for answers in (before, own)]
             for k, member in enumerate(raw.update.sets):
                 for key in ("add", "remove"):
                     write = getattr(member, key)
@@ -765,13 +765,19 @@ class DeclarationBuilder:
     def check_path(self, step: str, path: tuple[str, ...], loc: Loc, optional: bool = False) -> None:
         answers = self.answers.get(step, [])
         missing = lacks(self.document, answers, path)
-        if missing and (not optional or len(missing) == len(answers)):
-            dotted = ".".join((step, *path))
+        if not missing or (optional and len(missing) < len(answers)):
+            return
+        dotted = ".".join((step, *path))
+        if len(missing) < len(answers):  # the step's own answer has it; what a recipe puts there lacks it
+            hint = (f"read it where every result of {step} has it (its answer has, {missing[0]} has "
+                    "not), or drop the recipe that puts that in its place")
+        else:
             guess = closest(path[-1], near(self.document, answers, path))
-            self.error(loc, f"{{{dotted}}} reads {'.'.join(path)!r}, which {missing[0]} does not have",
-                       (f"did you mean {{{'.'.join((step, *path[:-1], guess))}}}? " if guess else "")
-                       + "A path names properties of the step's result as the spec describes it "
-                       "(through allOf/oneOf and nullable objects; lists cannot be indexed)", "binding-paths")
+            hint = ((f"did you mean {{{'.'.join((step, *path[:-1], guess))}}}? " if guess else "")
+                    + "A path names properties of the step's result as the spec describes it "
+                    "(through allOf/oneOf and nullable objects; lists cannot be indexed)")
+        self.error(loc, f"{{{dotted}}} reads {'.'.join(path)!r}, which {missing[0]} does not have",
+                   hint, "binding-paths")
 
     def response_ref(self, path: tuple[str, ...], loc: Loc, known: set[str]) -> set[str]:
         """`{response.<step>.status}` or `{response.<step>.headers.<name>}`: the step it reads."""
@@ -878,8 +884,8 @@ class DeclarationBuilder:
                 self.error(loc, f"output {f.name!r} projects shape {shape.name!r} from {source.id}, but "
                            f"{answer.label} has no {', '.join(missing[:3])}"
                            + (f" and {len(missing) - 3} more" if len(missing) > 3 else ""),
-                           f"project a shape whose sources include this answer's schema, or read "
-                           f"another step", "output-shapes")
+                           "project a shape whose sources include this answer's schema, or read "
+                           "another step", "output-shapes")
             elif nulls:
                 self.error(loc, f"output {f.name!r}: {answer.label} may leave out {', '.join(nulls[:3])}, "
                            f"which shape {shape.name!r} says is always present",
@@ -897,8 +903,7 @@ class DeclarationBuilder:
             kinds = schema_types(compact(self.document, found)) - {"null"}
             if ref.filters or not kinds:
                 continue  # a transform changes the value; an untyped answer says nothing
-            wanted = {f.type, "integer"} if f.type == "number" else {f.type}
-            if not kinds & wanted:
+            if f.type not in kinds:
                 self.error(loc, f"output {f.name!r} is {f.type}, but {answer.label} gives "
                            f"{'.'.join(ref.path[1:])!r} as {'/'.join(sorted(kinds))}",
                            "declare the type the answer has", "binding-paths")

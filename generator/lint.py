@@ -9,7 +9,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from generator import lint_behaviour, lint_examples, lint_lockdown, lint_text
+from generator import lint_behaviour, lint_examples, lint_text
 from generator.diagnostics import Diagnostic
 from generator.ir import IRServer, IRTool
 from generator.lint_ctx import Ctx
@@ -50,7 +50,6 @@ def lint(server: IRServer, located: Located | None = None,
     lint_text.check(ctx)
     lint_behaviour.check(ctx)
     lint_examples.check(ctx)
-    lint_lockdown.check(ctx)
     return ctx.out
 
 

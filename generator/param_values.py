@@ -67,11 +67,11 @@ def check(tool: ToolDef, index: int, params: tuple[IRParam, ...], located: Locat
         problems = sorted(Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
                           .iter_errors(value), key=lambda e: list(e.absolute_path))
         if problems:
-            allowed = schema.get("enum")
             out.append(Diagnostic(
                 Level.ERROR, located.where(where),
                 f"{tool.name}: {what} {value!r} is not a value of parameter {name!r}: {problems[0].message}",
-                f"it accepts {allowed}" if allowed else "give a value the parameter's schema accepts", RULE))
+                "give a value an agent could send (the parameter's published schema, with what the "
+                "server checks beyond it), or drop it", RULE))
 
     loc: Loc = ("tools", index)
     for k, raw in enumerate(tool.params):

@@ -1,4 +1,4 @@
-"""Rule `lockdown-repository`: a lockdown rule's `repository` is an API URL naming the repository,
+"""Rule `lockdown-repository` (build stage, once the tools are built): a lockdown rule's `repository` is an API URL naming the repository,
 as the forge profile reads it (`ForgeProfile.repository_of`: `…/repos/{owner}/{repo}…`). A path
 to anything else (`html_url`, a user's URL) leaves every row's repository unknown, so lockdown
 withholds every row as `trust_unknown` at run time.
@@ -11,10 +11,11 @@ end in a field named `url` or `*_url` other than a page's (`html_url`) or an ava
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from generator.lint_examples import documented_answers
+from generator.answers import documented_answers
+from generator.diagnostics import Diagnostic, Level
 from generator.schemas import walk
 from generator.spec import index_operations, resolve_ref, success_body
 from ghmcp_runtime.core.forges import FORGES, GITHUB
@@ -23,37 +24,40 @@ from ghmcp_runtime.core.refs import MISSING
 
 if TYPE_CHECKING:
     from generator.ir import IRShape
-    from generator.lint_ctx import Ctx
+    from generator.yamlsrc import Located
 
 RULE = "lockdown-repository"
 NOT_API = ("html_url", "avatar_url", "clone_url", "git_url", "ssh_url", "svn_url", "mirror_url",
            "original_url", "website")
 
 
-def check(ctx: Ctx) -> None:
-    if ctx.document is None:
-        return
-    forge = FORGES.get(ctx.server.forge, GITHUB)
-    used = {op.operation_id for t in ctx.server.tools for op in t.operations}
-    ops = [op for op_id, op in index_operations(ctx.document).items() if op_id in used]
-    for shape in ctx.server.shapes:
+def check(document: Mapping[str, Any], shapes: Iterable[IRShape], used: Iterable[str], forge_name: str,
+          located: Located) -> list[Diagnostic]:
+    """The problems of every shape's lockdown rule; `used` are the server's operations."""
+    forge = FORGES.get(forge_name, GITHUB)
+    wanted = set(used)
+    ops = [op for op_id, op in index_operations(document).items() if op_id in wanted]
+    out = []
+    for shape in shapes:
         if shape.lockdown is None:
             continue
         path = shape.lockdown.repository
-        evidence = _evidence(ctx.document, shape, ops)
-        where = ctx.at(("shapes", shape.name, "lockdown", "repository"))
+        evidence = _evidence(document, shape, ops)
+        where = located.where(("shapes", shape.name, "lockdown", "repository"))
         wrong = [(label, value) for label, value in evidence
                  if not isinstance(value, str) or forge.repository_of(value) is None]
         if wrong:
             label, value = wrong[0]
-            ctx.error(where, RULE, f"lockdown.repository {'.'.join(path)!r} is not an API URL naming the "
-                      f"repository: {label} has {value!r}",
-                      f"name a field like {_example(forge.repository.path)} (GitHub: repository_url, "
-                      "or base.repo.url of a pull request)")
+            out.append(Diagnostic(Level.ERROR, where, f"lockdown.repository {'.'.join(path)!r} is not an API "
+                                  f"URL naming the repository: {label} has {value!r}",
+                                  f"name a field like {_example(forge.repository.path)} (GitHub: "
+                                  "repository_url, or base.repo.url of a pull request)", RULE))
         elif not evidence and (path[-1] in NOT_API or not (path[-1] == "url" or path[-1].endswith("_url"))):
-            ctx.error(where, RULE, f"lockdown.repository {'.'.join(path)!r} does not name an API URL",
-                      f"name the field holding {_example(forge.repository.path)} (the spec gives no "
-                      "example to judge by: a field named url or *_url, not a page's html_url)")
+            out.append(Diagnostic(Level.ERROR, where, f"lockdown.repository {'.'.join(path)!r} does not name "
+                                  "an API URL", f"name the field holding {_example(forge.repository.path)} "
+                                  "(the spec gives no example to judge by: a field named url or *_url, not a "
+                                  "page's html_url)", RULE))
+    return out
 
 
 def _example(path: str) -> str:
