@@ -233,6 +233,11 @@ class CallHost:
 
     async def run_tool(self, ctx: ToolContext, name: str, args: Mapping[str, Any], *, dry_run: bool,
                        paced: bool) -> dict[str, Any]:
+        if name not in ctx.tool.runs or name not in self.runtime.surface_of(self.caller).tools:
+            # exposure hides a composite with the tools it declares it runs, so this is a
+            # defect (a hook running an undeclared tool): the whole call fails, internal_error
+            raise RuntimeError(f"{ctx.tool.name} ran {name}, which it does not declare or the "
+                               "caller's surface hides")
         if paced and self.pacer is None:
             self.pacer = Pacer(self.write_interval_s)  # one pace for every item of the call
         try:
