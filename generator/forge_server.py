@@ -258,6 +258,10 @@ def render_forge(decl: ForgeDecl, results: Sequence[Result], packaging: Packagin
     context: dict[str, Any] = {
         "generator": NAME, "overrides_file": decl.display, "server": s, "decl": decl.file,
         "default_toolsets": tuple(decl.file.default_toolsets),
+        "imports": sorted([("ghmcp_runtime.core.model", "StaticResource"),
+                           ("ghmcp_runtime.serving.forge_server", "forge_server"),
+                           ("ghmcp_runtime.serving.package_data", "PackageData"),
+                           *((f"{p.package}.server", f"SERVER as {p.package.upper()}") for p in servers)]),
         "forge": FORGES[s.forge].display_name, "parts": servers, "fingerprint": fp,
         "inputs": inputs, "toolsets": toolsets, "totals": _totals(toolsets),
         "tool_bytes": {t.name: compact_bytes(model_visible([wire_tool(t)])[0]) for t in tools},

@@ -98,6 +98,9 @@ class ToolSpec:
     toolset: str | None = None  # the declared toolset `--toolsets` selects it by
     # what the server checks beyond input_schema, by parameter (advertise_pattern: false)
     input_checks: Mapping[str, Mapping[str, Any]] | None = None
+    # other tools this one runs on the caller's behalf (a batch's item tool and listing): a
+    # surface that hides any of them hides this one too (guards.exposure)
+    runs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

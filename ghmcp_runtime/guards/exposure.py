@@ -9,6 +9,11 @@ itself with the same vocabulary in headers (`X-MCP-Readonly`, `X-MCP-Toolsets`, 
 `X-MCP-Exclude-Tools`, `X-MCP-Repos`): the result is always inside the server's surface, so a
 header can only narrow it. Names the server does not declare are refused, so a typo never
 silently empties a surface.
+
+A tool that runs other tools for the caller (a batch: its item tool and its listing,
+`ToolSpec.runs`) is exposed only with all of them: hiding `github_update_issue` hides
+`github_update_issues` too, whatever hid it, so no call reaches a hidden tool through another.
+Naming such a tool in `--tools`/`X-MCP-Tools` while its tools stay hidden is refused.
 """
 
 from __future__ import annotations
@@ -101,6 +106,7 @@ class ExposurePolicy:
         self.default = self.names if default_toolsets is None else frozenset().union(
             *(self.members[name] for name in default_toolsets))
         self.writes = frozenset(t.name for t in tools if not t.annotations.read_only)
+        self.runs = {t.name: frozenset(t.runs) for t in tools if t.runs}
         self.full = Surface(self.names)
         try:
             repos = RepoAllowlist.parse(flags.repos) if flags.repos else None
@@ -138,7 +144,22 @@ class ExposurePolicy:
         chosen -= set(dropped)
         if read_only:
             chosen -= self.writes
-        return frozenset(chosen & within)
+        chosen &= within
+        closed = self._with_what_they_run(chosen)
+        if lost := [n for n in picked if n in chosen - closed]:
+            hidden = sorted(self.runs[lost[0]] - closed)
+            raise ExposureError(f"{source[1]}: {lost[0]} runs {', '.join(hidden)}, which this "
+                                f"selection hides: expose {'them' if len(hidden) > 1 else 'it'} "
+                                f"too, or leave {lost[0]} out")
+        return frozenset(closed)
+
+    def _with_what_they_run(self, chosen: set[str]) -> set[str]:
+        """`chosen` without every tool that runs a tool outside it (to a fixed point: a
+        composite of composites goes with its innermost tool)."""
+        closed = set(chosen)
+        while hidden := {n for n in closed if not self.runs.get(n, frozenset()) <= closed}:
+            closed -= hidden
+        return closed
 
     def for_request(self, headers: Mapping[str, str]) -> Surface:
         """The surface of an HTTP request: the server's, narrowed by its X-MCP-* headers."""

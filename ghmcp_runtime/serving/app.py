@@ -64,7 +64,8 @@ def open_idempotency(settings: Settings) -> Idempotency | None:
     from ghmcp_runtime.stores.idempotency import IdempotencyRunner
     from ghmcp_runtime.stores.redis_store import open_store
 
-    return IdempotencyRunner(open_store(settings.idempotency_store, settings.keys_per_caller))
+    return IdempotencyRunner(open_store(settings.idempotency_store, settings.keys_per_caller,
+                                         settings.shared_keys))
 
 
 def guarded(

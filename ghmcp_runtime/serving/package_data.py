@@ -67,7 +67,8 @@ class PackageData:
 
     def tool(self, *, name: str, handler: Handler, operations: Sequence[Operation],
              annotations: Annotations, field_map: Mapping[str, str] | None = None,
-             echo_safe: Sequence[str] = (), toolset: str | None = None) -> ToolSpec:
+             echo_safe: Sequence[str] = (), toolset: str | None = None,
+             runs: Sequence[str] = ()) -> ToolSpec:
         """The tool as tools.json publishes it (title, description, schemas) and errors.json
         lists its codes, with what only Python can carry."""
         wire = self._wire[name]
@@ -86,4 +87,5 @@ class PackageData:
             echo_safe=tuple(echo_safe),
             toolset=toolset,
             input_checks=self._checks.get(name),
+            runs=tuple(runs),
         )
