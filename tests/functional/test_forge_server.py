@@ -85,7 +85,7 @@ async def test_toolsets_narrow_across_files_and_default_combines(fake: FakeGitHu
 async def test_an_unknown_toolset_is_refused_and_names_the_toolsets(fake: FakeGitHub) -> None:
     from ghmcp_runtime.guards.exposure import ExposureError
 
-    with pytest.raises(ExposureError, match="unknown name 'milestone'.*milestones"):
+    with pytest.raises(ExposureError, match=r"unknown name 'milestone'.*milestones"):
         in_memory_server(fake, spec=SERVER, exposure=ExposureFlags(toolsets=("milestone",)))
 
 
