@@ -478,3 +478,44 @@ async def test_n15_a_key_reused_while_its_outcome_is_unknown_says_the_first_may_
         await r.run(key="k1", scope=("u_1", "issues_create"), fingerprint="other", run=Writes(),
                     recover=None, repair=look)
     assert "may have written" not in done.value.message and done.value.repair is None
+
+
+async def test_an_attempt_that_failed_before_any_write_frees_the_key() -> None:
+    """Issue 31: a temporary failure before the write (a read refused, rate-limited) left the key
+    pending, so the retry looked for a write that never happened: two wasted reads, and an
+    `outcome_unknown` where the listing was ambiguous, though nothing had been sent."""
+    r = runner()
+    recovered: list[Any] = []
+
+    async def recover(history: Any) -> Any:
+        recovered.append(history)
+        return {"number": 99}
+
+    for failure in (ToolError("upstream_unavailable", "read failed", temporary=True),
+                    ToolError("rate_limited", "slow down", temporary=True, retry_after_ms=10), unknown()):
+        w = Writes(failure)
+        with pytest.raises(ToolError):
+            await r.run(key=f"k-{failure.code}-{id(w)}", scope=("u_1", "t"), fingerprint="fp", run=w,
+                        recover=recover, changed=lambda: False)
+        assert await r.run(key=f"k-{failure.code}-{id(w)}", scope=("u_1", "t"), fingerprint="fp", run=w,
+                           recover=recover, changed=lambda: False) == {"number": 2}
+    assert recovered == []  # nothing was looked for
+
+
+async def test_an_attempt_that_sent_its_write_still_recovers_first() -> None:
+    r, w = runner(), Writes(ToolError("upstream_unavailable", "5xx after the write", temporary=True))
+    sent = [False]
+
+    async def run() -> Any:
+        sent[0] = True
+        return await w()
+
+    with pytest.raises(ToolError):
+        await r.run(key="k", scope=("u_1", "t"), fingerprint="fp", run=run, recover=None, changed=lambda: sent[0])
+
+    async def recover(history: Any) -> Any:
+        return {"number": 41}
+
+    assert await r.run(key="k", scope=("u_1", "t"), fingerprint="fp", run=run, recover=recover,
+                       changed=lambda: sent[0]) == {"number": 41}
+    assert w.calls == 1
