@@ -23,9 +23,14 @@ from mcp.types import ResourceTemplateReference
 
 from fakeforgejo import FakeForgejo
 from fakegithub import FakeGitHub
+from forgejo_mcp import SERVER as FORGEJO
+from ghmcp_runtime.calls.upstream import ForgeUpstream
+from ghmcp_runtime.core.forges import FORGEJO as FORGEJO_PROFILE
 from ghmcp_runtime.core.model import ServerSpec, ToolSpec
 from ghmcp_runtime.guards.exposure import ExposureFlags
+from ghmcp_runtime.serving.app import Settings, build_server
 from github_issues_mcp import SERVER as ISSUES
+from github_mcp import SERVER as GITHUB
 from github_milestones_mcp import SERVER as MILESTONES
 from github_sub_issues_mcp import SERVER as SUB_ISSUES
 from tests.forgejo import forgejo_support
@@ -119,17 +124,18 @@ async def walk(client: Client, spec: ServerSpec, place: dict[str, Any], numbers:
     return screened
 
 
-@pytest.mark.parametrize("spec", [SUB_ISSUES, ISSUES, MILESTONES], ids=lambda s: s.name)
+@pytest.mark.parametrize("spec", [SUB_ISSUES, ISSUES, MILESTONES, GITHUB], ids=lambda s: s.name)
 async def test_every_github_tool_answers_only_from_the_allowlist(
     fake: FakeGitHub, linked: dict[str, Any], spec: ServerSpec
 ) -> None:
-    server = in_memory_server(fake, spec=spec, exposure=ExposureFlags(repos=(f"{OWNER}/{REPO}",)))
+    flags = ExposureFlags(repos=(f"{OWNER}/{REPO}",), toolsets=("all",))  # github-mcp: every toolset
+    server = in_memory_server(fake, spec=spec, exposure=flags)
     place = {"owner": OWNER, "repo": REPO, "milestone_number": linked["milestone"],
              "milestone_numbers": [linked["milestone"]]}
     async with Client(server, cache=None) as client:
         screened = await walk(client, spec, place, linked["issues"], GITHUB_MARKERS)
     assert len(screened["ok"]) >= len(spec.tools) // 2, screened  # the walk reached real answers
-    if spec is SUB_ISSUES:  # the review's three: rows left out and counted, the parent refused
+    if spec in (SUB_ISSUES, GITHUB):  # the review's three: rows left out and counted, the parent refused
         assert {"github_list_sub_issues", "github_list_issue_dependencies"} <= screened["left_out"]
         assert "github_get_parent_issue" in screened["refused"]
 
@@ -154,15 +160,18 @@ async def test_the_rows_left_out_are_counted_and_the_rest_kept(fake: FakeGitHub,
     assert len(subs["sub_issues"]) == 2 and "outside_allowlist" not in subs
 
 
-async def test_every_forgejo_tool_answers_only_from_the_allowlist() -> None:
+@pytest.mark.parametrize("spec", [forgejo_support.SERVER, FORGEJO], ids=lambda s: s.name)
+async def test_every_forgejo_tool_answers_only_from_the_allowlist(spec: ServerSpec) -> None:
     fake = FakeForgejo()
     ids = forgejo_support.seed(fake)
     for repos in ("acme/web", "acme/web,acme/api"):
-        flags = ExposureFlags(repos=tuple(repos.split(",")))
-        server = forgejo_support.in_memory_server(fake, exposure=flags)
+        flags = ExposureFlags(repos=tuple(repos.split(",")), toolsets=("all",))
+        upstream = ForgeUpstream(forge=FORGEJO_PROFILE, base_url=forgejo_support.API,
+                                 transport=fake.asgi_transport(), retry=forgejo_support.FAST_RETRY)
+        settings = Settings(token=forgejo_support.OWNER_TOKEN, api_url=forgejo_support.API, exposure=flags)
         markers = tuple(m for m in FORGEJO_MARKERS if m.split("/")[-1] not in repos)
         place = {"owner": "acme", "repo": "web", "org": "acme", "label_id": ids["bug"]}
-        async with Client(server, cache=None) as client:
-            screened = await walk(client, forgejo_support.SERVER, place, [1], markers)
+        async with Client(build_server(spec, settings, upstream=upstream), cache=None) as client:
+            screened = await walk(client, spec, place, [1], markers)
         assert "forgejo_list_repo_labels" in screened["ok"]
     fake.assert_no_violations()
