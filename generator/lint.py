@@ -280,7 +280,8 @@ def _rule_violation(tool: IRTool, example: Any) -> str:
         return "not an object"
     for rule in tool.rules:
         checked = Rule(kind=rule.kind, fields=rule.fields, reason=rule.reason,  # type: ignore[arg-type]
-                       when=rule.when, equals=rule.equals, values=rule.values, normalize=rule.normalize)
+                       when=rule.when, equals=rule.equals, values=rule.values, normalize=rule.normalize,
+                       among=rule.among)
         if check_rules(example, (checked,)) is not None:
             shown = f"{rule.when} -> " if rule.when else ""
             return f"rule {rule.kind}({shown}{', '.join(rule.fields)}) is not met"
