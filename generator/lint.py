@@ -9,7 +9,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from generator import lint_behaviour, lint_examples, lint_text
+from generator import lint_behaviour, lint_examples, lint_spec_examples, lint_text
 from generator.diagnostics import Diagnostic
 from generator.ir import IRServer, IRTool
 from generator.lint_ctx import Ctx
@@ -50,6 +50,7 @@ def lint(server: IRServer, located: Located | None = None,
     lint_text.check(ctx)
     lint_behaviour.check(ctx)
     lint_examples.check(ctx)
+    lint_spec_examples.check(ctx)
     return ctx.out
 
 
