@@ -1020,9 +1020,10 @@ class Builder:
 
     def check_toolsets(self) -> None:
         declared = self.o.toolsets
-        if "all" in declared:
-            self.error(("toolsets", "all"), "toolset name 'all' is reserved (it selects every toolset)",
-                       "pick another name", "toolsets")
+        for reserved, meaning in (("all", "every toolset"), ("default", "a forge server's default toolsets")):
+            if reserved in declared:
+                self.error(("toolsets", reserved), f"toolset name {reserved!r} is reserved (it selects "
+                           f"{meaning})", "pick another name", "toolsets")
         for i, tool in enumerate(self.o.tools):
             if tool.toolset is None and declared:
                 self.error(("tools", i, "name"), f"tool {tool.name!r} names no toolset",

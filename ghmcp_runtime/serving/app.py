@@ -240,7 +240,7 @@ def _parser(spec: ServerSpec) -> argparse.ArgumentParser:
                    help="withhold issue and comment text by authors without push access to public "
                         "repositories (env GHMCP_LOCKDOWN=1; HTTP callers may also send "
                         "X-MCP-Lockdown: true)")
-    add_exposure_arguments(p, spec.toolsets, spec.forge.display_name)
+    add_exposure_arguments(p, spec.toolsets, spec.forge.display_name, spec.default_toolsets)
     return p
 
 

@@ -61,9 +61,9 @@ class PackageData:
         return codes
 
     def error_codes(self) -> tuple[ErrorCode, ...]:
-        """The server's error catalog, in the catalog's order."""
+        """The server's error catalog, in the catalog's order, each code with the tools it lists."""
         return tuple(ErrorCode(code=c["code"], temporary=c["temporary"], description=c["description"],
-                               repair=c["repair"]) for c in self._catalog)
+                               repair=c["repair"], tools=tuple(c["tools"])) for c in self._catalog)
 
     def tool(self, *, name: str, handler: Handler, operations: Sequence[Operation],
              annotations: Annotations, field_map: Mapping[str, str] | None = None,

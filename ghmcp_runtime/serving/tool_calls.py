@@ -102,7 +102,7 @@ class ToolRuntime:
         self.upstream = upstream or default_upstream(served)
         self.cursors = cursors or HmacCursorCodec(self.settings.server_secret)
         self.idempotency = idempotency or default_idempotency(served)
-        self.projector = served.projector
+        self.projectors = served.projectors
         self.validators = served.validators
         self.trust = TrustCache()
         self.caller_of = served.caller_of
@@ -200,16 +200,17 @@ class ToolRuntime:
     ) -> ToolContext:
         # a forge without trust checks has no lockdown rules either (the generator refuses them)
         forge = self.spec.forge
+        part = self.served.part[tool.name]
         locked = (self.settings.lockdown or requested(caller.headers)) and forge.trust is not None
         return ToolContext(
             tool=tool, request_id=request_id, identity=caller.identity,
             arguments=args, upstream=self.upstream, cursors=self.cursors,
-            idempotency=self.idempotency, projector=self.projector, credential=caller.credential,
-            forge=self.spec.forge,
-            lockdown=Lockdown(self.spec.shapes, self.trust, forge) if locked else None,
+            idempotency=self.idempotency, projector=self.projectors[tool.name],
+            credential=caller.credential, forge=forge,
+            lockdown=Lockdown(part.shapes, self.trust, forge) if locked else None,
             repos=self.surface_of(caller).repos,
             slots=anyio.CapacityLimiter(self.settings.max_concurrent),
-            error_rules=self.spec.error_rules,
+            error_rules=part.error_rules,
         )
 
     def _error(self, err: ToolError, request_id: str, caller: Caller) -> CallToolResult:

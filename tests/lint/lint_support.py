@@ -104,7 +104,7 @@ def report(result: Result) -> str:
     """Exactly what `python -m generator generate` prints on stderr for this result."""
     buffer = io.StringIO()
     with contextlib.redirect_stderr(buffer):
-        _print_diagnostics(result)
+        _print_diagnostics(result.diagnostics)
     if result.files is None:
         buffer.write("generation failed: nothing was written\n")
     return buffer.getvalue()
