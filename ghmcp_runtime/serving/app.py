@@ -117,6 +117,16 @@ class _Calls:
         return self.runtime.context_for(tool, caller, args, request_id)
 
 
+def lockdown_refusal(spec: ServerSpec, settings: Settings) -> str | None:
+    """Lockdown asked of a server none of whose rows carry text it could withhold: it would
+    silently do nothing, so the server refuses to start."""
+    if not settings.lockdown or spec.declares_lockdown:
+        return None
+    return (f"--lockdown (GHMCP_LOCKDOWN) withholds text by authors without push access, but "
+            f"{spec.name} declares no lockdown rule (no shape of its override file has `lockdown:`), so it "
+            "would withhold nothing: drop the flag, or serve a server that declares one")
+
+
 def build_server(
     spec: ServerSpec,
     settings: Settings,
@@ -132,6 +142,9 @@ def build_server(
     caller's own bearer token (see ghmcp_runtime.guards.caller). `notify`: whether tool-list
     changes (--dynamic-toolsets) can reach the client; stateless HTTP cannot carry them."""
     settings.check(spec.forge)
+    refused = lockdown_refusal(spec, settings)
+    if refused is not None:
+        raise ValueError(refused)
     parse_http_cache(settings.http_cache)  # a ValueError names the choices
     if idempotency is None:
         idempotency = open_idempotency(settings)
@@ -306,6 +319,9 @@ def run(spec: ServerSpec, argv: Sequence[str] | None = None) -> None:
         settings.check(forge)
     except ValueError as exc:
         parser.error(str(exc))
+    refused = lockdown_refusal(spec, settings)
+    if refused is not None:
+        parser.error(refused)
     if args.allow_server_token and args.transport == "http":
         refusal = server_token_refusal(args.host, args.allowed_host, args.allowed_origin,
                                        settings.public_url)
