@@ -40,6 +40,8 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
     await ctx.progress(done, total, message)   notifications/progress, when the client asked
     await ctx.confirm(message, digest)   ask the user through the protocol (see confirm.py)
     ctx.forge           ForgeProfile: the forge's conventions (page parameters, largest page)
+    ctx.host            Host | None: the server around the call (its caller, the tools it runs,
+                        progress, confirmations, tool-list changes)
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ from ghmcp_runtime.core.operation import (
 if TYPE_CHECKING:
     from ghmcp_runtime.core.forge_profile import ForgeProfile
     from ghmcp_runtime.guards.allowlist import RepoAllowlist
+    from ghmcp_runtime.guards.caller import Caller
     from ghmcp_runtime.guards.lockdown import Lockdown
     from ghmcp_runtime.stores.idempotency import History
 
@@ -134,6 +137,13 @@ class Host(Protocol):
     async def progress(self, done: float, total: float | None, message: str | None) -> None: ...
 
     async def confirm(self, message: str, digest: str) -> None: ...
+
+    @property
+    def caller(self) -> Caller:
+        """Who is calling (their surface, their request's headers)."""
+
+    async def tools_changed(self) -> bool:
+        """Tell the caller's client its tool list changed; False when no channel can carry it."""
 
 
 class Projector(Protocol):

@@ -188,6 +188,12 @@ class ServerSpec:
     # composability: tool -> identifier parameter -> the tools of the server that return it
     inputs: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
 
+    @property
+    def declares_lockdown(self) -> bool:
+        """Some shape of the server (or of a part) says what lockdown withholds."""
+        return any(s.lockdown is not None for s in self.shapes.values()) or any(
+            p.declares_lockdown for p in self.parts)
+
     def part_of(self, tool: str) -> ServerSpec:
         """The per-file server `tool` comes from (the server itself when it has no parts)."""
         for part in self.parts:

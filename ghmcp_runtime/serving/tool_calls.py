@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 from mcp import MCPError
 from mcp.server import ServerRequestContext
+from mcp.server.subscriptions import ToolsListChanged
 from mcp.shared.exceptions import NoBackChannelError
 from mcp.types import INVALID_PARAMS, CallToolRequestParams, CallToolResult, InputRequiredResult
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
@@ -260,6 +261,18 @@ class CallHost:
 
     async def progress(self, done: float, total: float | None, message: str | None) -> None:
         await self.request.session.report_progress(done, total, message)  # no-op without a token
+
+    async def tools_changed(self) -> bool:
+        """2026-07-28: an event on the server's subscriptions/listen streams; the 2025 era: the
+        notification on this connection. Without a bus (stateless HTTP) neither can reach it."""
+        bus = self.runtime.served.bus
+        if bus is None:
+            return False
+        if self.request.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            await bus.publish(ToolsListChanged())
+        else:
+            await self.request.session.send_tool_list_changed()
+        return True
 
     async def confirm(self, message: str, digest: str) -> None:
         caps = self.request.session.client_capabilities
