@@ -10,24 +10,28 @@ Hidden, and removed (each piece counted once):
   reported, so the source no event covers is looked at too) and footnote definitions nothing
   refers to (cmark-gfm renders neither);
 - a fenced code block's info string (rendered as an attribute, if at all);
+- a table row's cells past the header's count;
 - character references that decode to an invisible character, outside code.
 The rest of the text is kept byte for byte: the reader of the result still reads Markdown.
 
 GitHub renders with cmark-gfm (CommonMark 0.29); where the two specs differ this module takes the
-reading that removes more (see `raw_html`). tests/runtime/test_markup_oracle.py checks the
+reading that removes more (see `raw_html`). tests/runtime/test_markup.py checks the
 property against cmark-gfm itself: nothing its rendering hides survives.
 
 A text's events cost Python work each, and the densest texts make about one and a half per
-character; a text may spend `EVENTS_PER_BYTE` events per byte (at least `EVENTS_FLOOR`), and is
-cut where it runs out (the rest counted as one more piece). A plain issue body makes one event per
-12 characters; docs/BENCHMARKS.md §10 has the costs.
+character; a text may spend `EVENTS_PER_CHARACTER` events per character (at least `EVENTS_FLOOR`) and hold
+one HTML block, code block or footnote or link definition per `BYTES_PER_NODE` bytes, and is cut where either runs out
+(the rest counted as one more piece); so may hidden pieces inside raw HTML (see `raw_html`). A
+plain issue body makes one event per 12 characters; docs/BENCHMARKS.md §10 has the costs.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterator
 from itertools import islice
+from typing import Any
 
 import pyromark
 
@@ -36,8 +40,15 @@ from ghmcp_runtime.cleaning.raw_html import RawHtml
 
 _O = pyromark.Options
 OPTIONS = _O.ENABLE_TABLES | _O.ENABLE_STRIKETHROUGH | _O.ENABLE_TASKLISTS | _O.ENABLE_FOOTNOTES
-EVENTS_PER_BYTE = 0.5
+EVENTS_PER_CHARACTER = 0.25
 EVENTS_FLOOR = 4096
+# HTML blocks, code blocks and footnote and link definitions cost about ten events' work each: a
+# text may hold one per `BYTES_PER_NODE` bytes (at least `NODES_FLOOR`)
+BYTES_PER_NODE = 64
+NODES_FLOOR = 64
+# hidden pieces inside raw HTML: a text may hold one per `BYTES_PER_PIECE` (at least `PIECES_FLOOR`)
+BYTES_PER_PIECE = 64
+PIECES_FLOOR = 256
 # HTML block starts CommonMark 0.30 and 0.31 added (`textarea`, `search`, declarations in lower
 # case) and the one they dropped (`source`): GitHub's cmark-gfm follows 0.29
 _READ_APART = re.compile(rb"[ \t]*(?i:<(?:textarea|/?search)(?:[\t\n\f\r />]|$)|<![a-z])")
@@ -53,11 +64,13 @@ _CONTAINERS = frozenset(("Item", "TableHead", "TableRow", "BlockQuote", "List", 
                          "FootnoteDefinition"))
 _ENTITY = re.compile(INVISIBLE_REFERENCE.pattern.encode())
 _BLANK = b" \t\r\n"
+_CELL_EDGE = b" \t\r\n|"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _LINE_END = re.compile(rb"[\r\n]")
 # events GitHub may render without a tag of its own (a tight list's paragraph), so a bogus comment
 # an HTML block left open is still open after them
 _UNTAGGED = ("Paragraph", "HtmlBlock")
+_HIDING = b"!?"  # after `<`: a comment, declaration, CDATA section or processing instruction
 
 
 def strip_hidden_markup(text: str) -> tuple[str, int]:
@@ -88,16 +101,20 @@ class _Walk:
     def __init__(self, raw: bytes, text: str) -> None:
         self.raw, self.text = raw, text
         self.hidden: list[tuple[int, int]] = []
-        self.html = RawHtml(raw, self.hidden)
+        self.html = RawHtml(raw, self.hidden, max(PIECES_FLOOR, len(raw) // BYTES_PER_PIECE))
         self.code: list[tuple[int, int]] = []  # code spans and blocks: references there show
         self.footnotes: list[tuple[str, int, int]] = []
+        self.footnote_labels: set[str] = set()
         self.end = len(raw)  # where the text is cut (see `cut`)
+        self.nodes_left = max(NODES_FLOOR, len(raw) // BYTES_PER_NODE)
         self.referenced: set[str] = set()
         self.defined = sorted((d["span"]["start"], d["span"]["end"])
                               for d in pyromark.reference_definitions(text, options=OPTIONS).values())
         self.hidden += self.defined
         self.leaf_start = self.leaf_end = 0  # the paragraph (or other leaf block) being read
         self.line_start = True  # whether the next inline event starts a line of its block
+        self.first_line = False  # whether it is on the first line of its paragraph
+        self.after_definition = False  # whether source no event covers, a definition, precedes it
         self.maybe_source = _SOURCE_TAG.search(raw) is not None
         self.maybe_cdata = b"<![CDATA[" in raw
 
@@ -105,21 +122,25 @@ class _Walk:
         raw, hidden, html = self.raw, self.hidden, self.html
         covered = 0  # where the source last covered by an event ends (a gap holds definitions)
         block: list[tuple[int, int]] = []  # the lines of the HTML block being read
+        script_like = False  # whether it is a <script>, <pre>, <style> or <textarea> block
         hidden_to = -1  # while raw HTML may hide the renderer's output: the end of what it hid
-        events = pyromark.events_with_range(self.text, options=OPTIONS, merge_text=True)
-        allowance = max(EVENTS_FLOOR, int(len(raw) * EVENTS_PER_BYTE))
+        # events are probed by key, not matched against pyromark's TypedDicts: Any
+        events: Iterator[tuple[Any, Any]] = pyromark.events_with_range(
+            self.text, options=OPTIONS, merge_text=True)
+        allowance = max(EVENTS_FLOOR, int(len(self.text) * EVENTS_PER_CHARACTER))
         reached = 0  # the furthest event start read (an End event's start is its block's)
         for event, where in islice(events, allowance):
-            start = where["start"]
+            start, end = where["start"], where["end"]
             if start > reached:
                 reached = start
             if start > covered:
-                if raw.find(b"[", covered, start) >= 0:
+                self.after_definition = raw.find(b"[", covered, start) >= 0
+                if self.after_definition:
                     self._gap(covered, start)
                 covered = start
             if type(event) is str:  # SoftBreak, HardBreak, Rule
-                covered = max(covered, where["end"])
-                self.line_start = True
+                covered = end if end > covered else covered
+                self.line_start, self.first_line = True, False
                 if hidden_to >= 0:
                     if event == "SoftBreak":
                         hidden_to = covered
@@ -128,11 +149,13 @@ class _Walk:
                         hidden_to = -1
                 continue
             if "Text" in event:
+                if self.first_line and self._first_line_differs(start):
+                    break
                 if self.maybe_source and self._splits_specs(start):
                     break
                 if self.maybe_cdata:
-                    self._cdata_in_text(start, where["end"])
-                covered = max(covered, where["end"])
+                    self._cdata_in_text(start, end)
+                covered = end if end > covered else covered
                 if hidden_to >= 0:
                     hidden_to = covered  # text before the renderer's next tag
                 continue
@@ -144,51 +167,74 @@ class _Walk:
                 kind = tag if type(tag) is str else next(iter(tag))
                 if kind in _CONTAINERS:
                     if kind == "Item":  # a tight list's item holds its text itself
-                        self.leaf_end, self.line_start = where["end"], True
+                        self.leaf_end, self.line_start, self.first_line = end, True, True
                     elif kind == "FootnoteDefinition":
-                        covered = self._footnote(tag[kind], start, where["end"])
+                        if self._spent(start):
+                            break
+                        covered = self._footnote(tag[kind], start, end)
                     continue
-                covered = max(covered, where["end"])
+                covered = end if end > covered else covered
                 if kind == "CodeBlock":
-                    self._code_block(tag[kind], start, where["end"])
+                    if self._spent(start):
+                        break
+                    self._code_block(tag[kind], start, end)
                 elif kind in _LEAVES:
-                    self.leaf_start, self.leaf_end, self.line_start = start, where["end"], True
+                    self.leaf_start, self.leaf_end, self.line_start = start, end, True
+                    self.first_line = True
                 elif kind == "HtmlBlock" and _READ_APART.match(raw, start):
                     # GitHub's paragraph before it may go on through it
                     self._splits_specs(self.leaf_start if self.leaf_end >= start else start, always=True)
                     break
             elif "End" in event:
-                if event["End"] == "HtmlBlock" and block:
+                if event["End"] == "TableRow" and end > covered:
+                    covered = self._excess_cells(covered, end)
+                elif event["End"] == "HtmlBlock" and block:
+                    if self._spent(block[0][0]):
+                        block = []
+                        break
                     html.feed(block)
                     block = []
+                    if html.cut_at >= 0:
+                        self.cut(html.cut_at)
+                        break
                     if html.pending:
                         hidden_to = covered
             elif "Html" in event:
-                if block and _SCRIPT_LIKE.match(raw, block[0][0]) and _SCRIPT_END.search(raw, *block[-1]):
+                if not block:
+                    script_like = _SCRIPT_LIKE.match(raw, start) is not None
+                elif script_like and _SCRIPT_END.search(raw, *block[-1]):
                     self.cut(start)  # GitHub's block ended on the line before (see _SCRIPT_END)
                     break
-                block.append((start, where["end"]))
+                block.append((start, end))
             elif "InlineHtml" in event:
+                if self.first_line and self._first_line_differs(start):
+                    break
                 if self.maybe_source and self._splits_specs(start):
                     break
-                end = where["end"]
+                if not html.pending and raw[start + 1] not in _HIDING:  # a tag: nothing to do
+                    if end > covered:
+                        covered = end
+                    continue
+                reach = end
                 if raw[start + 2:start + 3].isalpha() and b"\n" in raw[start:end]:
                     # a declaration over lines: in a block quote this parser ends it at the next
                     # line's `>` marker, GitHub's at a `>` of its text, up to its paragraph's end
-                    end = max(end, self.leaf_end)
-                html.feed_inline(start, end)
-                covered = max(covered, where["end"])
+                    reach = max(end, self.leaf_end)
+                html.feed_inline(start, reach)
+                covered = end if end > covered else covered
                 if html.pending:
                     hidden_to = covered
             else:
                 if "Code" in event:
-                    self.code.append((start, where["end"]))
+                    self.code.append((start, end))
                 elif "FootnoteReference" in event:
                     self.referenced.add(_label(event["FootnoteReference"]))
-                covered = max(covered, where["end"])
+                covered = end if end > covered else covered
         else:
             if next(events, None) is not None:  # past the allowance: the rest goes, as one piece
                 self.cut(reached)
+            elif covered < len(raw) and raw.find(b"[", covered) >= 0:
+                self._gap(covered, len(raw))  # definitions after the last block
         if block:
             html.feed(block)
         if html.pending:  # GitHub renders the footnotes after what is left open: hidden too
@@ -209,6 +255,32 @@ class _Walk:
             stop = max(self.leaf_end, end) if close < 0 else close + 3
             self.hidden.append((at, stop))
             at = raw.find(b"<![CDATA[", stop, end)
+
+    def _spent(self, at: int) -> bool:
+        """Count one costly node; past the allowance the text is cut where it starts."""
+        self.nodes_left -= 1
+        if self.nodes_left >= 0:
+            return False
+        self.cut(at)
+        return True
+
+    def _first_line_differs(self, start: int) -> bool:
+        """A paragraph's first line GitHub may read otherwise: after a definition, a line that
+        opens with a tag may start an HTML block there (GitHub's parser ends the paragraph the
+        definition was in, this one reads the line as its continuation): the rest goes. A line
+        that opens like a definition and is not one here may be one there (GitHub's takes an
+        unbalanced parenthesis in the address): the line goes."""
+        self.first_line = False
+        raw = self.raw
+        if self.after_definition and raw[start] == 60:  # `<`
+            self.cut(start)
+            return True
+        if raw[start] == 91:  # `[`
+            line_end = _LINE_END.search(raw, start)
+            stop = line_end.start() if line_end else len(raw)
+            if raw.find(b"]:", start, stop) >= 0:
+                self.hidden.append((start, stop))
+        return False
 
     def cut(self, at: int) -> None:
         """Remove the rest of the text from `at`, as one piece."""
@@ -242,13 +314,30 @@ class _Walk:
             stop = last_break if last_break > at else end
             if following < len(defined) and defined[following][0] < stop:
                 stop = defined[following][0]
+            if self._spent(at):
+                return
             self.hidden.append((at, stop))
             at = raw.find(b"[", stop, end)
 
+    def _excess_cells(self, start: int, end: int) -> int:
+        """A table row's cells past the header's count, which GitHub does not render: the source
+        after the last cell the parser reported, pipes and blanks aside. Returns the row's end."""
+        row = self.raw[start:end]
+        first = len(row) - len(row.lstrip(_CELL_EDGE))
+        last = len(row.rstrip(_CELL_EDGE))
+        if last > first:
+            self.hidden.append((start + first, start + last))
+        return end
+
     def _footnote(self, label: str, start: int, end: int) -> int:
-        """A footnote definition, kept only if something refers to it: its label is source of its
-        own (returned as covered)."""
-        self.footnotes.append((_label(label), start, end))
+        """A footnote definition, kept only if something refers to it and it is its label's first
+        (GitHub renders no other): its label is source of its own (returned as covered)."""
+        name = _label(label)
+        if name in self.footnote_labels:
+            self.hidden.append((start, end))
+        else:
+            self.footnote_labels.add(name)
+            self.footnotes.append((name, start, end))
         colon = self.raw.find(b"]:", start, end)
         return start if colon < 0 else colon + 2
 
@@ -274,7 +363,7 @@ class _Walk:
                 self.hidden.append(match.span())
 
 
-def _renders_no_tag(event: dict[str, object]) -> bool:
+def _renders_no_tag(event: dict[str, Any]) -> bool:
     return "Html" in event or "InlineHtml" in event or next(iter(event.values())) in _UNTAGGED
 
 

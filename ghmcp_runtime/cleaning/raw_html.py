@@ -51,17 +51,24 @@ _SAME_IN_0_29 = re.compile(
 class RawHtml:
     """The tokenizer over one document's raw HTML: its possible states, and the hidden spans."""
 
-    __slots__ = ("branches", "raw", "spans")
+    __slots__ = ("_branches", "cut_at", "limit", "pending", "raw", "spans")
 
-    def __init__(self, raw: bytes, spans: list[tuple[int, int]]) -> None:
+    def __init__(self, raw: bytes, spans: list[tuple[int, int]], limit: int) -> None:
         self.raw = raw
         self.spans = spans  # (start, end) of each hidden piece, in the source's bytes
-        self.branches: dict[str, int] = _ONLY_DATA  # state -> where what it hides began
+        self._branches: dict[str, int] = _ONLY_DATA  # state -> where what it hides began
+        self.pending = False  # whether renderer output after the last node may be hidden
+        # each piece costs Python work: past `limit` of them, reading stops at the next one
+        self.limit, self.cut_at = limit, -1
 
     @property
-    def pending(self) -> bool:
-        """Whether renderer output after the last node may be hidden (see `gap`)."""
-        return self.branches is not _ONLY_DATA
+    def branches(self) -> dict[str, int]:
+        return self._branches
+
+    @branches.setter
+    def branches(self, after: dict[str, int]) -> None:
+        self._branches = _ONLY_DATA if after == _ONLY_DATA else after
+        self.pending = self._branches is not _ONLY_DATA
 
     def feed_inline(self, start: int, end: int) -> None:
         """Read one inline piece: a whole tag, comment, processing instruction, declaration or
@@ -89,7 +96,7 @@ class RawHtml:
         after: dict[str, int] = {}
         for state, since in self.branches.items():
             _merge(after, *self._read(node, state, since))
-        self.branches = _ONLY_DATA if after == _ONLY_DATA else after
+        self.branches = after
 
     def gap(self, hidden_to: int) -> None:
         """GitHub's renderer wrote a tag of its own after the last node: its `>` ends a tag or a
@@ -104,7 +111,7 @@ class RawHtml:
             if state == DQ:
                 _merge(after, DATA, -1)
             _merge(after, state, since)
-        self.branches = _ONLY_DATA if after == _ONLY_DATA else after
+        self.branches = after
 
     def end(self, at: int) -> None:
         """The document ends at `at`: anything open hides the rest (a tag is dropped)."""
@@ -122,6 +129,9 @@ class RawHtml:
                 if i >= end:
                     break
                 since = node.source(i)
+                if len(self.spans) >= self.limit:
+                    self.cut_at = since if self.cut_at < 0 else min(self.cut_at, since)
+                    break
                 if data.startswith(b"<!--", i, end):
                     i += 4
                     empty = 1 if data.startswith(b">", i, end) else 2 if data.startswith(b"->", i, end) else 0

@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 else:  # the Markdown parser loads with the first text that needs it (issue 24, cold start)
     _markup = lazy_module("ghmcp_runtime.cleaning.markup")
 # nothing can be hidden in Markdown without one of these (raw HTML, a character reference, a
-# link or footnote definition's `]:`, a fence): a text without them is not parsed
-_MAY_HIDE = ("<", "&", "]:", "```", "~~~")
+# link or footnote definition's `]:`, a fence, a table row's cells past its header's count): a
+# text without them is not parsed
+_MAY_HIDE = ("<", "&", "]:", "```", "~~~", "|")
 
 
 class Clean(str):

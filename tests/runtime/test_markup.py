@@ -1,7 +1,6 @@
 """What GitHub's page hides, removed from Markdown by the parse-based cleaner (cleaning/markup.py):
 examples checked by hand against GitHub's own renderer, and the safety property checked against
-it on generated hostile documents (tests/support/gfm_oracle.py: cmark-gfm's HTML read by an HTML5
-parser): whatever a reader of the page cannot see is gone from what the model gets."""
+it on generated hostile documents (tests/support/gfm_oracle.py: cmark-gfm's HTML read by html5lib): whatever a reader of the page cannot see is gone from what the model gets."""
 
 from __future__ import annotations
 
@@ -148,7 +147,7 @@ def test_a_cdata_section_the_parser_takes_for_text_is_hidden() -> None:
 
 def test_a_text_past_its_allowance_is_cut_and_counted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(markup, "EVENTS_FLOOR", 10)
-    monkeypatch.setattr(markup, "EVENTS_PER_BYTE", 0.0)
+    monkeypatch.setattr(markup, "EVENTS_PER_CHARACTER", 0.0)
     text = "<!-- x -->\n" + "> a\n" * 20
     cleaned, removed = strip_hidden_markup(text)
     assert removed == 2 and ("\n" + "> a\n" * 20).startswith(cleaned) and 0 < len(cleaned) < len(text) // 2

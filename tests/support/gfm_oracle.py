@@ -2,8 +2,8 @@
 
 cmark-gfm (the `cmarkgfm` binding of the renderer GitHub runs, with GitHub's extensions: tables,
 autolinks, tag filter, strikethrough, task lists, footnotes; raw HTML passed through as GitHub's
-sanitizer receives it) renders the document; an HTML5 parser (justhtml) reads the HTML as a
-browser does. Shown: text nodes, and what raw tags hold (their names, attribute names and values:
+sanitizer receives it) renders the document; html5lib (the WHATWG tokenizer and tree builder,
+as a browser and GitHub's HTML5 sanitizer parse) reads the HTML. Shown: text nodes, and what raw tags hold (their names, attribute names and values:
 a link's address, a title, an alt text; the cleaner keeps tags as written, so it counts them as
 shown; names are compared without case, as the parser lowers them),
 except a code block's language (`<pre lang>`, the first word of the info string; the rest is not
@@ -19,7 +19,7 @@ from typing import Any
 
 import cmarkgfm
 from cmarkgfm.cmark import Options
-from justhtml import JustHTML
+import html5lib
 
 OPTIONS = Options.CMARK_OPT_UNSAFE | Options.CMARK_OPT_FOOTNOTES
 MARKER = re.compile(r"MARK\d+X")
@@ -33,22 +33,20 @@ def render(document: str) -> str:
 
 def shown(html: str) -> str:
     """Everything a reader of the page can perceive, joined by line breaks."""
-    return "\n".join(_perceived(JustHTML(html, sanitize=False, fragment=True).root))
+    fragment = html5lib.parseFragment(html, treebuilder="etree", namespaceHTMLElements=False)
+    return "\n".join([fragment.text or "", *_perceived(fragment)])
 
 
-def _perceived(node: Any) -> Iterator[str]:
-    if node.name == "#text":
-        yield node.data
-        return
-    yield node.name
-    for name, value in (node.attrs or {}).items():
-        if not (node.name == "pre" and name == "lang"):
-            yield f"{name} {value or ''}"
-    for child in node.children or ():
-        yield from _perceived(child)
-    content = getattr(node, "template_content", None)
-    if content is not None:
-        yield from _perceived(content)
+def _perceived(parent: Any) -> Iterator[str]:
+    for node in parent:
+        if isinstance(node.tag, str):  # an element (comments are not)
+            yield node.tag
+            for name, value in node.attrib.items():
+                if not (node.tag == "pre" and name == "lang"):
+                    yield f"{name} {value}"
+            yield node.text or ""
+            yield from _perceived(node)
+        yield node.tail or ""
 
 
 def hidden_markers(document: str, markers: Iterable[str] | None = None) -> set[str]:
