@@ -56,6 +56,8 @@ _READ_APART = re.compile(rb"[ \t]*(?i:<(?:textarea|/?search)(?:[\t\n\f\r />]|$)|
 # their end tags (this parser waits for its own, GitHub's does not): after it GitHub reads Markdown
 _SCRIPT_LIKE = re.compile(rb"[ \t]*(?i:<(?:script|pre|style|textarea)(?:[\t\n\f\r >]|$))")
 _SCRIPT_END = re.compile(rb"(?i)</(?:script|pre|style|textarea)>")
+# a GFM table's delimiter row (with a pipe, so not a setext underline or a rule)
+_DELIMITER_ROW = re.compile(rb"\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*(?:\r\n?|\n|$)")
 _SOURCE_TAG = re.compile(rb"(?i)</?source(?:[\t\n\f\r />]|$)")
 # leaf blocks whose inline content may hold inline HTML
 _LEAVES = frozenset(("Paragraph", "Heading", "TableCell", "Item"))
@@ -153,6 +155,9 @@ class _Walk:
                     break
                 if self.maybe_source and self._splits_specs(start):
                     break
+                if self.line_start and raw[start] in b"|:-" and self._table_here(start):
+                    break
+                self.line_start = False
                 if self.maybe_cdata:
                     self._cdata_in_text(start, end)
                 covered = end if end > covered else covered
@@ -281,6 +286,16 @@ class _Walk:
             if raw.find(b"]:", start, stop) >= 0:
                 self.hidden.append((start, stop))
         return False
+
+    def _table_here(self, start: int) -> bool:
+        """A paragraph's line that is a table's delimiter row: GitHub may read a table there
+        (its header needs no pipe, and may end a paragraph), whose rows hide their cells past the
+        header's count. The rows go; else False."""
+        row = _DELIMITER_ROW.match(self.raw, start)
+        if row is None or self.raw.find(b"|", start, row.end()) < 0:
+            return False
+        self.cut(row.end())
+        return True
 
     def cut(self, at: int) -> None:
         """Remove the rest of the text from `at`, as one piece."""

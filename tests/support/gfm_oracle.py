@@ -18,8 +18,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import cmarkgfm
-from cmarkgfm.cmark import Options
 import html5lib
+from cmarkgfm.cmark import Options
 
 OPTIONS = Options.CMARK_OPT_UNSAFE | Options.CMARK_OPT_FOOTNOTES
 MARKER = re.compile(r"MARK\d+X")
