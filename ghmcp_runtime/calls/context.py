@@ -23,6 +23,10 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
                         ctx.call refuses requests outside it before sending them
     ctx.confine_query(q) -> str   (a search query confined to ctx.repos; raises ToolError)
     ctx.requests_sent   int, upstream requests this call has started through ctx.call
+    ctx.outside_allowlist  int, rows the allowlist left out of this call's answers (a tool
+                        returning rows reports it as `outside_allowlist`)
+    ctx.changes         Changes: write requests that may have changed something (answered with
+                        success, or their answer lost), this call's and the tools' it ran
     ctx.forge_clock     ForgeClock: the forge's clock offset, as its answers' Date headers show it
     ctx.writes          WriteLog: what the call's multi-step writes applied so far; once a write
                         was sent, the runtime adds it to whatever error the call ends with
@@ -36,6 +40,8 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
     await ctx.progress(done, total, message)   notifications/progress, when the client asked
     await ctx.confirm(message, digest)   ask the user through the protocol (see confirm.py)
     ctx.forge           ForgeProfile: the forge's conventions (page parameters, largest page)
+    ctx.host            Host | None: the server around the call (its caller, the tools it runs,
+                        progress, confirmations, tool-list changes)
 """
 
 from __future__ import annotations
@@ -50,7 +56,7 @@ from ghmcp_runtime.calls.error_rules import refine
 from ghmcp_runtime.cleaning.untrusted import Cleaned, clean_ahead
 from ghmcp_runtime.core.concurrent import MAX_CONCURRENT
 from ghmcp_runtime.core.declared import OnError
-from ghmcp_runtime.core.errors import ToolError, UpstreamError, WriteLog
+from ghmcp_runtime.core.errors import OutcomeUnknown, ToolError, UpstreamError, WriteLog
 from ghmcp_runtime.core.forge_clock import ForgeClock
 from ghmcp_runtime.core.forges import GITHUB
 from ghmcp_runtime.core.model import Detail, Operation, ToolSpec
@@ -61,6 +67,7 @@ from ghmcp_runtime.core.operation import (
 if TYPE_CHECKING:
     from ghmcp_runtime.core.forge_profile import ForgeProfile
     from ghmcp_runtime.guards.allowlist import RepoAllowlist
+    from ghmcp_runtime.guards.caller import Caller
     from ghmcp_runtime.guards.lockdown import Lockdown
     from ghmcp_runtime.stores.idempotency import History
 
@@ -109,6 +116,7 @@ class Idempotency(Protocol):
         offset: Callable[[], float | None] | None = None,
         repair: Mapping[str, Any] | None = None,
         source: str = "the forge",
+        changed: Callable[[], bool] | None = None,
     ) -> Any: ...
 
 
@@ -130,6 +138,13 @@ class Host(Protocol):
 
     async def confirm(self, message: str, digest: str) -> None: ...
 
+    @property
+    def caller(self) -> Caller:
+        """Who is calling (their surface, their request's headers)."""
+
+    async def tools_changed(self) -> bool:
+        """Tell the caller's client its tool list changed; False when no channel can carry it."""
+
 
 class Projector(Protocol):
     def project(
@@ -140,6 +155,14 @@ class Projector(Protocol):
     def fields(self, shape: str) -> list[str]: ...
 
     def version(self, shape: str, raw: Mapping[str, Any]) -> str: ...
+
+
+@dataclass(slots=True)
+class Changes:
+    """Write requests that may have changed something at the forge: a refusal (4xx), or a
+    request that never reached it, changed nothing and does not count."""
+
+    count: int = 0
 
 
 @dataclass(slots=True)
@@ -158,6 +181,8 @@ class ToolContext:
     lockdown: Lockdown | None = None
     repos: RepoAllowlist | None = None
     requests_sent: int = 0
+    outside_allowlist: int = 0  # rows `repos` left out of this call's answers
+    changes: Changes = field(default_factory=Changes)  # shared with the tools a composite runs
     writes: WriteLog = field(default_factory=WriteLog)
     _own_clock: ForgeClock = field(default_factory=ForgeClock, repr=False)
     slots: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(MAX_CONCURRENT))
@@ -204,7 +229,9 @@ class ToolContext:
                     "repository or a transferred issue); redirects are not followed under an "
                     "allowlist") from None
             raise
-        return self.repos.screen(resp, self.forge)
+        screened, dropped = self.repos.screen(resp, self.forge)
+        self.outside_allowlist += dropped
+        return screened
 
     async def _send(self, op: Operation, *, path: Mapping[str, str | int], query: Mapping[str, Any] | None,
                     body: Any) -> UpstreamResponse:
@@ -218,9 +245,14 @@ class ToolContext:
             try:
                 response = await self.upstream.call(self, op, path=path, query=query, body=body)
             except UpstreamError as err:
+                self.changes.count += writes and isinstance(err, OutcomeUnknown)
                 if not self.error_rules:
                     raise
                 raise refine(self.error_rules, err, op.method, self.arguments) from None
+            except BaseException as exc:  # cancelled in flight: the write may have landed
+                self.changes.count += writes and not isinstance(exc, ToolError)
+                raise
+            self.changes.count += writes
         await clean_ahead(response.data, self.cleaned)
         return response
 
@@ -280,10 +312,12 @@ class ToolContext:
         is taken as that attempt's result. `claimed()` names the item a finished write answered
         with: no other call's recovery adopts it (keyed or not); `repair` says where to look
         when the key is reused with other arguments while its first outcome is unknown."""
+        before = self.changes.count
         result: T = await self.idempotency.run(
             key=key, scope=(self.identity, *scope), fingerprint=fingerprint, run=run, recover=recover,
             shared=scope if claimed is not None else None, claimed=claimed,
             offset=lambda: self.forge_clock.offset, repair=repair, source=self.forge.display_name,
+            changed=lambda: self.changes.count > before,
         )
         return result
 
@@ -305,8 +339,7 @@ class ToolContext:
     def row(self, output: str, shape: str, raw: Mapping[str, Any]) -> dict[str, Any]:
         """`raw` as the tool's success output `output` publishes it: the fields its outputSchema
         lists (a fixed density, with any declared `include`/`omit`), for hooks."""
-        success = self.tool.output_schema.get("oneOf", [self.tool.output_schema])[0]
-        published = success["properties"][output]["properties"]
+        published = self.tool.success_fields[output]["properties"]
         unpublished = [name for name in self.projector.fields(shape) if name not in published]
         full = self.projector.project(shape, raw, "full", {}, (), self.cleaned, unpublished)
         return self._held(shape, raw, {name: full[name] for name in published})

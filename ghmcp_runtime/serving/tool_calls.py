@@ -14,11 +14,12 @@ from typing import Any
 import anyio
 from mcp import MCPError
 from mcp.server import ServerRequestContext
+from mcp.server.subscriptions import ToolsListChanged
 from mcp.shared.exceptions import NoBackChannelError
 from mcp.types import INVALID_PARAMS, CallToolRequestParams, CallToolResult, InputRequiredResult
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from ghmcp_runtime.calls.context import CursorCodec, Idempotency, ToolContext, Upstream
+from ghmcp_runtime.calls.context import Changes, CursorCodec, Idempotency, ToolContext, Upstream
 from ghmcp_runtime.calls.cursors import HmacCursorCodec
 from ghmcp_runtime.calls.http_cache import parse_setting as parse_http_cache
 from ghmcp_runtime.calls.upstream import ForgeUpstream
@@ -31,7 +32,7 @@ from ghmcp_runtime.cleaning.outbound import (
 )
 from ghmcp_runtime.core.errors import INTERNAL_MESSAGE, ToolError
 from ghmcp_runtime.core.logs import call_fields, log_event
-from ghmcp_runtime.core.model import ToolSpec
+from ghmcp_runtime.core.model import OUTSIDE_ALLOWLIST_FIELD, ToolSpec
 from ghmcp_runtime.engine.batch import Pacer
 from ghmcp_runtime.engine.confirm import FORM, QUESTION, InputRequired, accepted
 from ghmcp_runtime.guards.caller import Caller
@@ -82,7 +83,8 @@ def default_upstream(served: Served) -> ForgeUpstream:
 
 def default_idempotency(served: Served) -> IdempotencyRunner:
     settings = served.settings
-    return IdempotencyRunner(open_store(settings.idempotency_store, settings.keys_per_caller))
+    return IdempotencyRunner(open_store(settings.idempotency_store, settings.keys_per_caller,
+                                         settings.shared_keys))
 
 
 class ToolRuntime:
@@ -101,7 +103,7 @@ class ToolRuntime:
         self.upstream = upstream or default_upstream(served)
         self.cursors = cursors or HmacCursorCodec(self.settings.server_secret)
         self.idempotency = idempotency or default_idempotency(served)
-        self.projector = served.projector
+        self.projectors = served.projectors
         self.validators = served.validators
         self.trust = TrustCache()
         self.caller_of = served.caller_of
@@ -154,6 +156,8 @@ class ToolRuntime:
     ) -> dict[str, Any]:
         result, tctx = await self.run_tool(tool, caller, arguments, request_id, host=host)
         payload = {**result, "request_id": request_id}
+        if tctx.outside_allowlist and OUTSIDE_ALLOWLIST_FIELD in tool.success_fields:
+            payload[OUTSIDE_ALLOWLIST_FIELD] = tctx.outside_allowlist
         remaining, limit = tctx.rate_limit.get("remaining"), tctx.rate_limit.get("limit")
         if remaining is not None and limit and remaining < limit * LOW_RATE_LIMIT_FRACTION:
             payload["rate_limit_remaining"] = remaining
@@ -162,9 +166,11 @@ class ToolRuntime:
     async def run_tool(
         self, tool: ToolSpec, caller: Caller, arguments: Mapping[str, Any] | None, request_id: str,
         *, host: CallHost | None, dry_run: bool = False, paced: Pacer | None = None,
+        changes: Changes | None = None,
     ) -> tuple[Mapping[str, Any], ToolContext]:
         """Validate the arguments, run the handler, release lockdown: a tool's result and its
-        context (a direct call, or one a batch makes: `paced` items one request at a time)."""
+        context (a direct call, or one a batch makes: `paced` items one request at a time, what
+        they change counted in the batch's `changes`)."""
         args = arguments if arguments is not None else {}
         validator = self.validators[tool.name]
         invalid = validator.validate(args)
@@ -176,6 +182,8 @@ class ToolRuntime:
             repos.check_arguments(args)
         tctx = self.context_for(tool, caller, args, request_id)
         tctx.host, tctx.dry_run, tctx.pace = host, dry_run, paced
+        if changes is not None:
+            tctx.changes = changes
         if paced is not None:
             tctx.slots = anyio.CapacityLimiter(1)
         try:
@@ -195,16 +203,17 @@ class ToolRuntime:
     ) -> ToolContext:
         # a forge without trust checks has no lockdown rules either (the generator refuses them)
         forge = self.spec.forge
+        part = self.served.part[tool.name]
         locked = (self.settings.lockdown or requested(caller.headers)) and forge.trust is not None
         return ToolContext(
             tool=tool, request_id=request_id, identity=caller.identity,
             arguments=args, upstream=self.upstream, cursors=self.cursors,
-            idempotency=self.idempotency, projector=self.projector, credential=caller.credential,
-            forge=self.spec.forge,
-            lockdown=Lockdown(self.spec.shapes, self.trust, forge) if locked else None,
+            idempotency=self.idempotency, projector=self.projectors[tool.name],
+            credential=caller.credential, forge=forge,
+            lockdown=Lockdown(part.shapes, self.trust, forge) if locked else None,
             repos=self.surface_of(caller).repos,
             slots=anyio.CapacityLimiter(self.settings.max_concurrent),
-            error_rules=self.spec.error_rules,
+            error_rules=part.error_rules,
         )
 
     def _error(self, err: ToolError, request_id: str, caller: Caller) -> CallToolResult:
@@ -233,12 +242,17 @@ class CallHost:
 
     async def run_tool(self, ctx: ToolContext, name: str, args: Mapping[str, Any], *, dry_run: bool,
                        paced: bool) -> dict[str, Any]:
+        if name not in ctx.tool.runs or name not in self.runtime.surface_of(self.caller).tools:
+            # exposure hides a composite with the tools it declares it runs, so this is a
+            # defect (a hook running an undeclared tool): the whole call fails, internal_error
+            raise RuntimeError(f"{ctx.tool.name} ran {name}, which it does not declare or the "
+                               "caller's surface hides")
         if paced and self.pacer is None:
             self.pacer = Pacer(self.write_interval_s)  # one pace for every item of the call
         try:
             result, _ = await self.runtime.run_tool(
                 self.runtime.tools[name], self.caller, args, ctx.request_id, host=self,
-                dry_run=dry_run, paced=self.pacer if paced else None)
+                dry_run=dry_run, paced=self.pacer if paced else None, changes=ctx.changes)
         except ToolError as err:
             if err.repair is not None and err.repair.get("tool") not in self.runtime.surface_of(self.caller).tools:
                 err.repair = None  # no repair through a tool this caller cannot see
@@ -247,6 +261,18 @@ class CallHost:
 
     async def progress(self, done: float, total: float | None, message: str | None) -> None:
         await self.request.session.report_progress(done, total, message)  # no-op without a token
+
+    async def tools_changed(self) -> bool:
+        """2026-07-28: an event on the server's subscriptions/listen streams; the 2025 era: the
+        notification on this connection. Without a bus (stateless HTTP) neither can reach it."""
+        bus = self.runtime.served.bus
+        if bus is None:
+            return False
+        if self.request.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            await bus.publish(ToolsListChanged())
+        else:
+            await self.request.session.send_tool_list_changed()
+        return True
 
     async def confirm(self, message: str, digest: str) -> None:
         caps = self.request.session.client_capabilities
