@@ -58,6 +58,9 @@ _SCRIPT_LIKE = re.compile(rb"[ \t]*(?i:<(?:script|pre|style|textarea)(?:[\t\n\f\
 _SCRIPT_END = re.compile(rb"(?i)</(?:script|pre|style|textarea)>")
 # a GFM table's delimiter row (with a pipe, so not a setext underline or a rule)
 _DELIMITER_ROW = re.compile(rb"\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*(?:\r\n?|\n|$)")
+# inline HTML that hides what it holds, by its opener, and what closes it
+_INLINE_HIDING = re.compile(rb"<!--|<\?|<!\[CDATA\[|<![A-Za-z]")
+_CLOSERS = {b"<!--": b"-->", b"<?": b"?>", b"<![CDATA[": b"]]>"}
 _SOURCE_TAG = re.compile(rb"(?i)</?source(?:[\t\n\f\r />]|$)")
 # leaf blocks whose inline content may hold inline HTML
 _LEAVES = frozenset(("Paragraph", "Heading", "TableCell", "Item"))
@@ -119,6 +122,7 @@ class _Walk:
         self.first_line = False  # whether it is on the first line of its paragraph
         self.after_definition = False  # whether source no event covers, a definition, precedes it
         self.containers = 0  # block quotes, list items and footnote definitions open
+        self.unmatched_tick = -1  # the paragraph (its start) where a backtick run found no pair
         self.footnote_left_open = False  # whether a footnote's raw HTML left something open
         self.maybe_source = _SOURCE_TAG.search(raw) is not None
         self.maybe_cdata = b"<![CDATA[" in raw
@@ -166,6 +170,8 @@ class _Walk:
                 if self.line_start and raw[start] in b"|:-" and self._table_here(start):
                     break
                 self.line_start = False
+                if raw.find(b"`", start, end) >= 0:
+                    self.unmatched_tick = self.leaf_start
                 if self.maybe_cdata:
                     self._cdata_in_text(start, end)
                 covered = end if end > covered else covered
@@ -241,9 +247,9 @@ class _Walk:
                         break
                 if self.line_start and raw[start] == 60 and self.containers and self._lazy_tag(start):
                     break
-                self.line_start = False
                 if self.maybe_source and self._splits_specs(start):
                     break
+                self.line_start = False
                 if not html.pending and raw[start + 1] not in _HIDING:  # a tag: nothing to do
                     if end > covered:
                         covered = end
@@ -259,7 +265,10 @@ class _Walk:
                     hidden_to = covered
             else:
                 if "Code" in event:
-                    self.code.append((start, end))
+                    if self.unmatched_tick == self.leaf_start and raw.find(b"<", start, end) >= 0:
+                        self._uncertain_code(start, end)
+                    else:
+                        self.code.append((start, end))
                 elif "FootnoteReference" in event:
                     self.referenced.add(_label(event["FootnoteReference"]))
                 covered = end if end > covered else covered
@@ -270,6 +279,10 @@ class _Walk:
                 self._gap(covered, len(raw))  # definitions after the last block
         if block:
             html.feed(block)
+        if html is not body_html:  # the text ended (or was cut) in a footnote
+            self.footnote_left_open = self.footnote_left_open or html.pending
+            html.end(len(raw))
+            html = body_html
         if html.pending or self.footnote_left_open:  # hides the footnotes GitHub renders after it
             self.referenced.clear()
         html.end(len(raw))
@@ -316,6 +329,21 @@ class _Walk:
                 self.hidden.append((start, stop))
         return False
 
+    def _uncertain_code(self, start: int, end: int) -> None:
+        """A code span after a backtick run that found no pair in its paragraph: cmark-gfm then
+        remembers closers wrongly and may read a later span as text, its comments and their kin
+        as raw HTML. Those go (each to its closer: a later opener of its kind has none either)."""
+        raw, at, closed = self.raw, start, set()
+        while (opener := _INLINE_HIDING.search(raw, at, end)) is not None:
+            kind = opener.group()[:3] if opener.group()[2:3].isalpha() else opener.group()
+            closer = raw.find(_CLOSERS.get(kind, b">"), opener.end(), end) if kind not in closed else -1
+            if closer < 0:
+                closed.add(kind)
+                at = opener.end()
+                continue
+            at = closer + len(_CLOSERS.get(kind, b">"))
+            self.hidden.append((opener.start(), at))
+
     def _lazy_tag(self, start: int) -> bool:
         """A line in a quote, list item or footnote that opens with a tag and no marker (a lazy
         continuation here): GitHub's parser may start an HTML block there instead. The rest
@@ -345,8 +373,7 @@ class _Walk:
         """A line GitHub's parser (CommonMark 0.29) and this one (0.31) read differently: an
         HTML block of one is a paragraph of the other, and the blocks after it may differ (see
         _READ_APART); the rest of the text goes. Else False."""
-        line_start, self.line_start = self.line_start, False
-        if not always and not (line_start and _SOURCE_TAG.match(self.raw, start)):
+        if not always and not (self.line_start and _SOURCE_TAG.match(self.raw, start)):
             return False
         self.cut(start)
         return True
