@@ -88,8 +88,9 @@ def exposure_text(spec: ServerSpec, surface: Surface, meta: Sequence[str] = ()) 
     if surface.repos is not None:
         allowed = ", ".join(surface.repos.patterns()) or "none"
         text += (f" Repositories: only {allowed} (owner/* is every repository of that owner); "
-                 f"any other is refused with repo_not_allowed before anything is sent, and "
-                 f"searches are confined to these.")
+                 f"any other is refused with repo_not_allowed before anything is sent, "
+                 f"searches are confined to these, and rows of other repositories in an answer "
+                 f"(sub-issues, blockers) are left out and counted in outside_allowlist.")
     return text
 
 
