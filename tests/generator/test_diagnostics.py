@@ -244,6 +244,22 @@ def _mistakes() -> list[Mistake]:
         lambda: replace(t, "fields: [owner, repo], reason: owner and repo go together",
                         "fields: [owner, repo], equals: true, reason: owner and repo go together", search),
         r"equals applies to requires rules, not all_or_none")
+    add("required-when-without-when",
+        lambda: replace(t, "{kind: requires, when: lock_reason, fields: [locked], equals: true,",
+                        "{kind: required_when, fields: [locked],"),
+        r"required_when needs `when`: a parameter, or \{parameter: value\(s\)\}")
+    add("required-when-naming-its-condition",
+        lambda: replace(t, "{kind: requires, when: lock_reason, fields: [locked], equals: true,",
+                        "{kind: required_when, when: {locked: true}, fields: [locked],"),
+        r"required_when names its `when` parameter among its fields")
+    add("condition-value-on-requires",
+        lambda: replace(t, "{kind: requires, when: lock_reason, fields: [locked], equals: true,",
+                        "{kind: requires, when: {lock_reason: spam}, fields: [locked],"),
+        r"`when: \{parameter: value\}` applies to required_when and forbidden_when rules")
+    add("required-when-value-outside-enum",
+        lambda: replace(t, "{kind: requires, when: lock_reason, fields: [locked], equals: true,",
+                        "{kind: forbidden_when, when: {lock_reason: rude}, fields: [locked],"),
+        r"the value compared 'rude' is not a value of parameter 'lock_reason'")
     add("enum-value-github-rejects",
         lambda: replace(t, "enum: [created, updated, comments]", "enum: [created, updated, comments, votes]",
                         search),
