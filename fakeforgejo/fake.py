@@ -21,7 +21,7 @@ SPEC_HOST = "https://forgejo.test"
 
 # Every operation the fake implements, in the description's own ids.
 OPERATIONS: tuple[str, ...] = (
-    "userGetCurrent", "repoGet", "orgGet", "orgListRepos",
+    "userGetCurrent", "userGetTokens", "repoGet", "orgGet", "orgListRepos",
     "issueListLabels", "issueGetLabel", "issueCreateLabel", "issueEditLabel", "issueDeleteLabel",
     "orgListLabels", "orgGetLabel", "orgCreateLabel", "orgEditLabel", "orgDeleteLabel",
     "issueListIssues", "issueSearchIssues", "repoGetRepoPermissions",

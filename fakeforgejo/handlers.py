@@ -141,6 +141,21 @@ def get_current_user(ctx: Ctx) -> Reply:
     return Reply(200, objects.user(ctx.api, ctx.state.user(ctx.actor)))
 
 
+@handles("userGetTokens")
+def list_tokens(ctx: Ctx) -> Reply:
+    """`ListAccessTokens`: the account's own tokens (`reqSelfOrAdmin`: another account's are a
+    403), each with its scopes and last eight characters; the token itself (`sha1`) is empty."""
+    login = ctx.params["username"]
+    if ctx.state.users.get(login.casefold()) is None:
+        raise not_found()
+    if login.casefold() != ctx.actor.casefold() and not ctx.state.is_admin(ctx.actor):
+        raise ApiError(403, "doer should be the site admin or be same as the contextUser")
+    mine = [t for t in ctx.state.tokens.values() if t.login.casefold() == login.casefold()]
+    rows = [{"id": i + 1, "name": f"token-{i + 1}", "sha1": "", "token_last_eight": t.token[-8:],
+             "scopes": list(t.scopes)} for i, t in enumerate(mine)]
+    return listed(ctx, rows, link=True)
+
+
 @handles("repoGet")
 def get_repo(ctx: Ctx) -> Reply:
     return Reply(200, objects.repository(ctx.api, _repo(ctx), ctx.state, ctx.actor))

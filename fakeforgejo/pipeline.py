@@ -24,7 +24,7 @@ API_PREFIX = "/api/v1"
 
 # which token scope category each operation's endpoint group requires (routers/api/v1/api.go)
 OPERATION_SCOPES: dict[str, str] = {
-    "userGetCurrent": SCOPE_USER,
+    "userGetCurrent": SCOPE_USER, "userGetTokens": SCOPE_USER,
     "repoGet": SCOPE_REPO, "repoGetRepoPermissions": SCOPE_REPO,
     "orgGet": SCOPE_ORG, "orgListRepos": SCOPE_ORG,
     "orgListLabels": SCOPE_ORG, "orgGetLabel": SCOPE_ORG, "orgCreateLabel": SCOPE_ORG,

@@ -22,7 +22,7 @@ from fakegithub import conditional
 from fakegithub.faults import GITHUB_HTML_500, Fault
 from fakegithub.handlers import HANDLERS, Ctx, Reply
 from fakegithub.routing import Route
-from fakegithub.state import DOCS, ApiError, RateBucket, Token
+from fakegithub.state import DEFAULT_LIMITS, DOCS, ApiError, RateBucket, Token
 from fakegithub.validation import dumps
 
 if TYPE_CHECKING:
@@ -37,7 +37,6 @@ Send = Callable[[Message], Awaitable[None]]
 API_VERSION = "2022-11-28"
 RATE_DOCS = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"
 JSON_TYPE = "application/json; charset=utf-8"
-DEFAULT_LIMITS = {"core": 5000, "search": 30}
 ANONYMOUS_LIMIT = 60
 TIMEOUT_DEFAULT = 30.0
 SLOW_BODY_DEFAULT = 0.5
@@ -153,6 +152,19 @@ class SpecPipeline:
         return reply
 
 
+def fine_grained_need(op: SpecOperation) -> tuple[tuple[str, ...], str] | None:
+    """The fine-grained permissions (any one of them) and access the operations the fake serves
+    need, as GitHub's documentation gives them: the issue endpoints need `issues`, and those
+    issues share with pull requests (labels, milestones, comments, assignees, locks, updates)
+    accept `pull_requests` too; the rest (search, the account, rate limits) need none."""
+    op_id = op.operation_id
+    if not op_id.startswith("issues/"):
+        return None
+    shared = op_id == "issues/update" or any(
+        word in op_id for word in ("label", "milestone", "comment", "assign", "lock"))
+    return ("issues", "pull_requests") if shared else ("issues",), "read" if op.method == "GET" else "write"
+
+
 class Pipeline(SpecPipeline):
     """GitHub's request handling: auth, rate limits, OAuth scopes, spec checks, handlers."""
 
@@ -221,9 +233,17 @@ class Pipeline(SpecPipeline):
             "x-oauth-scopes": ", ".join(token.scopes) if token else "",
             "x-accepted-oauth-scopes": self.accepted_scopes(route),
         }
-        if token is not None and token.installation:  # permissions, not OAuth scopes
+        if token is not None and not token.lists_scopes:  # permissions, not OAuth scopes
             del headers["x-oauth-scopes"], headers["x-accepted-oauth-scopes"]
+            if route is not None and (needed := fine_grained_need(route.operation)) is not None:
+                names, level = needed
+                headers["x-accepted-github-permissions"] = "; ".join(f"{n}={level}" for n in names)
         return headers
+
+    @staticmethod
+    def spends(route: Route) -> bool:
+        """GET /rate_limit costs no budget ("does not count against your REST API rate limit")."""
+        return route.operation.operation_id != "rate-limit/get"
 
     @staticmethod
     def accepted_scopes(route: Route | None) -> str:
@@ -272,15 +292,21 @@ class Pipeline(SpecPipeline):
             )
             body = {"message": message, "documentation_url": RATE_DOCS, "status": "403"}
             return self.finish(incoming, route, Reply(403, body, headers))
-        bucket.remaining -= 1
-        incoming.spent = True
+        if self.spends(route):
+            bucket.remaining -= 1
+            incoming.spent = True
         headers.update(self.rate_headers(bucket, resource))
 
         if incoming.method != "GET" and op.path.startswith("/repos/"):
             repo = fake.state.find_repo(route.params.get("owner", ""), route.params.get("repo", ""))
-            allowed = token.installation or "repo" in token.scopes or (
-                "public_repo" in token.scopes and (repo is None or not repo.private)
-            )
+            if token.permissions is not None:
+                needed = fine_grained_need(op)
+                allowed = needed is None or any(
+                    token.permissions.get(n) in ("write", "admin") for n in needed[0])
+            else:
+                allowed = token.installation or "repo" in token.scopes or (
+                    "public_repo" in token.scopes and (repo is None or not repo.private)
+                )
             if not allowed and not (repo is not None and repo.private):  # private: 404 below
                 body = {
                     "message": "Resource not accessible by personal access token",

@@ -34,6 +34,7 @@ CALLABLE = frozenset(
     {
         "add_repo", "add_user", "add_token", "add_collaborator", "add_label", "add_milestone",
         "add_issue", "add_pull_request", "add_comment", "delete_issue", "set_rate_limit",
+        "set_token_scopes", "add_fine_grained_token", "add_installation_token",
         "checkpoint", "reset",
     }
 )

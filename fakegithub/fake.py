@@ -3,7 +3,7 @@ query helpers and a client with GitHub's headers."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime, timedelta
 from typing import Any, Literal
 
@@ -97,6 +97,23 @@ class FakeGitHub(FakeForge):
         with self.lock:
             self.add_user(login, collaborator_on=collaborator_on)
             record = Token(token, self.state.user(login).login, tuple(scopes))
+            self.state.tokens[token] = record
+            return record
+
+    def set_token_scopes(self, token: str, scopes: Sequence[str]) -> Token:
+        """Change a classic or OAuth-app token's scopes (as its owner can, on GitHub's settings page)."""
+        with self.lock:
+            record = self.state.tokens[token]
+            record.scopes = tuple(scopes)
+            return record
+
+    def add_fine_grained_token(self, token: str, login: str, permissions: Mapping[str, str], *,
+                               collaborator_on: Iterable[str] | str = ALL) -> Token:
+        """A fine-grained personal access token: repository permissions such as
+        {"issues": "write"} instead of OAuth scopes; GitHub lists neither in its answers."""
+        with self.lock:
+            self.add_user(login, collaborator_on=collaborator_on)
+            record = Token(token, self.state.user(login).login, (), permissions=dict(permissions))
             self.state.tokens[token] = record
             return record
 

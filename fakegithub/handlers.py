@@ -6,16 +6,18 @@ the request, so they may trust the request's shape (not its meaning).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from fakegithub import objects, search
 from fakegithub.clock import parse_time
 from fakegithub.paging import page_args, paginate
 from fakegithub.state import (
+    DEFAULT_LIMITS,
     ApiError,
     Issue,
     Label,
@@ -170,6 +172,23 @@ def _since(ctx: Ctx) -> datetime | None:
 def get_repo(ctx: Ctx) -> Reply:
     repo = _repo(ctx)
     return Reply(200, objects.full_repository(ctx.api, ctx.state, repo, ctx.actor))
+
+
+@handles("rate-limit/get")
+def get_rate_limit(ctx: Ctx) -> Reply:
+    """The token's budgets; asking costs none (the pipeline does not spend a unit for it)."""
+    now = ctx.state.now()
+
+    def entry(resource: str) -> dict[str, int]:
+        bucket = ctx.token.buckets.get(resource)
+        limit = bucket.limit if bucket else DEFAULT_LIMITS.get(resource, 5000)
+        remaining = bucket.remaining if bucket else limit
+        reset = bucket.reset if bucket else now + timedelta(hours=1)
+        return {"limit": limit, "remaining": remaining, "reset": math.floor(reset.timestamp()),
+                "used": max(0, limit - remaining)}
+
+    resources = {name: entry(name) for name in ("core", "search", "graphql")}
+    return Reply(200, {"resources": resources, "rate": resources["core"]})
 
 
 @handles("users/get-authenticated")

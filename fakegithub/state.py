@@ -70,6 +70,9 @@ class RateBucket:
         return max(0, self.limit - self.remaining)
 
 
+DEFAULT_LIMITS = {"core": 5000, "search": 30}  # a token's budgets per resource before any use
+
+
 @dataclass
 class Token:
     token: str
@@ -77,6 +80,14 @@ class Token:
     scopes: tuple[str, ...]
     buckets: dict[str, RateBucket] = field(default_factory=dict)
     installation: bool = False  # a GitHub App installation token: acts as `<app>[bot]`
+    # a fine-grained personal access token: permissions ({"issues": "write"}), no OAuth scopes,
+    # and GitHub sends no X-OAuth-Scopes for it; None for a classic or OAuth-app token
+    permissions: dict[str, str] | None = None
+
+    @property
+    def lists_scopes(self) -> bool:
+        """Whether GitHub's answers to it carry X-OAuth-Scopes (classic and OAuth-app tokens)."""
+        return not self.installation and self.permissions is None
 
 
 @dataclass

@@ -42,6 +42,7 @@ OPERATIONS: tuple[str, ...] = (
     "issues/delete-milestone",
     "search/issues-and-pull-requests",
     "users/get-authenticated",
+    "rate-limit/get",
     "repos/list-for-authenticated-user",
     "repos/get-collaborator-permission-level",
     "issues/list-sub-issues",

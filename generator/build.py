@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from generator import lockdown_check, param_values
+from generator import lockdown_check, param_values, scopes
 from generator.batch import build_batch, build_confirm
 from generator.catalog import builtin_codes
 from generator.declare import DeclarationBuilder, bind_path, error_spec, match_of
@@ -43,6 +43,7 @@ from generator.overrides import (
     Rule,
     ShapeField,
     ToolDef,
+    recovery_only,
     tool_operations,
 )
 from generator.recipe_base import Counted, split_path
@@ -77,6 +78,7 @@ from ghmcp_runtime.core.model import (
     Operation,
 )
 from ghmcp_runtime.core.refs import references
+from ghmcp_runtime.core.token_scopes import combined
 from ghmcp_runtime.core.transforms import TRANSFORMS
 
 JSON = Any
@@ -168,6 +170,7 @@ class Builder:
         codes = self.build_error_codes(built)
         resources = self.build_resources()
         templates = self.build_templates(built)
+        built = self.build_scopes(built, templates)
         self.check_constants(built, templates)
         self.check_forge()
         if any(p.level is Level.ERROR for p in self.problems):
@@ -200,6 +203,8 @@ class Builder:
             templates=templates,
             forge=s.forge,
             error_rules=tuple(rule for _, rule in self.error_rules),
+            operation_scopes=tuple((op_id, combined([scopes.operation_scopes(d)], self.forge.scopes))
+                                   for op_id, d in sorted(self.o.scopes.items())),
         )
 
     def check_forge(self) -> None:
@@ -330,6 +335,53 @@ class Builder:
         if keyword.iskeyword(name) or keyword.issoftkeyword(name):
             self.error(loc, f"{what} name {name!r} is a Python keyword",
                        "choose another name (generated TypedDicts use these names as keys)")
+
+    def build_scopes(self, tools: list[IRTool], templates: tuple[IRTemplate, ...]) -> list[IRTool]:
+        """Each tool with what a token needs to use it; every operation called must be declared
+        (reported once, where its first caller names it)."""
+        model = self.forge.scopes
+        scopes.check_declarations(self.o, model, self.ops, self.error)
+        index = {t.name: i for i, t in enumerate(self.o.tools)}
+        callers: dict[str, list[tuple[str, tuple[str | int, ...]]]] = {}
+        out: dict[str, IRTool] = {}
+        for t in sorted(tools, key=lambda x: x.batch is not None):
+            decl = self.o.tools[index[t.name]]
+            if t.batch is not None:
+                parts = [out[n].scopes for n in t.runs if n in out]
+                out[t.name] = dataclasses.replace(t, scopes=combined(parts, model))
+                continue
+            ids = list(dict.fromkeys(op.operation_id for op in t.operations))
+            for where, op_id in scopes.undeclared(decl, ids, self.o):
+                callers.setdefault(op_id, []).append((f"tool {t.name}", ("tools", index[t.name], *where)))
+            callers.update({i: callers.get(i, []) for i in ids})
+            out[t.name] = dataclasses.replace(t, scopes=scopes.tool_scopes(
+                ids, self.o.scopes, model, recovery_only(decl)))
+        names = [t.name for t in self.o.resource_templates]
+        for tpl in templates:
+            for op_id in dict.fromkeys(op.operation_id for op in tpl.operations):
+                here: list[tuple[str, tuple[str | int, ...]]] = [
+                    (f"template {tpl.name}", ("resource_templates", names.index(tpl.name), "name"))]
+                callers[op_id] = callers.get(op_id, []) + (here if op_id not in self.o.scopes else [])
+        for op_id, found in callers.items():
+            if found:
+                (first, loc), others = found[0], [who for who, _ in found[1:]]
+                also = f" (so do {', '.join(others)})" if others else ""
+                self.error(loc, f"{first} calls {op_id}{also}, but the file does not declare what a "
+                           "token needs for it", self.scope_hint(op_id), scopes.RULE)
+        declared_calls = {op for t in self.o.tools for op in tool_operations(t)}
+        declared_calls |= {op for t in self.o.resource_templates
+                           for op in [*(s.call for s in t.steps or []), *t.operations,
+                                      *(c.call for c in t.completions.values() if isinstance(c, CompletionDef))]}
+        for op_id in scopes.unused(self.o, set(callers) | declared_calls):
+            self.error(("scopes", op_id), f"scopes: no tool or template calls {op_id}",
+                       "drop the declaration", scopes.RULE)
+        return [out[t.name] for t in tools]
+
+    def scope_hint(self, op_id: str) -> str:
+        op = self.ops[op_id]
+        docs = scopes.docs_url(op)
+        return (f"declare it under scopes: `{op_id}: {{oauth: [...], fine_grained: [...]}}`, from the "
+                f"forge's documentation of {op.method.upper()} {op.path}" + (f" ({docs})" if docs else ""))
 
     def check_constants(self, tools: list[IRTool], templates: tuple[IRTemplate, ...]) -> None:
         ops = {op.operation_id for t in tools for op in t.operations}

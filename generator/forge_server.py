@@ -41,6 +41,7 @@ from generator.render import (
 from generator.yamlsrc import Located
 from ghmcp_runtime.core.forges import FORGES
 from ghmcp_runtime.core.model import ErrorCode
+from ghmcp_runtime.core.token_scopes import ToolScopes, combined
 from ghmcp_runtime.serving import capability_docs
 from ghmcp_runtime.serving.capability_docs import ResourceLine, ToolLine
 from ghmcp_runtime.serving.forge_server import ToolsetLine, composed_summary
@@ -106,9 +107,27 @@ def forge_checks(forge: str, members: Sequence[Prepared], decl: ForgeDecl | None
                                f"one server sends one version header: give every {shown} file the same "
                                "server.api_version"))
     problems += _code_clashes(built)
+    problems += _scope_clashes(built)
     if decl is not None:
         problems += _decl_checks(decl, built, first_toolset)
     return problems
+
+
+def _scope_clashes(built: Sequence[Prepared]) -> list[Diagnostic]:
+    """Two files declaring one operation's scopes differently would publish two requirements for
+    the same request: the forge's server must say one thing."""
+    seen: dict[str, tuple[Any, str]] = {}
+    out = []
+    for member in built:
+        assert member.server is not None and member.located is not None
+        for op_id, declared in member.server.operation_scopes:
+            if op_id in seen and seen[op_id][0] != declared:
+                out.append(_error(member.located.where(("scopes", op_id)),
+                                  f"scopes: {op_id} is declared otherwise in {seen[op_id][1]}",
+                                  "an operation needs the same of a token in every file: make the "
+                                  "declarations equal", rule="scopes"))
+            seen.setdefault(op_id, (declared, member.inputs.overrides_display))
+    return out
 
 
 def _code_clashes(built: Sequence[Prepared]) -> list[Diagnostic]:
@@ -204,19 +223,27 @@ class _Toolset:
     def wire_bytes(self) -> int:
         return compact_bytes({"tools": [wire_tool(t) for t in self.tools]})
 
+    @property
+    def scopes(self) -> ToolScopes:
+        """What a token needs to use every tool of the toolset."""
+        return combined((t.scopes for t in self.tools), FORGES[self.server.forge].scopes)
+
 
 def _toolsets(servers: Sequence[IRServer], default: Sequence[str]) -> list[_Toolset]:
     return [_Toolset(name, text, s, tuple(t for t in s.tools if t.toolset == name), name in default)
             for s in servers for name, text in s.toolsets]
 
 
-def _totals(toolsets: Sequence[_Toolset]) -> list[tuple[str, tuple[int, int, int]]]:
-    """(label, (tools, model-visible bytes, tools/list bytes)) of the default set and of all."""
+def _totals(toolsets: Sequence[_Toolset]) -> list[tuple[str, tuple[int, int, int], ToolScopes]]:
+    """(label, (tools, model-visible bytes, tools/list bytes), token scopes) of the default set
+    and of all."""
     out = []
     for label, chosen in (("default set", [t for t in toolsets if t.default]), ("all", toolsets)):
         tools = [wire_tool(tool) for t in chosen for tool in t.tools]
+        model = FORGES[chosen[0].server.forge].scopes if chosen else None
+        needs = combined((t.scopes for t in chosen), model) if model else ToolScopes()
         out.append((label, (len(tools), compact_bytes(model_visible(tools)),
-                            compact_bytes({"tools": tools}))))
+                            compact_bytes({"tools": tools})), needs))
     return out
 
 
@@ -263,6 +290,7 @@ def render_forge(decl: ForgeDecl, results: Sequence[Result], packaging: Packagin
                            ("ghmcp_runtime.serving.package_data", "PackageData"),
                            *((f"{p.package}.server", f"SERVER as {p.package.upper()}") for p in servers)]),
         "forge": FORGES[s.forge].display_name, "parts": servers, "fingerprint": fp,
+        "private_scope": FORGES[s.forge].scopes.private_scope,
         "inputs": inputs, "toolsets": toolsets, "totals": _totals(toolsets),
         "tool_bytes": {t.name: compact_bytes(model_visible([wire_tool(t)])[0]) for t in tools},
         "overrides_files": [r.server.overrides_file for r in results if r.server is not None],
@@ -309,7 +337,7 @@ def forge_table(decl: ForgeDecl, servers: Sequence[IRServer], out: TextIO) -> No
     for t in toolsets:
         print(f"{t.name:<28} {len(t.tools):>5} {t.model_bytes:>13} {t.wire_bytes:>10}  "
               f"{'yes' if t.default else ''}", file=out)
-    for label, (count, seen, wire) in _totals(toolsets):
+    for label, (count, seen, wire), _ in _totals(toolsets):
         budget = s.model_budget_bytes if label == "default set" else None
         note = f"  budget {budget} ({100 * seen // budget}%)" if budget else ""
         print(f"{label:<28} {count:>5} {seen:>13} {wire:>10}{note}", file=out)

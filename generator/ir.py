@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from generator.diagnostics import Where
 from ghmcp_runtime.core.declared import Batch, Completion, Declaration, OnError, Repair, Resolve
 from ghmcp_runtime.core.model import LockdownRule
+from ghmcp_runtime.core.token_scopes import ToolScopes
 from ghmcp_runtime.guards.validation import with_checks
 
 JSONObject = dict[str, Any]
@@ -115,6 +116,7 @@ class IRTool:
     example: JSONObject
     where: Where
     toolset: str | None = None  # the declared toolset `--toolsets` selects it by
+    scopes: ToolScopes = field(default_factory=ToolScopes)  # what a token needs (generator/scopes.py)
 
     @property
     def runs(self) -> tuple[str, ...]:
@@ -213,3 +215,5 @@ class IRServer:
     toolsets: tuple[tuple[str, str], ...] = ()  # (name, what its tools do), as declared
     error_rules: tuple[OnError, ...] = ()  # the server-wide on_error
     forge: str = "github"  # the runtime's forge profile (ghmcp_runtime.core.forges.FORGES)
+    # what each operation the tools call needs of a token, as declared (`scopes:`), by operationId
+    operation_scopes: tuple[tuple[str, ToolScopes], ...] = ()

@@ -529,11 +529,25 @@ class ToolDef(Strict):
     )
 
 
+RECOVERY_VIEWER = "users/get-authenticated"  # recovery's read of the caller's own login
+
+
+def recovery_only(tool: ToolDef) -> list[str]:
+    """Operations the tool calls only to recover a lost answer (not to do its work)."""
+    if not (tool.idempotency and tool.idempotency.recover):
+        return []
+    return [] if RECOVERY_VIEWER in _operations(tool, viewer=False) else [RECOVERY_VIEWER]
+
+
 def tool_operations(tool: ToolDef) -> list[str]:
     """Every operation a tool calls: its steps', then those its hook declares, without repeats."""
+    return _operations(tool, viewer=True)
+
+
+def _operations(tool: ToolDef, *, viewer: bool) -> list[str]:
     recover = []
     if tool.idempotency and tool.idempotency.recover:  # the lookup also reads the caller's login
-        recover = [tool.idempotency.recover.call, "users/get-authenticated"]
+        recover = [tool.idempotency.recover.call, *([RECOVERY_VIEWER] if viewer else [])]
     lookups = [s.names_exist.lookup for s in tool.steps or [] if s.names_exist and s.names_exist.lookup]
     lookups += [p.resolve.call for p in tool.params if p.resolve is not None]
     lookups += [s.settle.find for s in tool.steps or [] if s.settle and s.settle.find]
@@ -597,6 +611,20 @@ class TemplateDef(Strict):
         default_factory=dict, description="variable -> a declared listing, or an async hook's name")
 
 
+class OperationScopes(Strict):
+    oauth: list[str] = Field(
+        default_factory=list, description="the OAuth scopes the operation needs, every one (GitHub: "
+        "classic tokens' and OAuth apps' scopes, for a public repository; private ones need `repo` "
+        "too. Forgejo: token scopes, e.g. write:issue); [] = none")
+    fine_grained: list[Annotated[str, StringConstraints(pattern=r"^[a-z_]+:(read|write|admin)$")]] = Field(
+        default_factory=list, description="GitHub: the fine-grained permissions any one of which "
+        "lets a fine-grained token or GitHub App call it, e.g. [issues:write, pull_requests:write] "
+        "(the documentation's \"at least one of the following permission sets\"); [] = none")
+    user_context: bool = Field(
+        default=False, description="it acts on the token's own account (GET /user …), which a "
+        "GitHub App installation's token (Actions' GITHUB_TOKEN) does not have")
+
+
 class OverrideFile(Strict):
     server: ServerSection
     spec_patches: list[SpecPatch] = Field(default_factory=list)
@@ -618,6 +646,9 @@ class OverrideFile(Strict):
         "every tool (hooks included) before a step's own on_error; `skip` is not allowed here")
     resources: list[StaticResourceDef] = Field(default_factory=list)
     resource_templates: list[TemplateDef] = Field(default_factory=list)
+    scopes: dict[str, OperationScopes] = Field(
+        default_factory=dict, description="operationId -> what a token needs to call it, from the "
+        "forge's documentation of the endpoint; every operation a tool or template calls needs one")
 
 
 _HINTS = {
@@ -630,6 +661,7 @@ DOCS = "docs/overrides.md"
 # where docs/overrides.md describes a key: by top-level key, and for tools by the tool's key
 _SECTIONS = {"server": "server", "tools": "tools", "parameters": "parameters", "shapes": "shapes",
              "error_codes": "error-codes", "on_error": "steps", "toolsets": "toolsets",
+             "scopes": "scopes",
              **dict.fromkeys(("spec_patches", "coverage", "breaking_changes", "resources",
                               "resource_templates"), "resources-coverage-patches-breaking-changes")}
 _TOOL_SECTIONS = {"params": "parameters", "rules": "rules", "steps": "steps", "on_error": "steps",

@@ -21,6 +21,7 @@ from generator.spec import REPO_ROOT
 from ghmcp_runtime.core.declared import Completion
 from ghmcp_runtime.core.forges import FORGES
 from ghmcp_runtime.core.model import Annotations, ErrorCode, FieldRule, Operation, Shape
+from ghmcp_runtime.core.token_scopes import SCOPES_META
 from ghmcp_runtime.serving import capability_docs
 from ghmcp_runtime.serving.capability_docs import ResourceLine, ToolLine
 
@@ -42,6 +43,7 @@ def wire_tool(tool: IRTool) -> dict[str, Any]:
         "inputSchema": tool.input_schema,
         "outputSchema": tool.output_schema,
         "annotations": runtime_annotations(tool.annotations).wire(),
+        "_meta": {SCOPES_META: tool.scopes.meta()},
     }
 
 
@@ -321,6 +323,8 @@ def render(
         "coverage": server.coverage,
         "fingerprint": fp,
         "tool_bytes": tool_bytes,
+        "scopes_meta": SCOPES_META,
+        "private_scope": FORGES[server.forge].scopes.private_scope,
         "total_bytes": compact_bytes({"tools": wire_tools}),
         "model_bytes": compact_bytes(model_visible(wire_tools)),
         "needs_not_required": any(f.detail == "full" for s in server.shapes for f in s.fields)

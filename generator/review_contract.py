@@ -1,6 +1,6 @@
 """The parts of the review report a schema diff does not show: what each tool calls, the error
-mappings it declares (with their repairs), its confirmation and idempotency, and per server the
-spec patches, server-wide error rules and budgets (MANIFEST.json's `review`, written by
+mappings it declares (with their repairs), its confirmation, idempotency and token scopes, and
+per server the spec patches, server-wide error rules, budgets and each operation's scopes (MANIFEST.json's `review`, written by
 generator/review_facts.py) — and the inputs and outputs of a new tool spelled out (enum values,
 defaults, objects field by field), so a reviewer needs neither TOOLS.md nor handlers.py."""
 
@@ -13,6 +13,7 @@ from typing import Any
 
 from generator.breaking import show_types
 from generator.schemas import schema_types
+from ghmcp_runtime.core.token_scopes import ToolScopes
 
 Facts = Mapping[str, Any]
 MAX_DEPTH = 4
@@ -119,7 +120,14 @@ def tool_lines(facts: Facts | None) -> list[str]:
         lines += ["- error mappings:", *(f"  - step {_code(e['step'])}: {mapping_text(e)}" for e in errors)]
     lines.append(f"- confirmation: {confirm_text(facts.get('confirm'))}")
     lines.append(f"- idempotency: {idempotency_text(facts.get('idempotency'))}")
+    if "scopes" in facts:
+        lines.append(f"- token scopes: {scopes_text(facts['scopes'])}")
     return lines
+
+
+def scopes_text(scopes: Mapping[str, Any] | None) -> str:
+    """What a token needs (a tool's `_meta` scopes, or one operation's), in words."""
+    return "none declared" if scopes is None else ToolScopes.read(scopes).text(_code)
 
 
 # --- comparing -----------------------------------------------------------------------------------
@@ -152,6 +160,8 @@ def tool_changes(old: Facts | None, new: Facts | None) -> Iterator[tuple[str, st
     if old.get("idempotency") != new.get("idempotency"):
         yield ("idempotency", "tool", f"{idempotency_text(old.get('idempotency'))} ⇒ "
                f"{idempotency_text(new.get('idempotency'))}")
+    if old.get("scopes") != new.get("scopes"):
+        yield "scopes", "tool", f"{scopes_text(old.get('scopes'))} ⇒ {scopes_text(new.get('scopes'))}"
 
 
 def _key(entry: Mapping[str, Any]) -> str:
@@ -159,7 +169,8 @@ def _key(entry: Mapping[str, Any]) -> str:
 
 
 def server_lines(old: Facts | None, new: Facts | None) -> list[str]:
-    """Spec patches, server-wide error rules and budgets: what changed (all of it for a new server)."""
+    """Spec patches, server-wide error rules, operations' scopes and budgets: what changed (all of it
+    for a new server)."""
     old = old or {}
     new = new or {}
     lines: list[str] = []
@@ -176,6 +187,13 @@ def server_lines(old: Facts | None, new: Facts | None) -> list[str]:
         if a != b:
             verb = "added" if a is None else "removed" if b is None else "changed"
             lines.append(f"- server-wide error rule {verb}: {mapping_text(b or a or {})}")
+    declared_old, declared_new = old.get("scopes", {}), new.get("scopes", {})
+    for op_id in sorted(declared_old.keys() | declared_new.keys()):
+        a, b = declared_old.get(op_id), declared_new.get(op_id)
+        if a != b:
+            verb = "declared" if a is None else "dropped" if b is None else "changed"
+            text = scopes_text(b or a) if a is None or b is None else f"{scopes_text(a)} ⇒ {scopes_text(b)}"
+            lines.append(f"- scopes of {_code(op_id)} {verb}: {text}")
     budgets_old, budgets_new = old.get("budgets", {}), new.get("budgets", {})
     for name in sorted(budgets_old.keys() | budgets_new.keys()):
         a, b = budgets_old.get(name), budgets_new.get(name)

@@ -1,8 +1,8 @@
 """What a reviewer must judge of a server that `tools.json` does not show, kept in its
 MANIFEST.json (`review`) so `generator review` can compare a base with the working tree: the
-endpoints each tool calls, the error mappings it declares with their repairs, its confirmation
-and idempotency, the server-wide error rules, the spec patches of the override file and every
-budget. Plain JSON, deterministic, with the override file's own words."""
+endpoints each tool calls, the error mappings it declares with their repairs, its confirmation,
+idempotency and token scopes, the server-wide error rules, the spec patches of the override file,
+what each operation needs of a token as declared, and every budget. Plain JSON, deterministic, with the override file's own words."""
 
 from __future__ import annotations
 
@@ -21,13 +21,15 @@ def review_facts(server: IRServer, patches: Sequence[SpecPatch]) -> dict[str, An
                     "model_bytes": server.model_budget_bytes,
                     "tools_list_bytes": server.tools_budget_bytes},
         "on_error": [mapping(rule) for rule in server.error_rules],
+        "scopes": {op_id: scopes.meta() for op_id, scopes in server.operation_scopes},
         "spec_patches": [patch.model_dump(exclude_unset=True) for patch in patches],
         "tools": {tool.name: tool_facts(tool) for tool in server.tools},
     }
 
 
 def tool_facts(tool: IRTool) -> dict[str, Any]:
-    out: dict[str, Any] = {"calls": [f"{op.method} {op.path} ({op.operation_id})" for op in tool.operations]}
+    out: dict[str, Any] = {"calls": [f"{op.method} {op.path} ({op.operation_id})" for op in tool.operations],
+                           "scopes": tool.scopes.meta()}
     decl = tool.declaration
     errors: list[dict[str, Any]] = []
     for step in decl.steps if decl else ():

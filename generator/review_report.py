@@ -40,7 +40,7 @@ Wire = Mapping[str, Any]
 BOUNDS = (*UPPER, *LOWER, "pattern", "format", "multipleOf", "minProperties", "maxProperties",
           "uniqueItems")
 KIND_ORDER = ("property", "required", "type", "enum", "bound", "annotation", "error code", "endpoint",
-              "error mapping", "confirmation", "idempotency", "title", "description", "other")
+              "error mapping", "confirmation", "idempotency", "scopes", "title", "description", "other")
 ABSENT = object()
 
 
@@ -233,8 +233,9 @@ def tool_deltas(old: Wire, new: Wire, codes_old: Sequence[str] | None,
                  if values]
         deltas.append(Delta("error code", "tool", "; ".join(parts)))
     deltas += [Delta(kind, where, text) for kind, where, text in tool_changes(facts_old, facts_new)]
+    # `_meta` holds the tool's scopes, compared through its facts
     known = set(old.keys() | new.keys()) - {"name", "title", "description", "inputSchema",
-                                              "outputSchema", "annotations"}
+                                              "outputSchema", "annotations", "_meta"}
     for key in sorted(known):
         if old.get(key, ABSENT) != new.get(key, ABSENT):
             deltas.append(Delta("other", "tool", f"{code(key)} {value(old.get(key, ABSENT))} → "

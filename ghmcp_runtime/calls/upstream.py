@@ -133,6 +133,7 @@ class ForgeUpstream:
         self._sleep = sleep
         self._jitter = jitter
         self._cache = cache  # conditional reads, per caller; applies to the client built here
+        self._plain: httpx.AsyncClient | None = None  # answer(): no cache, no redirects
         self.caller_slots = CallerSlots(inflight_per_caller)  # the shared pool, fairly
         self.forge_clock = ForgeClock()  # the forge's clock against ours, from every answer's Date
 
@@ -144,16 +145,55 @@ class ForgeUpstream:
 
                 transport = caching_transport(transport or httpx.AsyncHTTPTransport(),
                                               self._cache.where, self._cache.bounds())
-            timeout = self._timeout
-            if isinstance(timeout, tuple):
-                timeout = httpx.Timeout(timeout[0], connect=timeout[1])
-            self._client = httpx.AsyncClient(transport=transport, timeout=timeout, follow_redirects=False)
+            self._client = httpx.AsyncClient(transport=transport, timeout=self._timeout_value(),
+                                             follow_redirects=False)
         return self._client
+
+    def _plain_http(self) -> httpx.AsyncClient:
+        """answer()'s client: an injected one as it is, else one without the HTTP cache (which
+        keeps answers per tool call's caller)."""
+        if not self._owns_client and self._client is not None:
+            return self._client
+        if self._plain is None or self._plain.is_closed:
+            self._plain = httpx.AsyncClient(transport=self._transport, timeout=self._timeout_value(),
+                                            follow_redirects=False)
+        return self._plain
+
+    def _timeout_value(self) -> httpx.Timeout | float:
+        timeout = self._timeout
+        if isinstance(timeout, tuple):
+            return httpx.Timeout(timeout[0], connect=timeout[1])
+        return timeout
 
     async def aclose(self) -> None:
         if self._owns_client and self._client is not None:
             await self._client.aclose()
             self._client = None
+        if self._plain is not None:
+            await self._plain.aclose()
+            self._plain = None
+
+    async def answer(self, op: Operation, token: str, *, path: Mapping[str, str | int] | None = None,
+                     query: Mapping[str, Any] | None = None) -> UpstreamResponse:
+        """One read the runtime makes for itself, outside any tool call (a token's scopes): sent
+        once as it is, past the HTTP cache and without redirects, its answer returned whatever
+        its status (a body that is not JSON reads as None). Raises httpx.RequestError."""
+        headers = {**self._headers, "Authorization": self.forge.authorization(token)}
+        params = {k: _query_value(v) for k, v in (query or {}).items() if v is not None}
+        start = time.perf_counter()
+        status: int | None = None
+        try:
+            resp = await self._plain_http().request(op.method, self.url(op.path, path or {}),
+                                             params=params or None, headers=headers)
+            status = resp.status_code
+        finally:
+            log_event("upstream", op=op.operation_id, method=op.method, status=status,
+                      ms=round((time.perf_counter() - start) * 1000), attempt=1)
+        try:
+            return _parsed(resp)
+        except ValueError:
+            return UpstreamResponse(status=resp.status_code, data=None,
+                                    headers={k.lower(): v for k, v in resp.headers.items()})
 
     def url(self, template: str, path: Mapping[str, str | int]) -> str:
         def segment(m: re.Match[str]) -> str:

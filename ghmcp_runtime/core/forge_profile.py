@@ -5,8 +5,8 @@ and the runtime reads everything forge-specific from it: where the API is and wh
 variables say so, how a token is sent, which media type and version header go with every
 request, how a listing pages (parameter names, largest page, `Link` or a total-count header),
 which headers carry rate limits, how the forge's error bodies read (`ErrorDialect`), which
-parent resource a 404 may mean is missing, which read names the token's own account, and how
-lockdown asks who may push (`TrustChecks`). The profiles themselves are in
+parent resource a 404 may mean is missing, which read names the token's own account, how
+lockdown asks who may push (`TrustChecks`), and its token scopes (`ScopeModel`). The profiles themselves are in
 `ghmcp_runtime.core.forges`; no other runtime module names a forge operation or API path.
 """
 
@@ -19,6 +19,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ghmcp_runtime.core.operation import Operation
+from ghmcp_runtime.core.token_scopes import ScopeModel
 
 if TYPE_CHECKING:
     import httpx
@@ -72,6 +73,20 @@ class TrustChecks:
     def associations(self) -> bool:
         """Whether the forge tells a row's author association at all."""
         return bool(self.owner_associations or self.asked_associations)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScopeRead:
+    """How the runtime learns a token's OAuth scopes: one cheap read whose answer `header` lists
+    them (GitHub's X-OAuth-Scopes), or, after the profile's `viewer` read names the token's
+    account (`account_param`), its listing of that account's tokens, where the row whose
+    `tail_field` ends the token holds them in `scopes_field` (Forgejo)."""
+
+    operation: Operation
+    header: str | None = None
+    account_param: str | None = None
+    tail_field: str | None = None
+    scopes_field: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -159,6 +174,8 @@ class ForgeProfile:
     token_prefixes: tuple[str, ...] = ()
     oauth_server: Callable[[str], str]  # the authorization server for an API URL (RFC 9728)
     oauth_scopes: tuple[str, ...]  # scopes the protected-resource metadata advertises
+    scopes: ScopeModel  # the forge's token scopes: names, which grant which, token kinds
+    scope_read: ScopeRead | None = None  # None: the forge never tells a token's scopes
 
     def repository_of(self, url: str) -> tuple[str, str] | None:
         """(owner, repo) of the repository an API URL names (GitHub, Forgejo: `…/repos/o/r…`)."""

@@ -14,10 +14,12 @@ from ghmcp_runtime.core.forge_profile import (
     ParentProbe,
     RateLimitHeaders,
     Refusal,
+    ScopeRead,
     SearchScope,
     TrustChecks,
 )
 from ghmcp_runtime.core.operation import Operation
+from ghmcp_runtime.core.token_scopes import ScopeModel
 
 if TYPE_CHECKING:
     import httpx
@@ -53,6 +55,10 @@ _GITHUB_422_REASONS = {
 }
 
 
+# X-Accepted-GitHub-Permissions: `issues=write; pull_requests=write` (sets separated by `;`)
+_PERMISSIONS = re.compile(r"[a-z_]{1,64}=(?:read|write|admin)(?:,[a-z_]{1,64}=(?:read|write|admin))*")
+
+
 def _scopes(value: str | None) -> list[str]:
     return [s.strip() for s in (value or "").split(",") if s.strip()]
 
@@ -81,12 +87,18 @@ class GitHubErrors:
                            "missing scope; another token scope will not help.",
                            details={"reason": "GitHub blocked access to this resource"})
         if "x-oauth-scopes" in resp.headers:
-            reason = "the token lacks a scope this call needs"
-        else:
-            reason = "the token is not permitted to do this (fine-grained tokens: grant Issues access)"
+            return Refusal(code="insufficient_scope",
+                           message="The token is not allowed to do this; use a token with the required scopes.",
+                           details={"required_scopes": missing,
+                                    "reason": "the token lacks a scope this call needs"})
+        # a fine-grained or App token: permissions, which GitHub names in another header
+        wanted = _PERMISSIONS.findall(resp.headers.get("x-accepted-github-permissions", ""))
+        reason = ("the token's permissions do not allow it; GitHub accepts " + " or ".join(wanted)
+                  if wanted else "the token's permissions do not allow it")
         return Refusal(code="insufficient_scope",
-                       message="The token is not allowed to do this; use a token with the required scopes.",
-                       details={"required_scopes": missing, "reason": reason})
+                       message="The token's permissions do not allow this; grant it a permission "
+                       "GitHub accepts (details.reason), or use a token that has one.",
+                       details={"reason": reason})
 
     def unprocessable(self, resp: httpx.Response) -> tuple[str | None, str | None, str]:
         data = _body(resp)
@@ -134,6 +146,36 @@ GITHUB_TRUST = TrustChecks(
     asked_associations=frozenset({"MEMBER", "COLLABORATOR"}),
 )
 
+# docs.github.com "Scopes for OAuth apps": each scope and the scopes it grants
+_GITHUB_GRANTS = {
+    "repo": ("repo:status", "repo_deployment", "public_repo", "repo:invite", "security_events"),
+    "admin:repo_hook": ("write:repo_hook",), "write:repo_hook": ("read:repo_hook",),
+    "admin:org": ("write:org",), "write:org": ("read:org",),
+    "admin:public_key": ("write:public_key",), "write:public_key": ("read:public_key",),
+    "user": ("read:user", "user:email", "user:follow"),
+    "project": ("read:project",),
+    "write:packages": ("read:packages",),
+    "admin:gpg_key": ("write:gpg_key",), "write:gpg_key": ("read:gpg_key",),
+    "admin:ssh_signing_key": ("write:ssh_signing_key",),
+    "write:ssh_signing_key": ("read:ssh_signing_key",),
+    "admin:enterprise": ("manage_runners:enterprise", "manage_billing:enterprise", "read:enterprise"),
+    "audit_log": ("read:audit_log",),
+}
+_GITHUB_OTHER_SCOPES = ("admin:org_hook", "gist", "notifications", "delete_repo", "delete:packages",
+                        "codespace", "workflow", "copilot", "manage_billing:copilot", "site_admin")
+GITHUB_SCOPES = ScopeModel(
+    names=frozenset({*_GITHUB_GRANTS, *(c for cs in _GITHUB_GRANTS.values() for c in cs),
+                     *_GITHUB_OTHER_SCOPES}),
+    grants={k: frozenset(v) for k, v in _GITHUB_GRANTS.items()},
+    write_scope=r".",  # any scope: a change always needs one (public_repo on public repositories)
+    write_permission=r":(?:write|admin)$",  # fine-grained permissions read `issues:write`
+    private_scope="repo",  # the only scope that reaches private repositories
+    user_paths=r"^/user(?:/|$)",  # "the authenticated user": an installation has none
+    prefixes=(("ghp_", "classic"), ("gho_", "oauth"), ("ghu_", "app_user"),
+              ("ghs_", "installation"), ("github_pat_", "fine_grained"), ("ghr_", "refresh")),
+    legacy=r"[0-9a-f]{40}",  # tokens made before 2021: classic, with scopes
+)
+
 GITHUB = ForgeProfile(
     name="github",
     display_name="GitHub",
@@ -170,6 +212,10 @@ GITHUB = ForgeProfile(
     oauth_server=github_oauth_server,
     # GitHub OAuth scopes the issue tools use: `repo` (private repositories) or `public_repo`
     oauth_scopes=("repo", "public_repo"),
+    scopes=GITHUB_SCOPES,
+    # every answer to a classic or OAuth token carries X-OAuth-Scopes; /rate_limit costs no
+    # rate-limit budget. Fine-grained, App and installation tokens get no such header
+    scope_read=ScopeRead(operation=_read("rate-limit/get", "/rate_limit"), header="x-oauth-scopes"),
 )
 
 
@@ -237,6 +283,21 @@ FORGEJO_TRUST = TrustChecks(
     # issues and comments carry no author association: every author but the caller is asked about
 )
 
+# models/auth/access_token_scope.go: write:<category> grants read:<category>, `all` every one
+_FORGEJO_CATEGORIES = ("activitypub", "admin", "misc", "notification", "organization", "package",
+                       "issue", "repository", "user")
+FORGEJO_SCOPES = ScopeModel(
+    names=frozenset({"all", "public-only", *(f"{level}:{c}" for c in _FORGEJO_CATEGORIES
+                                              for level in ("read", "write"))}),
+    grants={"all": frozenset(f"write:{c}" for c in _FORGEJO_CATEGORIES),
+            **{f"write:{c}": frozenset({f"read:{c}"}) for c in _FORGEJO_CATEGORIES}},
+    # routers/api/v1/api.go: a route group names its category, the method its level
+    write_scope=r"^write:",
+    read_scope=r"^(?:read|write):",
+    user_paths=r"^/user(?:/|$)",
+    unprefixed="classic",  # personal access tokens: 40 hex digits, with scopes
+)
+
 FORGEJO = ForgeProfile(
     name="forgejo",
     display_name="Forgejo",
@@ -268,6 +329,12 @@ FORGEJO = ForgeProfile(
     token_rule="Forgejo tokens are ASCII letters, digits and -._~+/= only",
     oauth_server=forgejo_oauth_server,
     oauth_scopes=("write:issue", "write:organization", "read:repository"),
+    scopes=FORGEJO_SCOPES,
+    # GET /users/{username}/tokens lists the account's tokens with their scopes to a token with
+    # read:user (no password needed to list, only to create); a token without it stays unknown
+    scope_read=ScopeRead(operation=_read("userGetTokens", "/users/{username}/tokens"),
+                         account_param="username", tail_field="token_last_eight",
+                         scopes_field="scopes"),
 )
 
 FORGES: dict[str, ForgeProfile] = {p.name: p for p in (GITHUB, FORGEJO)}

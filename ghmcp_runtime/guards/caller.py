@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from ghmcp_runtime.guards.exposure import ExposurePolicy, Surface
+    from ghmcp_runtime.guards.token_access import TokenAccess
 
 ANONYMOUS = "anonymous"
 MAX_TOKEN_CHARS = 2048
@@ -72,6 +73,11 @@ class Caller:
     # what this caller may use: the server's exposure flags, narrowed by X-MCP-* headers over
     # HTTP; None = the server's surface (a Caller built without an exposure policy)
     surface: Surface | None = None
+    # what the forge told of the token (guards.token_access), the tools that leaves out of the
+    # surface, and whether a missing scope is challenged instead (an OAuth token over HTTP)
+    access: TokenAccess | None = None
+    hidden: frozenset[str] = frozenset()
+    step_up: bool = False
 
 
 def _authenticated_token(scope: Mapping[str, Any]) -> str | None:

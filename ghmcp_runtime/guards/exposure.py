@@ -13,7 +13,8 @@ silently empties a surface.
 A tool that runs other tools for the caller (a batch: its item tool and its listing,
 `ToolSpec.runs`) is exposed only with all of them: hiding `github_update_issue` hides
 `github_update_issues` too, whatever hid it, so no call reaches a hidden tool through another.
-Naming such a tool in `--tools`/`X-MCP-Tools` while its tools stay hidden is refused.
+Naming such a tool in `--tools`/`X-MCP-Tools` while its tools stay hidden is refused. The tools
+a caller's token cannot use leave its surface the same way (`with_access`).
 """
 
 from __future__ import annotations
@@ -172,6 +173,14 @@ class ExposurePolicy:
         while hidden := {n for n in closed if not self.runs.get(n, frozenset()) <= closed}:
             closed -= hidden
         return closed
+
+    def with_access(self, surface: Surface, hidden: frozenset[str]) -> Surface:
+        """`surface` without the tools the caller's token cannot use (guards.token_access), and
+        without every tool that runs one of them."""
+        if not hidden & surface.tools:
+            return surface
+        kept = self._with_what_they_run(set(surface.tools - hidden)) | (surface.tools & self.meta)
+        return Surface(frozenset(kept), surface.repos, per_request=surface.per_request)
 
     def enable(self, surface: Surface, toolsets: Sequence[str]) -> Surface:
         """`surface` with the tools of `toolsets` the flags allow (--dynamic-toolsets)."""

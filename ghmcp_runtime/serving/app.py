@@ -10,9 +10,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
+from weakref import WeakKeyDictionary
 
 import anyio
 from mcp import MCPError
@@ -39,6 +42,7 @@ from ghmcp_runtime.guards.host_guard import (
     is_loopback,
     server_token_refusal,
 )
+from ghmcp_runtime.guards.token_access import TokenAccess
 from ghmcp_runtime.serving.discovery import LIST_TTL_MS, SurfaceDiscovery, fingerprint_line
 from ghmcp_runtime.serving.environment import help_epilog
 from ghmcp_runtime.serving.forge_server import missing_inputs
@@ -54,6 +58,9 @@ if TYPE_CHECKING:
 __all__ = ["Settings", "build_server", "guarded", "http_app", "run", "serve_stdio"]
 
 TOOLS_LIST_CACHE = CacheHint(ttl_ms=LIST_TTL_MS, scope="public")
+SCOPES_COMMAND = "list-scopes"  # `<server> list-scopes …` (serving.scope_listing)
+# what build_server made each server from (http_app reads its callers' tokens through it)
+_SERVED: WeakKeyDictionary[Server[Any], Served] = WeakKeyDictionary()
 P = TypeVar("P")
 R = TypeVar("R")
 
@@ -91,21 +98,42 @@ def guarded(
 
 
 class _Calls:
-    """The server's tool calls, loaded with the first tools/call, resources/read or completion."""
+    """The server's tool calls, loaded with the first tools/call, resources/read or completion;
+    the upstream client with the first request that needs the forge."""
 
     def __init__(self, served: Served, upstream: Upstream | None, cursors: CursorCodec | None,
                  idempotency: Idempotency | None) -> None:
         self.served = served
-        self.parts = (upstream, cursors, idempotency)
+        self._upstream = upstream
+        self.parts = (cursors, idempotency)
         self._runtime: ToolRuntime | None = None
+
+    @property
+    def upstream(self) -> Upstream:
+        if self._upstream is None:
+            from ghmcp_runtime.serving.upstream_client import default_upstream
+
+            self._upstream = default_upstream(self.served)
+        return self._upstream
 
     @property
     def runtime(self) -> ToolRuntime:
         if self._runtime is None:
             from ghmcp_runtime.serving.tool_calls import ToolRuntime
 
-            self._runtime = ToolRuntime(self.served, *self.parts)
+            self._runtime = ToolRuntime(self.served, self.upstream, *self.parts)
         return self._runtime
+
+    async def read_access(self, token: str) -> TokenAccess:
+        """What the forge tells of `token` (calls.scope_read), through the upstream client."""
+        from ghmcp_runtime.calls.scope_read import read_access
+        from ghmcp_runtime.calls.upstream import ForgeUpstream
+
+        upstream = self.upstream
+        forge = self.served.spec.forge
+        if not isinstance(upstream, ForgeUpstream):  # a test's stand-in, which cannot be asked
+            return TokenAccess(forge.scopes.kind(token))
+        return await read_access(upstream, forge, token)
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: CallToolRequestParams
@@ -161,6 +189,7 @@ def build_server(
         log_event("config_warning", level=logging.WARNING,
                   reason=f"{sentence}, which this server's flags do not select: add it to --toolsets")
     calls = _Calls(served, upstream, cursors, idempotency)
+    served.read_tokens_with(calls.read_access)
     resources = (ResourceRuntime(spec, served.caller_of, calls.context_for, served.view_of)
                  if spec.resources or spec.templates else None)
     base = served.views.view(served.exposure.base)
@@ -179,6 +208,8 @@ def build_server(
         on_read_resource=guarded(resources.read) if resources else None,
         on_completion=guarded(resources.complete) if resources and spec.templates else None,
         on_subscriptions_listen=listen,
+        # the operator's token is read at start; over HTTP each caller's with its first request
+        lifespan=_reading_local_token(served, at_start=notify),
     )
     SurfaceDiscovery(server, served.caller_of, served.view_of, served.exposure.base,
                      served.list_ttl_ms).install(guarded)
@@ -190,7 +221,22 @@ def build_server(
     security = (RequestStateSecurity(keys=[hashlib.sha256(b"ghmcp-request-state:" + secret).hexdigest()])
                 if secret else RequestStateSecurity.ephemeral())
     server.middleware.append(RequestStateBoundary(security, default_audience=spec.name))
+    _SERVED[server] = served
     return server
+
+
+def _reading_local_token(served: Served, *, at_start: bool
+                         ) -> Callable[[Server[Any]], AbstractAsyncContextManager[dict[str, Any]]]:
+    @asynccontextmanager
+    async def lifespan(_: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        try:
+            if at_start:
+                await served.learn_local()
+        except Exception:  # never a reason not to serve: the tools stay, the forge judges calls
+            log_event("token_scopes_unread", level=logging.WARNING, exc_info=True)
+        yield {}
+
+    return lifespan
 
 
 def _endpoint_url(host: str, port: int) -> str:
@@ -235,8 +281,10 @@ def http_app(
         resource_name=spec.title,
         allow_server_token=allow_server_token,
     )
+    served = _SERVED.get(server)
     return streamable_http_app(
         server, auth=auth, identity_key=identity_key(settings.server_secret),
+        access=served.book if served else None, server_token=settings.token if allow_server_token else None,
         hosts=host_patterns(host, allowed_hosts), origins=[*LOCAL_ORIGINS, *allowed_origins],
     )
 
@@ -250,7 +298,9 @@ async def serve_stdio(server: Server[Any], tools_changed: bool = False) -> None:
 
 
 def _parser(spec: ServerSpec) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=spec.name, description=spec.title, epilog=help_epilog(spec.forge),
+    p = argparse.ArgumentParser(prog=spec.name, description=f"{spec.title}. `{spec.name} {SCOPES_COMMAND} "
+                                "--help`: the token scopes a selection of tools needs.",
+                                epilog=help_epilog(spec.forge),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
                    help="stdio (default): one client speaks on stdin/stdout, acting with "
@@ -302,7 +352,13 @@ def _startup_warnings(args: argparse.Namespace, settings: Settings, forge: Forge
 
 
 def run(spec: ServerSpec, argv: Sequence[str] | None = None) -> None:
-    """Console-script entry: serve `spec` over stdio (default) or streamable HTTP."""
+    """Console-script entry: serve `spec` over stdio (default) or streamable HTTP; `list-scopes`
+    prints the token scopes a selection of its tools needs (serving.scope_listing)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == [SCOPES_COMMAND]:
+        from ghmcp_runtime.serving.scope_listing import list_scopes
+
+        raise SystemExit(list_scopes(spec, argv[1:], sys.stdout))
     route_library_logs()
     parser = _parser(spec)
     args = parser.parse_args(argv)

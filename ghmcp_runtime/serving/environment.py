@@ -24,6 +24,8 @@ VARIABLES: tuple[tuple[str, str], ...] = (
     ("GHMCP_CONNECT_TIMEOUT_S", "upstream connect timeout in seconds (default 5)"),
     ("GHMCP_WRITE_INTERVAL_S", "batches: seconds between write requests, per token (default 1)"),
     ("GHMCP_BATCH_MAX_WAIT_S", "batches: the longest rate-limit wait before stopping (default 60)"),
+    ("GHMCP_TOKEN_SCOPES", "0: do not read each token's scopes (one request per token) nor hide "
+                           "the tools it cannot use"),
     ("GHMCP_LOCKDOWN", "as --lockdown"),
     ("GHMCP_READ_ONLY", "as --read-only"),
     ("GHMCP_TOOLSETS", "as --toolsets"),

@@ -8,6 +8,12 @@
   operator opted in (`allow_server_token`, loopback only) does a request with no Authorization
   header at all, and no header a proxy adds, pass through, marked for the operator's token. It also answers GET with 405: the
   stateless server never pushes, so an idle SSE stream would only hold a connection open.
+* `ScopeChallenge` turns the answer to a tools/call refused for a missing scope, when its caller
+  can step its token up, into the MCP scope challenge (2025-11-25 authorization, "Scope Challenge
+  Handling"): HTTP 403 with `WWW-Authenticate: Bearer error="insufficient_scope", scope="…",
+  resource_metadata="…", error_description="…"`, the body still the JSON-RPC answer carrying
+  the tool's error. `scope` holds the token's scopes and the missing ones (the spec's
+  recommended approach: a client re-authorizing with it loses no scope it had).
 * `metadata_routes` serve RFC 9728 protected resource metadata through the SDK's routes.
 """
 
@@ -24,10 +30,11 @@ from pydantic import AnyHttpUrl
 from starlette.datastructures import Headers
 from starlette.responses import Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ghmcp_runtime.core.logs import log_event
 from ghmcp_runtime.guards.caller import SERVER_TOKEN_SCOPE_KEY, caller_id, usable_token
+from ghmcp_runtime.serving.access_book import CHALLENGE_SCOPE_KEY
 
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
 
@@ -94,6 +101,32 @@ class CallerGate:
         log_event("http_unauthorized", level=logging.INFO, status=401,
                   reason="no usable bearer token")
         await self.require(scope, receive, send)
+
+
+class ScopeChallenge:
+    """A refused call's answer as the MCP scope challenge (see the module docstring)."""
+
+    def __init__(self, app: ASGIApp, auth: HttpAuth) -> None:
+        self.app = app
+        self.metadata_url = str(auth.metadata_url)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def challenged(message: Message) -> None:
+            asked = scope.get(CHALLENGE_SCOPE_KEY)
+            if message["type"] == "http.response.start" and asked and message.get("status") == 200:
+                value = (f'Bearer error="insufficient_scope", scope="{" ".join(asked)}", '
+                         f'resource_metadata="{self.metadata_url}", '
+                         'error_description="the token lacks a scope this tool needs"')
+                message = {**message, "status": 403,
+                           "headers": [*message.get("headers", []), (b"www-authenticate", value.encode())]}
+                log_event("http_scope_challenge", level=logging.INFO, status=403, scopes=" ".join(asked))
+            await send(message)
+
+        await self.app(scope, receive, challenged)
 
 
 def metadata_routes(auth: HttpAuth) -> list[Route]:

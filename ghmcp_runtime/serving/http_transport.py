@@ -4,6 +4,8 @@ Request path for POST /mcp:
     AuthenticationMiddleware (SDK BearerAuthBackend + CallerTokenVerifier: sets scope["user"])
     → HostGuard (exact Host/Origin: 421/403)
     → CallerGate (GET → 405; no usable bearer → 401 + WWW-Authenticate, unless opted in)
+    → AccessReader (the caller's token's scopes, read once per token: serving.access_book)
+    → ScopeChallenge (a call refused for a missing scope answers 403 with the MCP scope challenge)
     → ClientGone (marks the request when its client goes away: a running batch stops)
     → the SDK's streamable HTTP session manager (body limit, JSON-RPC) → the low-level Server.
 The RFC 9728 metadata routes sit beside /mcp, public and unauthenticated.
@@ -23,13 +25,16 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from ghmcp_runtime.guards.host_guard import HostGuard
+from ghmcp_runtime.serving.access_book import AccessBook, AccessReader
 from ghmcp_runtime.serving.cancellation import ClientGone
 from ghmcp_runtime.serving.http_auth import (
     CallerGate,
     CallerTokenVerifier,
     HttpAuth,
+    ScopeChallenge,
     metadata_routes,
 )
 
@@ -47,6 +52,8 @@ def streamable_http_app(
     hosts: Sequence[str],
     origins: Sequence[str],
     max_body_bytes: int = MAX_BODY_BYTES,
+    access: AccessBook | None = None,
+    server_token: str | None = None,
 ) -> Starlette:
     manager = StreamableHTTPSessionManager(
         app=server,
@@ -56,7 +63,10 @@ def streamable_http_app(
         security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_request_body_size=max_body_bytes,
     )
-    endpoint = HostGuard(CallerGate(ClientGone(StreamableHTTPASGIApp(manager)), auth), hosts, origins)
+    inner: ASGIApp = ScopeChallenge(ClientGone(StreamableHTTPASGIApp(manager)), auth)
+    if access is not None:
+        inner = AccessReader(inner, access, identity_key, server_token)
+    endpoint = HostGuard(CallerGate(inner, auth), hosts, origins)
     return Starlette(
         routes=[Route(MCP_PATH, endpoint=endpoint), *metadata_routes(auth)],
         middleware=[

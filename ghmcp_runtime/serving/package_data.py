@@ -82,7 +82,7 @@ class PackageData:
             error_codes=tuple(c["code"] for c in self._catalog if name in c["tools"]),
             operations=tuple(operations),
             handler=handler,
-            meta={},
+            meta=wire.get("_meta", {}),
             field_map=dict(field_map or {}),
             echo_safe=tuple(echo_safe),
             toolset=toolset,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping
 from dataclasses import replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from mcp import MCPError
@@ -24,9 +25,18 @@ from ghmcp_runtime.cleaning.outbound import rpc_error
 from ghmcp_runtime.core.logs import log_event
 from ghmcp_runtime.core.model import ServerSpec
 from ghmcp_runtime.core.projection import ShapeProjector
-from ghmcp_runtime.guards.caller import Caller, identity_key, resolve_caller
+from ghmcp_runtime.core.token_scopes import SCOPES_META
+from ghmcp_runtime.guards.caller import (
+    Caller,
+    caller_id,
+    identity_key,
+    resolve_caller,
+    usable_token,
+)
 from ghmcp_runtime.guards.exposure import ExposureError, ExposurePolicy, Surface
+from ghmcp_runtime.guards.token_access import TokenAccess, hidden
 from ghmcp_runtime.guards.validation import ArgumentValidator, plain
+from ghmcp_runtime.serving.access_book import ACCESS_SCOPE_KEY, AccessBook, Reader
 from ghmcp_runtime.serving.cancellation import InFlight
 from ghmcp_runtime.serving.discovery import LIST_TTL_MS, cache_scope
 from ghmcp_runtime.serving.dynamic_toolsets import DynamicToolsets
@@ -66,6 +76,34 @@ class Served:
         self.views = SurfaceViews(spec, meta)
         self.in_flight = InFlight()  # running calls, for notifications/cancelled (cancellation.py)
         self._local_caller: Caller | None = None  # stdio, in-memory: always the same caller
+        self._hidden = lru_cache(maxsize=256)(self._hidden_tools)
+        # what each token can use (serving.access_book); None: --token-scopes off, or no reader
+        self.book: AccessBook | None = None
+        self._local_access: TokenAccess | None = None
+
+    def read_tokens_with(self, read: Reader) -> None:
+        """Read tokens' scopes with `read` (build_server binds the upstream client's), unless
+        turned off or no tool publishes what it needs (nothing could be hidden)."""
+        if self.settings.token_scopes and any(SCOPES_META in t.meta for t in self.spec.tools):
+            self.book = AccessBook(read)
+
+    async def learn_local(self) -> None:
+        """The operator's token's access, read once at start (stdio, in-memory): the one caller
+        without an HTTP request sees its surface from the first request on."""
+        token = self.settings.token
+        if self.book is None or not token or not usable_token(token):
+            return
+        self._local_access = await self.book.learn(caller_id(self.identity_key, token), token)
+        self._local_caller = None
+
+    def _with_access(self, caller: Caller, access: TokenAccess | None, over_http: bool) -> Caller:
+        if access is None:
+            return caller
+        step_up = access.can_step_up(over_http)
+        return replace(caller, access=access, step_up=step_up, hidden=self._hidden(access, step_up))
+
+    def _hidden_tools(self, access: TokenAccess, step_up: bool) -> frozenset[str]:
+        return hidden(self.spec.tools, access, self.spec.forge.scopes, step_up=step_up)
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
         return self.schemas.get(name)
@@ -84,6 +122,10 @@ class Served:
                                     key=self.identity_key, exposure=self.exposure)
         except ExposureError as err:
             raise rpc_error(INVALID_PARAMS, str(err)) from None
+        known = self._local_access if request is None else (
+            scope.get(ACCESS_SCOPE_KEY) if isinstance(scope, dict) else None)
+        caller = self._with_access(caller, known if isinstance(known, TokenAccess) else None,
+                                   over_http=request is not None)
         if request is None:
             self._local_caller = caller
         elif isinstance(scope, dict):
@@ -101,11 +143,15 @@ class Served:
             log_event("call_cancelled", caller=caller.identity, reason="notifications/cancelled")
 
     def surface_of(self, caller: Caller) -> Surface:
+        """The caller's surface (flags, headers, enabled toolsets) without what its token
+        cannot use."""
         if caller.surface is not None and (caller.surface.per_request or self.dynamic is None):
-            return caller.surface
-        if self.dynamic is not None and self.dynamic.surface is not None:
-            return self.dynamic.surface  # the process's one client: what it enabled so far
-        return self.exposure.base
+            surface = caller.surface
+        elif self.dynamic is not None and self.dynamic.surface is not None:
+            surface = self.dynamic.surface  # the process's one client: what it enabled so far
+        else:
+            surface = self.exposure.base
+        return self.exposure.with_access(surface, caller.hidden)
 
     def list_ttl_ms(self, caller: Caller) -> int:
         """How long a client may keep a list: not at all over HTTP with --dynamic-toolsets, where

@@ -19,6 +19,7 @@ from ghmcp_runtime.guards.host_guard import is_loopback
 from ghmcp_runtime.stores.setting import DEFAULT_KEYS_PER_CALLER, DEFAULT_SHARED_KEYS
 
 _TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
 
 
 def check_api_url(url: str, *, allow_insecure: bool = False, forge: ForgeProfile = GITHUB) -> None:
@@ -100,6 +101,8 @@ class Settings:
     batch_max_wait_s: float = 60.0
     # the server's surface (HTTP requests narrow it)
     exposure: ExposureFlags = field(default_factory=ExposureFlags)
+    # read each token's scopes (one cheap request per token) and hide the tools it cannot use
+    token_scopes: bool = True
     # the name `token` had before the forge profiles (published scripts still pass it): accepted
     # at construction only, never stored; giving both names is an error
     github_token: InitVar[str | None] = None
@@ -138,6 +141,7 @@ class Settings:
             write_interval_s=_float_env(env, "GHMCP_WRITE_INTERVAL_S", 1.0),
             batch_max_wait_s=_float_env(env, "GHMCP_BATCH_MAX_WAIT_S", 60.0),
             exposure=ExposureFlags.from_env(env),
+            token_scopes=env.get("GHMCP_TOKEN_SCOPES", "").strip().lower() not in _FALSE,
         )
 
     def api_url_for(self, forge: ForgeProfile) -> str:

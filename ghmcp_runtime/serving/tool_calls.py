@@ -8,7 +8,7 @@ import logging
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -21,8 +21,6 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from ghmcp_runtime.calls.context import Changes, CursorCodec, Idempotency, ToolContext, Upstream
 from ghmcp_runtime.calls.cursors import HmacCursorCodec
-from ghmcp_runtime.calls.http_cache import parse_setting as parse_http_cache
-from ghmcp_runtime.calls.upstream import ForgeUpstream
 from ghmcp_runtime.cleaning.outbound import (
     input_required_result,
     rpc_error,
@@ -37,9 +35,11 @@ from ghmcp_runtime.engine.confirm import FORM, QUESTION, InputRequired, accepted
 from ghmcp_runtime.engine.pacing import Pacer, Pacers
 from ghmcp_runtime.guards.caller import Caller
 from ghmcp_runtime.guards.lockdown import Lockdown, TrustCache, requested
+from ghmcp_runtime.serving.access_book import CHALLENGE_SCOPE_KEY
 from ghmcp_runtime.serving.cancellation import Connection, connection_of
 from ghmcp_runtime.serving.resources import new_request_id
 from ghmcp_runtime.serving.served import Served
+from ghmcp_runtime.serving.upstream_client import default_upstream
 from ghmcp_runtime.stores.idempotency import IdempotencyRunner
 from ghmcp_runtime.stores.redis_store import open_store
 
@@ -62,24 +62,6 @@ def unknown_tool(name: str) -> MCPError:
     """JSON-RPC -32602, as the MCP spec lists for an unknown tool; the name only when tame."""
     shown = f": {name}" if _TOOL_NAME.fullmatch(name) else ""
     return rpc_error(INVALID_PARAMS, f"Unknown tool{shown}; call tools/list for the available tools.")
-
-
-def default_upstream(served: Served) -> ForgeUpstream:
-    """The upstream client `served`'s settings describe (checked already, at start)."""
-    spec, settings = served.spec, served.settings
-    cache = parse_http_cache(settings.http_cache)
-    if cache is not None:
-        cache = replace(cache, max_bytes=settings.http_cache_max_bytes,
-                        max_bytes_per_caller=settings.http_cache_max_bytes_per_caller)
-    return ForgeUpstream(
-        forge=spec.forge,
-        base_url=settings.api_url_for(spec.forge),
-        api_version=spec.api_version,
-        timeout=(settings.timeout_s, settings.connect_timeout_s),
-        cache=cache,
-        inflight_per_caller=settings.inflight_per_caller,
-        user_agent=f"{spec.name}/{spec.version}",
-    )
 
 
 def default_idempotency(served: Served) -> IdempotencyRunner:
@@ -125,7 +107,29 @@ class ToolRuntime:
                 raise unknown_tool(params.name)
             host = CallHost(self, caller, ctx, params, anyio.Event(), connection_of(ctx.request))
             with self.served.in_flight.running(caller.identity, ctx.request_id, host.stop):
-                return await self._call_logged(tool, caller, params.arguments, request_id, host)
+                result = await self._call_logged(tool, caller, params.arguments, request_id, host)
+            if isinstance(result, CallToolResult) and result.is_error:
+                self._refused(tool, caller, result, ctx.request)
+            return result
+
+    def _refused(self, tool: ToolSpec, caller: Caller, result: CallToolResult, request: Any) -> None:
+        """After a failed call: a token the forge rejected, or refused for a scope its read said
+        it had, is read again next time (its scopes changed); a caller that can step its token
+        up gets the scope challenge with the answer (http_auth.ScopeChallenge)."""
+        data = result.structured_content or {}
+        code = data.get("code")
+        access = caller.access
+        if code not in ("insufficient_scope", "invalid_credential") or access is None:
+            return
+        model = self.spec.forge.scopes
+        if self.served.book is not None and (code == "invalid_credential" or not access.missing(tool, model)):
+            self.served.book.forget(caller.identity)
+        scope = getattr(request, "scope", None)
+        if code == "insufficient_scope" and caller.step_up and isinstance(scope, dict):
+            details = data.get("details")
+            needed = details.get("required_scopes") if isinstance(details, dict) else None
+            wanted = set(needed) if isinstance(needed, list) else set(access.missing(tool, model))
+            scope[CHALLENGE_SCOPE_KEY] = tuple(sorted((access.scopes or frozenset()) | wanted))
 
     async def _call_logged(
         self, tool: ToolSpec, caller: Caller, arguments: Mapping[str, Any] | None, request_id: str,
@@ -183,6 +187,15 @@ class ToolRuntime:
         repos = self.surface_of(caller).repos
         if repos is not None:
             repos.check_arguments(args)
+        if caller.step_up and caller.access is not None:  # kept though its scopes fall short
+            missing = caller.access.missing(tool, self.spec.forge.scopes)
+            if missing:
+                raise ToolError(
+                    "insufficient_scope",
+                    f"The token lacks a scope this tool needs (details.required_scopes); nothing "
+                    f"was sent to {self.spec.forge.display_name}. Authorize the scope and repeat.",
+                    details={"required_scopes": list(missing),
+                             "reason": "the token lacks a scope this tool needs"})
         tctx = self.context_for(tool, caller, args, request_id)
         tctx.host, tctx.dry_run, tctx.pace = host, dry_run, paced
         if changes is not None:

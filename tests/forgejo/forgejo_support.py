@@ -56,6 +56,16 @@ def seed(fake: FakeForgejo) -> dict[str, Any]:
             "priority": priority.id}
 
 
+def asked(fake: FakeForgejo) -> list[Any]:
+    """What the server asked the fake besides reading its token's scopes at start (issue 37: a
+    token that may read its account lists the account's tokens, GET /user then
+    GET /users/{username}/tokens)."""
+    requests = list(fake.requests)
+    if [r.operation_id for r in requests[:2]] == ["userGetCurrent", "userGetTokens"]:
+        return requests[2:]
+    return requests
+
+
 def in_memory_server(fake: FakeForgejo, token: str | None = OWNER_TOKEN, *,
                      exposure: ExposureFlags | None = None, timeout: float = 5.0,
                      spec: ServerSpec = SERVER) -> Any:

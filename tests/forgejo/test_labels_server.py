@@ -19,6 +19,7 @@ from tests.forgejo.forgejo_support import (
     ORG,
     OWNER_TOKEN,
     REPO,
+    asked,
     in_memory_server,
 )
 from tests.functional.session import Opened
@@ -84,7 +85,7 @@ async def test_colours_other_than_six_hex_digits_are_refused_before_any_request(
         refused = await s.error("forgejo_edit_org_label", {"org": ORG, "label_id": ids["security"], "color": color},
                                 "invalid_field")
         assert refused["details"]["field"] == "color"
-    assert fake.requests == []
+    assert asked(fake) == []
 
 
 async def test_the_design_question_does_forgejo_accept_three_digit_colours(fake: FakeForgejo, ids: dict[str, int]) -> None:
@@ -107,7 +108,7 @@ async def test_editing_with_nothing_to_change_is_refused_before_any_request(fake
                            ("forgejo_edit_org_label", {"org": ORG, "label_id": ids["security"]})):
             refused = await s.error(name, args, "invalid_field")
             assert refused["details"]["fields"] == ["name", "color", "description"]
-    assert fake.requests == []
+    assert asked(fake) == []
 
 
 async def test_an_edit_keeps_an_archived_label_archived(fake: FakeForgejo, ids: dict[str, int]) -> None:
@@ -194,7 +195,7 @@ async def test_an_unused_organisation_label_is_deleted_in_safe_mode(fake: FakeFo
     async with opened(fake) as s:
         gone = await s.ok("forgejo_delete_org_label", {"org": ORG, "label_id": ids["priority"]})
     assert gone["deleted_label"]["name"] == "priority" and fake.label(ids["priority"]) is None
-    assert [r.operation_id for r in fake.requests] == ["orgGetLabel", "orgListRepos", "issueSearchIssues",
+    assert [r.operation_id for r in asked(fake)] == ["orgGetLabel", "orgListRepos", "issueSearchIssues",
                                                        "orgDeleteLabel"]
 
 

@@ -79,15 +79,23 @@ def in_memory_server(
     write_interval_s: float = 0.0,  # batches: no 1 s pause between writes in tests
     batch_max_wait_s: float = 60.0,
     server_secret: bytes | None = None,
+    token_scopes: bool = True,
 ) -> Any:
     """`server_secret`: the same for two servers makes them one caller's (replicas, a restart)."""
     upstream = ForgeUpstream(base_url="http://fake.test", api_version=spec.api_version,
                              transport=fake.asgi_transport(), timeout=timeout, retry=FAST_RETRY)
     settings = Settings(token=token, lockdown=lockdown, exposure=exposure or ExposureFlags(),
                         max_concurrent=max_concurrent, server_secret=server_secret,
-                        write_interval_s=write_interval_s, batch_max_wait_s=batch_max_wait_s)
+                        write_interval_s=write_interval_s, batch_max_wait_s=batch_max_wait_s,
+                        token_scopes=token_scopes)
     return build_server(spec, settings, upstream=upstream, cursors=cursors,
                         idempotency=idempotency)
+
+
+def sent(fake: FakeGitHub) -> list[Any]:
+    """What the server asked the fake, besides reading its token's scopes at start (one
+    GET /rate_limit per token, which spends no budget: issue 37)."""
+    return [r for r in fake.requests if r.operation_id != "rate-limit/get"]
 
 
 def stdio_params(base_url: str, token: str | None = TOKEN, *args: str) -> StdioServerParameters:

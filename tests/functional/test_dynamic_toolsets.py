@@ -18,7 +18,7 @@ from mcp.types import ServerNotification, ToolListChangedNotification
 from fakegithub import FakeGitHub
 from ghmcp_runtime.guards.exposure import ExposureFlags
 from github_mcp import SERVER
-from tests.functional.conftest import OWNER, REPO, TOKEN, in_memory_server, stdio_params
+from tests.functional.conftest import OWNER, REPO, TOKEN, in_memory_server, sent, stdio_params
 from tests.functional.session import Opened
 
 pytestmark = pytest.mark.anyio
@@ -122,7 +122,7 @@ async def test_exposure_flags_bound_what_an_enable_adds(fake: FakeGitHub, seeded
         assert {r["name"]: r["tools"] for r in listed}["milestones"] == 1
         outside = await s.client.call_tool("github_list_milestones", {"owner": OWNER, "repo": "secret"})
         assert outside.is_error and outside.structured_content["code"] == "repo_not_allowed"
-        assert fake.requests == []
+        assert sent(fake) == []
         shown = await s.ok("github_get_toolset_tools", {"toolset": "milestones"})
         assert [t["name"] for t in shown["tools"]] == ["github_list_milestones"] and shown["enabled"]
 

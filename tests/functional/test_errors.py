@@ -14,7 +14,7 @@ from fakegithub import FakeGitHub
 from ghmcp_runtime.calls.cursors import HmacCursorCodec
 from ghmcp_runtime.core.errors import ENVELOPE_SCHEMA
 from ghmcp_runtime.stores.idempotency import IdempotencyRunner, MemoryStore
-from tests.functional.conftest import OWNER, REPO, TOKEN, in_memory_server, payload
+from tests.functional.conftest import OWNER, REPO, TOKEN, in_memory_server, payload, sent
 
 pytestmark = pytest.mark.anyio
 REPO_ARGS = {"owner": OWNER, "repo": REPO}
@@ -54,7 +54,8 @@ async def test_invalid_credential(fake: FakeGitHub, seeded: dict[str, Any]) -> N
 
 async def test_insufficient_scope_names_the_required_scopes(fake: FakeGitHub, seeded: dict[str, Any]) -> None:
     fake.add_token("ghp_readonly00000000000000000000000000000", "octocat", scopes=("read:org",))
-    server = in_memory_server(fake, token="ghp_readonly00000000000000000000000000000")
+    # scopes unread: GitHub's refusal (read, the tool would not be listed: test_token_scopes.py)
+    server = in_memory_server(fake, token="ghp_readonly00000000000000000000000000000", token_scopes=False)
     data = await call(server, "github_create_issue", {**REPO_ARGS, "title": SECRET_TITLE})
     assert data["code"] == "insufficient_scope"
     assert "repo" in data["details"]["required_scopes"]
@@ -157,7 +158,7 @@ async def test_arguments_are_validated_before_any_upstream_call(
 ) -> None:
     data = await call(in_memory_server(fake), "github_get_issue", args)
     assert data["code"] == "invalid_field" and data["details"]["field"] == field
-    assert fake.requests == []
+    assert sent(fake) == []
 
 
 async def test_a_pattern_kept_from_the_model_is_still_checked(fake: FakeGitHub, seeded: dict[str, Any]) -> None:
@@ -173,7 +174,7 @@ async def test_a_pattern_kept_from_the_model_is_still_checked(fake: FakeGitHub, 
     assert data["code"] == "invalid_field"
     assert data["details"] == {"field": "add_assignees",
                                "reason": "item 1 must match the pattern ^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$"}
-    assert fake.requests == []
+    assert sent(fake) == []
 
 
 def tampered_cursors(cursor: str) -> list[str]:

@@ -16,7 +16,7 @@ from mcp import Client, MCPError
 from fakegithub import FakeGitHub
 from ghmcp_runtime.guards.exposure import ExposureFlags
 from github_mcp import SERVER
-from tests.functional.conftest import OWNER, REPO, ROOT, TOKEN, in_memory_server, stdio_params
+from tests.functional.conftest import OWNER, REPO, ROOT, TOKEN, in_memory_server, sent, stdio_params
 from tests.functional.session import Opened
 from tests.support.servers import FORGE_SERVERS
 
@@ -116,7 +116,7 @@ async def test_a_hidden_tool_of_another_file_is_unknown(fake: FakeGitHub, seeded
     async with Client(in_memory_server(fake, spec=SERVER, exposure=only), cache=None) as client:
         with pytest.raises(MCPError, match="Unknown tool"):
             await client.call_tool("github_get_issue", {**REPO_ARGS, "issue_number": 1})
-    assert fake.requests == []
+    assert sent(fake) == []
 
 
 @pytest.mark.parametrize(("mode", "version"), [("auto", "2026-07-28"), ("legacy", "2025-11-25")])

@@ -11,7 +11,7 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 
 from fakegithub import FakeGitHub
-from tests.functional.conftest import OWNER, REPO, in_memory_server, payload
+from tests.functional.conftest import OWNER, REPO, in_memory_server, payload, sent
 
 pytestmark = pytest.mark.anyio
 TOOLS_JSON = Path(__file__).resolve().parents[2] / "generated" / "github_issues_mcp" / "tools.json"
@@ -85,7 +85,7 @@ async def test_search_requires_a_query_or_a_repository(fake: FakeGitHub, seeded:
         assert is_error and data["code"] == "invalid_field"
         is_error, data = await call(client, "github_search_issues", {"owner": OWNER, "query": "x"})
         assert is_error and data["code"] == "invalid_field" and data["details"]["field"] == "repo"
-    assert fake.requests == []
+    assert sent(fake) == []
 
 
 @pytest.mark.parametrize("mode", MODES)

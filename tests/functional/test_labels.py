@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from fakegithub import FakeGitHub
-from tests.functional.conftest import OWNER, REPO, in_memory_server
+from tests.functional.conftest import OWNER, REPO, in_memory_server, sent
 from tests.functional.session import Opened
 
 pytestmark = pytest.mark.anyio
@@ -108,7 +108,7 @@ async def test_safe_delete_of_an_unused_label_counts_then_deletes(fake: FakeGitH
         data = await s.ok("github_delete_label", {**REPO_ARGS, "name": SECRET.upper()})
     assert data["deleted_label"] == {"name": SECRET, "color": "123456", "description": "unused",
                                      "hidden_removed": 0}
-    assert [r.operation_id for r in fake.requests] == [
+    assert [r.operation_id for r in sent(fake)] == [
         "issues/get-label", "search/issues-and-pull-requests", "issues/delete-label"]
     assert label_state(fake, SECRET) is None
 
@@ -176,7 +176,7 @@ async def test_update_with_no_field_is_refused_before_any_call(fake: FakeGitHub,
         data = await s.error("github_update_label", {**REPO_ARGS, "name": "bug"}, "invalid_field")
     assert data["details"] == {"fields": ["new_name", "color", "description"],
                                "reason": "pass at least one of new_name, color, description"}
-    assert fake.requests == []
+    assert sent(fake) == []
 
 
 async def test_rename_is_a_case_change_too_and_keeps_the_label_on_its_issues(
@@ -273,7 +273,7 @@ async def test_dot_segment_names_are_refused_before_any_call(
         else {**REPO_ARGS, "name": name, **({"color": "ffffff"} if tool == "github_update_label" else {})}
     async with opened(fake) as s:
         data = await s.error(tool, args, "invalid_field")
-    assert data["details"]["field"] == "name" and fake.requests == []
+    assert data["details"]["field"] == "name" and sent(fake) == []
 
 
 # -- safe delete when the count cannot be obtained ----------------------------------------------------
@@ -405,7 +405,7 @@ async def test_every_other_color_form_is_refused_before_any_call(
     assert data["message"] == COLOR_MESSAGE  # the same text for every input: nothing is echoed
     assert data["details"]["field"] == "color" and "rrggbb or #rrggbb" in data["details"]["reason"]
     assert "repair" not in data  # an expansion is never guessed
-    assert fake.requests == []
+    assert sent(fake) == []
 
 
 @pytest.mark.parametrize("color", [None, 123, ["d73a4a"]])
@@ -414,7 +414,7 @@ async def test_non_string_colors_are_refused_by_the_schema(
 ) -> None:
     async with opened(fake) as s:
         data = await s.error("github_create_label", {**REPO_ARGS, "name": "x", "color": color}, "invalid_field")
-    assert data["details"]["field"] == "color" and fake.requests == []
+    assert data["details"]["field"] == "color" and sent(fake) == []
 
 
 # -- the published contract -------------------------------------------------------------------------------

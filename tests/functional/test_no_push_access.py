@@ -53,8 +53,10 @@ async def test_declared_writes_and_the_other_server_map_it_too(fake: FakeGitHub,
 
 
 async def test_a_missing_scope_is_still_insufficient_scope(fake: FakeGitHub, seeded: dict[str, Any]) -> None:
+    """GitHub's refusal, as met when the token's scopes are not read (read, the tool is not
+    listed at all: tests/functional/test_token_scopes.py)."""
     fake.add_token(NO_SCOPE, "octocat", scopes=(), collaborator_on=f"{OWNER}/{REPO}")
-    async with Opened(in_memory_server(fake, NO_SCOPE)) as s:
+    async with Opened(in_memory_server(fake, NO_SCOPE, token_scopes=False)) as s:
         err = await s.error("github_create_label", {**REPO_ARGS, "name": "x", "color": "ff0000"},
                             "insufficient_scope")
     assert err["details"]["required_scopes"]

@@ -307,8 +307,8 @@ async def test_a_refused_call_frees_its_arguments_without_waiting_for_the_garbag
 
 def test_a_server_names_itself_to_the_forge(monkeypatch: pytest.MonkeyPatch) -> None:
     """The User-Agent is the server's own name and version, whichever forge it talks to (the
-    upstream client is built with the first call)."""
-    from ghmcp_runtime.serving import tool_calls
+    upstream client is built with the first request that needs the forge)."""
+    from ghmcp_runtime.serving import upstream_client
     from ghmcp_runtime.serving.served import Served
 
     built: list[dict[str, Any]] = []
@@ -317,8 +317,8 @@ def test_a_server_names_itself_to_the_forge(monkeypatch: pytest.MonkeyPatch) -> 
         built.append(kwargs)
         return ForgeUpstream(**kwargs)
 
-    monkeypatch.setattr(tool_calls, "ForgeUpstream", recording)
+    monkeypatch.setattr(upstream_client, "ForgeUpstream", recording)
     for forge in (GITHUB, FORGEJO):
         settings = Settings(token=TOKEN, api_url="https://forge.example/api")
-        tool_calls.default_upstream(Served(replace(SPEC, forge=forge), settings))
+        upstream_client.default_upstream(Served(replace(SPEC, forge=forge), settings))
     assert [b["user_agent"] for b in built] == [f"{SPEC.name}/{SPEC.version}"] * 2

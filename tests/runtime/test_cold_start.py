@@ -24,9 +24,11 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = sorted(p.parent.name for p in (ROOT / "generated").glob("*/server.py"))
 # what only a call needs (the generated package's own `handlers` and `hooks` are added per package)
 CALL_ONLY = ("ghmcp_runtime.serving.tool_calls", "ghmcp_runtime.engine.runner",
-             "ghmcp_runtime.engine.batch", "ghmcp_runtime.core.declared", "ghmcp_runtime.calls.context",
-             "ghmcp_runtime.calls.upstream", "ghmcp_runtime.stores.idempotency", "httpx",
+             "ghmcp_runtime.engine.batch", "ghmcp_runtime.stores.idempotency",
              "pyromark")  # the Markdown parser of the untrusted-text cleaner
+# what reading the token's scopes at start needs too (issue 37): the upstream client
+UPSTREAM = ("ghmcp_runtime.core.declared", "ghmcp_runtime.calls.context", "ghmcp_runtime.calls.upstream",
+            "httpx")
 
 SCRIPT = """
 import asyncio, importlib, json, sys
@@ -36,10 +38,12 @@ from ghmcp_runtime.serving.app import Settings, build_server
 package = sys.argv[1]
 spec = importlib.import_module(package).SERVER
 watched = [*json.loads(sys.argv[2]), package + ".handlers", package + ".hooks"]
+read_scopes = sys.argv[3] == "read"
 loaded = lambda: sorted(m for m in watched if m in sys.modules)
 
 async def main():
-    server = build_server(spec, Settings(token="ghp_" + "a" * 36, api_url="http://127.0.0.1:9"))
+    server = build_server(spec, Settings(token="ghp_" + "a" * 36, api_url="http://127.0.0.1:9",
+                                         token_scopes=read_scopes))
     async with Client(server, cache=None) as client:
         tools = await client.list_tools()
         listed = loaded()
@@ -51,15 +55,18 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.parametrize("read", ["read", "off"])
 @pytest.mark.parametrize("package", PACKAGES)
-def test_tools_list_is_answered_before_the_call_machinery_loads(package: str) -> None:
+def test_tools_list_is_answered_before_the_call_machinery_loads(package: str, read: str) -> None:
+    """`read`: the token's scopes are read at start (the default), which loads the upstream
+    client and nothing else a call needs; `off` (GHMCP_TOKEN_SCOPES=0): not even that."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "generated")])}
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, package, json.dumps(CALL_ONLY)],
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, package, json.dumps([*CALL_ONLY, *UPSTREAM]), read],
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
     seen = json.loads(proc.stdout)
     assert seen["tools"] > 0
-    assert seen["listed"] == []
+    assert seen["listed"] == (sorted(UPSTREAM) if read == "read" else [])
     # the first call loads the call machinery (and answers as ever: an unknown argument is
     # invalid_field, refused before any handler runs)
     assert "ghmcp_runtime.serving.tool_calls" in seen["called"]

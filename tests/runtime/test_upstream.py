@@ -110,10 +110,16 @@ async def test_403_scope_lists_missing_scopes() -> None:
     assert err.details == {"required_scopes": ["repo"], "reason": "the token lacks a scope this call needs"}
 
 
-async def test_403_fine_grained_token_defaults_to_repo_scope() -> None:
-    err = await fail(Recorder(gh(403, {"message": "Resource not accessible by personal access token"})))
+async def test_403_fine_grained_token_names_the_permissions_github_accepts() -> None:
+    """No X-OAuth-Scopes: a fine-grained or App token, whose permissions no scope would fix."""
+    headers = {"x-accepted-github-permissions": "issues=write; pull_requests=write"}
+    err = await fail(Recorder(gh(403, {"message": "Resource not accessible by personal access token"},
+                                 headers)))
     assert err.code == "insufficient_scope"
-    assert err.details is not None and err.details["required_scopes"] == ["repo"]
+    assert err.details == {"reason": "the token's permissions do not allow it; GitHub accepts "
+                                     "issues=write or pull_requests=write"}
+    bare = await fail(Recorder(gh(403, {"message": "Resource not accessible by personal access token"})))
+    assert bare.details == {"reason": "the token's permissions do not allow it"}
 
 
 @pytest.mark.parametrize("status", [403, 429])

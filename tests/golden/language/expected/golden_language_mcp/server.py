@@ -8,7 +8,7 @@ from ghmcp_runtime.serving.package_data import PackageData
 
 from . import operations
 
-FINGERPRINT = "golden-language@0.0.1+70c3c59c5bd6"
+FINGERPRINT = "golden-language@0.0.1+de6978011f55"
 DATA = PackageData(__package__)
 SUMMARY = "Manages labels and collaborators."
 INSTRUCTIONS = SUMMARY + "\nCapability fingerprint: " + FINGERPRINT

@@ -8,7 +8,7 @@ from ghmcp_runtime.serving.package_data import PackageData
 
 from . import operations
 
-FINGERPRINT = "golden-minimal@0.0.1+379e70769eb7"
+FINGERPRINT = "golden-minimal@0.0.1+387cde31d178"
 DATA = PackageData(__package__)
 SUMMARY = "Reads one issue."
 INSTRUCTIONS = SUMMARY + "\nCapability fingerprint: " + FINGERPRINT

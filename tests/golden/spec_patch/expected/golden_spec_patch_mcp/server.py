@@ -8,7 +8,7 @@ from ghmcp_runtime.serving.package_data import PackageData
 
 from . import operations
 
-FINGERPRINT = "golden-spec-patch@0.0.1+9f5fc8d0f0e7"
+FINGERPRINT = "golden-spec-patch@0.0.1+d7fb54b60b47"
 DATA = PackageData(__package__)
 SUMMARY = "Updates one issue."
 INSTRUCTIONS = SUMMARY + "\nCapability fingerprint: " + FINGERPRINT
