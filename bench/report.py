@@ -11,6 +11,7 @@ from typing import Any
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
 
+from bench import surfaces  # noqa: E402
 from bench.charts import chart_path  # noqa: E402
 
 CMD_RUN = "`make bench` (`.venv/bin/python bench/run.py`)"
@@ -145,6 +146,16 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
             f"({sf['before_ref']})", f"{_b(n / now['tools'])} ({_b(n)}, {now['tools']} tools)",
             f"{_b(b / was['tools'])} ({_b(b)})", n / b, "lower", f"≤ {_b(TOOL_GOAL)} per tool",
             n / now["tools"] <= TOOL_GOAL, "`make bench ONLY=surface` (bench/surfaces.py)"))
+    narrow = next((t for t in sf.get("tokens", []) if t["server"] == "github-mcp"
+                   and t["selection"] == "default toolsets" and t["token"].startswith("classic, no scope")), None)
+    if narrow is not None:
+        whole = narrow["model_visible_bytes"] + narrow["saved"]
+        rows.append(Row(
+            "surface_token", "Model-visible bytes, github-mcp's default toolsets, for a classic token "
+            "with neither `repo` nor `public_repo` (issue 37: what it cannot use is hidden) vs every tool",
+            f"{_b(narrow['model_visible_bytes'])} ({narrow['tools']} tools)", f"{_b(whole)} (every tool)",
+            narrow["model_visible_bytes"] / whole, "lower", "—", None,
+            "`.venv/bin/python bench/surfaces.py` (token table)"))
     pc = r["per_call"]
     ov, ovr = pc["overhead_ms"], pc["overhead_rep_ms"]
     lay = pc["layers"]
@@ -368,7 +379,7 @@ def themed(rows: list[Row]) -> list[tuple[str, list[Row]]]:
 
 def with_peer(x: Row) -> bool:
     """A row whose other side is a peer (not our own earlier surface or a plain baseline)."""
-    return not x.key.startswith(("generation", "surface_tool_")) and x.key != "untrusted_text"
+    return not x.key.startswith(("generation", "surface_tool_", "surface_token")) and x.key != "untrusted_text"
 
 
 def _advantage(x: Row) -> str:
@@ -385,7 +396,7 @@ def weakest(rows: list[Row]) -> Row:
     a peer, the like-for-like surface row restates the surface row, the per-tool surface rows
     compare with our own earlier surface, and the cleaner with a plain field, so all of those are
     left out)."""
-    peers = [x for x in rows if not x.key.startswith(("generation", "rl_", "surface_tool_"))
+    peers = [x for x in rows if not x.key.startswith(("generation", "rl_", "surface_tool_", "surface_token"))
              and x.key not in ("surface_ghmcp_noout", "surface_model_whole", "surface_model_vendored", "rt_all",
                                  "untrusted_text")]
     return max(peers, key=lambda x: x.disadvantage)
@@ -798,6 +809,21 @@ def _surface_before_after(sf: dict[str, Any], w: Callable[[str], None]) -> None:
         w("")
 
 
+def _token_surfaces(sf: dict[str, Any], w: Callable[[str], None]) -> None:
+    if not sf.get("tokens"):
+        return
+    w("What a model reads of a forge server, per token (issue 37): the tools a token's scopes "
+      "cannot use are hidden, as the runtime hides them when the forge tells the scopes (GitHub: "
+      "classic and OAuth-app tokens; Forgejo: a token that may read its own account). A token the "
+      "forge says nothing of (fine-grained, `no read:user`) keeps every tool; an installation token "
+      "loses only tools acting on the token's own account (none among these toolsets). *Saved*: "
+      "against every tool of the selection. `.venv/bin/python bench/surfaces.py` prints it.\n")
+    w(surfaces.TOKEN_HEADER)
+    for row in sf["tokens"]:
+        w(surfaces.token_line(row))
+    w("")
+
+
 def _details(r: dict[str, Any], w: Callable[[str], None]) -> None:
     gen = r["generation"]
     secs = gen["seconds"]
@@ -858,6 +884,7 @@ def _details(r: dict[str, Any], w: Callable[[str], None]) -> None:
           f"{t['other']:,} | {s['with_output_schema']} | {s['closed_input_schemas']} |")
     w("")
     _surface_before_after(sf, w)
+    _token_surfaces(sf, w)
     for k, label in (("github_mcp_server", "github-mcp-server"), ("fastmcp", "FastMCP")):
         w(f"{label}, per tool:\n")
         w("| tool | total | description | inputSchema | outputSchema |")

@@ -231,6 +231,7 @@ def bench_surface(previous: dict[str, Any], fastmcp_tools: list[dict[str, Any]] 
         "before_ref": before["ref"],
         "fastmcp": surfaces.surface(fastmcp_tools) if fastmcp_tools is not None else previous["fastmcp"],
         "github_mcp_server": surfaces.surface(snaps),
+        "tokens": surfaces.token_table(),  # issue 37: what a model reads, per token
     }
 
 
@@ -755,7 +756,9 @@ def main(argv: list[str] | None = None) -> int:
     WORK.mkdir(parents=True, exist_ok=True)
     quiet_stderr()
     results: dict[str, Any] = json.loads(RESULTS.read_text()) if only else {}
-    local = {"generation", "untrusted_text"}  # sections that need neither the peer nor the fake
+    # sections that need neither the peer nor the fake (surface: FastMCP's figures come from the
+    # cold-start run, and are kept from the last one without it)
+    local = {"generation", "untrusted_text", "surface"}
     peer_py = ensure_peer_venv() if wanted - local else Path()
     spec = trimmed_spec() if wanted - local else Path()
     reps = 5

@@ -8,6 +8,10 @@ result the runtime serves for that surface (`{"tools": [...]}`, the measure `too
 TOOLS.md use), its share of the whole surface, and ~tokens (bytes / 4). The same bytes go to an
 HTTP request whose X-MCP-* headers select the same surface. Deterministic: no timing.
 
+The token table (issue 37): what a model reads of a forge server's `tools/list` for tokens of
+different scopes, the tools those scopes cannot use hidden as the runtime hides them
+(`ghmcp_runtime.guards.token_access`), against what every tool costs.
+
 `--before REF` measures every server's committed `generated/<package>/tools.json` at the git
 revision REF (the same bytes its runtime served) and keeps them as the "before" that
 `make bench ONLY=surface` reports next to the current surface.
@@ -28,6 +32,7 @@ from bench.common import BENCH, ROOT, nbytes  # noqa: E402
 from generator.render import model_visible  # noqa: E402
 from ghmcp_runtime.core.model import ServerSpec  # noqa: E402
 from ghmcp_runtime.guards.exposure import ExposureFlags, ExposurePolicy  # noqa: E402
+from ghmcp_runtime.guards.token_access import TokenAccess, hidden  # noqa: E402
 from ghmcp_runtime.serving.surface import SurfaceViews  # noqa: E402
 
 BEFORE = BENCH / "results-surface-before.json"
@@ -69,6 +74,54 @@ def rows(spec: ServerSpec) -> list[tuple[str, int, int, int]]:
         size, count = tools_list_bytes(views, ExposurePolicy(spec.tools, spec.toolsets,
                                                              ExposureFlags(**flags)))
         out.append((label, count, size, round(100 * size / whole)))
+    return out
+
+
+# tokens by what the forge tells of them: (label, kind, scopes; None = not told)
+GITHUB_TOKENS: list[tuple[str, TokenAccess]] = [
+    ("classic, repo", TokenAccess("classic", frozenset({"repo"}))),
+    ("classic, public_repo", TokenAccess("classic", frozenset({"public_repo"}))),
+    ("classic, no scope (read:org only)", TokenAccess("classic", frozenset({"read:org"}))),
+    ("fine-grained (not told)", TokenAccess("fine_grained")),
+    ("Actions GITHUB_TOKEN (installation)", TokenAccess("installation")),
+]
+FORGEJO_TOKENS: list[tuple[str, TokenAccess]] = [
+    ("all", TokenAccess("classic", frozenset({"all"}))),
+    ("write:issue, read:user", TokenAccess("classic", frozenset({"write:issue", "read:user"}))),
+    ("read:issue, read:organization, read:user",
+     TokenAccess("classic", frozenset({"read:issue", "read:organization", "read:user"}))),
+    ("no read:user (not told)", TokenAccess("classic")),
+]
+
+
+def token_rows(spec: ServerSpec, flags: ExposureFlags,
+               tokens: list[tuple[str, TokenAccess]]) -> list[tuple[str, int, int, int]]:
+    """(token, tools, model-visible bytes, bytes saved) of the surface `flags` select."""
+    policy = ExposurePolicy(spec.tools, spec.toolsets, flags, spec.default_toolsets)
+    views = SurfaceViews(spec)
+
+    def seen(access: TokenAccess | None) -> tuple[int, int]:
+        gone = hidden(spec.tools, access, spec.forge.scopes) if access else frozenset()
+        tools = views.view(policy.with_access(policy.base, gone)).tools
+        wire = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools]
+        return len(tools), nbytes(model_visible(wire))
+
+    _, whole = seen(None)
+    return [(label, *seen(access), whole - seen(access)[1]) for label, access in tokens]
+
+
+def token_table() -> list[dict[str, Any]]:
+    """The forge servers' model-visible bytes per token (bench/run.py keeps them in results.json)."""
+    from forgejo_mcp import SERVER as FORGEJO_MCP
+    from github_mcp import SERVER as GITHUB_MCP
+
+    out = []
+    for spec, tokens in ((GITHUB_MCP, GITHUB_TOKENS), (FORGEJO_MCP, FORGEJO_TOKENS)):
+        for label, flags in (("default toolsets", ExposureFlags()),
+                             ("--toolsets all", ExposureFlags(toolsets=("all",)))):
+            for token, count, size, saved in token_rows(spec, flags, tokens):
+                out.append({"server": spec.name, "selection": label, "token": token, "tools": count,
+                            "model_visible_bytes": size, "saved": saved})
     return out
 
 
@@ -191,6 +244,20 @@ def main() -> None:
     for name, s in servers().items():
         print(f"| {name} | {s['tools']} | {s['model_visible_bytes']:,} | {s['model_visible_bytes'] // s['tools']:,} "
               f"| {s['result_bytes']:,} |")
+    print()
+    print(TOKEN_HEADER)
+    for row in token_table():
+        print(token_line(row))
+
+
+TOKEN_HEADER = ("| server | selection | token | tools | model-visible bytes | saved |\n"
+                "|---|---|---|---:|---:|---:|")
+
+
+def token_line(row: dict[str, Any]) -> str:
+    whole = row["model_visible_bytes"] + row["saved"]
+    return (f"| {row['server']} | {row['selection']} | {row['token']} | {row['tools']} | "
+            f"{row['model_visible_bytes']:,} | {row['saved']:,} ({round(100 * row['saved'] / whole)} %) |")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """A stateful, contract-faithful fake of Forgejo's REST API (repository and organisation labels,
-issues and pull requests carrying them, organisations, scoped tokens, private repositories,
-faults), validated against the pinned Forgejo description; it shares its machinery (request
+issues and pull requests carrying them, organisations, scoped tokens — which a token that may
+read its own account lists with their scopes, `userGetTokens` — private repositories, faults), validated against the pinned Forgejo description; it shares its machinery (request
 pipeline, faults, contract checks, transports, serving) with `fakegithub`."""
 
 from fakeforgejo.fake import OPERATIONS, FakeForgejo

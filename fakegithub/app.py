@@ -23,7 +23,7 @@ from fakegithub.faults import GITHUB_HTML_500, Fault
 from fakegithub.handlers import HANDLERS, Ctx, Reply
 from fakegithub.routing import Route
 from fakegithub.state import DEFAULT_LIMITS, DOCS, ApiError, RateBucket, Token
-from fakegithub.validation import dumps
+from fakegithub.validation import SpecOperation, dumps
 
 if TYPE_CHECKING:
     from fakegithub.core import FakeForge

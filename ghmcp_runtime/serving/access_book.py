@@ -17,6 +17,7 @@ read when the server starts (`Served.learn_local`).
 from __future__ import annotations
 
 import logging
+import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -25,7 +26,7 @@ from typing import Any
 import anyio
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ghmcp_runtime.core.logs import log_event
+from ghmcp_runtime.core.logs import call_fields, log_event
 from ghmcp_runtime.guards.caller import SERVER_TOKEN_SCOPE_KEY, caller_id, usable_token
 from ghmcp_runtime.guards.token_access import UNLISTED, TokenAccess
 
@@ -71,13 +72,14 @@ class AccessBook:
                 break
         done = self._pending[identity] = anyio.Event()
         try:
-            access = await self._read(token)
+            with call_fields(caller=identity, request_id="req_" + secrets.token_hex(6)):
+                access = await self._read(token)
+                log_event("token_scopes", access=access.describe())
             ttl = self._ttl_s if access.scopes is not None or access.kind in UNLISTED else UNREAD_TTL_S
             self._entries[identity] = (self._clock() + ttl, access)
             self._entries.move_to_end(identity)
             while len(self._entries) > self._max:
                 self._entries.popitem(last=False)
-            log_event("token_scopes", caller=identity, access=access.describe())
             return access
         finally:
             del self._pending[identity]

@@ -112,3 +112,31 @@ async def test_requests_log(fake: FakeGitHub, gh: httpx.AsyncClient) -> None:
     assert post.body == {"body": "hi"} and post.operation_id == "issues/create-comment"
     assert label.path == f"{R}/labels/good first issue"
     assert [r.method for r in fake.calls("issues/create-comment")] == ["POST"]
+
+
+async def test_what_answers_tell_of_each_kind_of_token(fake: FakeGitHub, seeded: dict[str, int]) -> None:
+    """Classic and OAuth-app tokens: X-OAuth-Scopes on every answer ("" for none), which their
+    owner may change; fine-grained and installation tokens: no OAuth scope headers, and
+    X-Accepted-GitHub-Permissions naming the permissions an issue endpoint accepts."""
+    fake.add_token("gho_narrow", "octocat", scopes=("read:org", "public_repo"))
+    fake.add_fine_grained_token("github_pat_fine", "octocat", {"issues": "read"})
+    fake.add_installation_token("ghs_actions", "ci")
+    async with fake.client("gho_narrow") as oauth:
+        told = await oauth.get("/rate_limit")
+        assert told.status_code == 200 and told.headers["x-oauth-scopes"] == "read:org, public_repo"
+        assert told.json()["resources"]["core"]["remaining"] == 5000  # asking spends nothing
+        fake.set_token_scopes("gho_narrow", ())
+        assert (await oauth.get(f"{R}/labels")).headers["x-oauth-scopes"] == ""
+    async with fake.client("github_pat_fine") as fine:
+        labels = await fine.get(f"{R}/labels")
+        assert "x-oauth-scopes" not in labels.headers
+        assert labels.headers["x-accepted-github-permissions"] == "issues=read; pull_requests=read"
+        refused = await fine.post(f"{R}/labels", json={"name": "x", "color": "ff0000"})
+        assert refused.status_code == 403
+        assert refused.json()["message"] == "Resource not accessible by personal access token"
+        assert refused.headers["x-accepted-github-permissions"] == "issues=write; pull_requests=write"
+    async with fake.client("ghs_actions") as installation:
+        answer = await installation.get("/rate_limit")
+        assert answer.status_code == 200 and "x-oauth-scopes" not in answer.headers
+        assert (await installation.get("/user")).status_code == 403  # no account of its own
+    assert fake.violations == []

@@ -48,6 +48,7 @@ async def test_every_operation_happy_path(fake: FakeGitHub, gh: httpx.AsyncClien
         ("DELETE", f"{R}/milestones/2", None, 204),
         ("GET", "/search/issues", {"q": f"repo:{OWNER}/{REPO} is:issue"}, 200),
         ("GET", "/user", None, 200),
+        ("GET", "/rate_limit", None, 200),
         ("GET", "/user/repos", {"per_page": 100}, 200),
         ("GET", f"{R}/collaborators/hubot/permission", None, 200),
         ("POST", f"{R}/issues/{n}/sub_issues", {"sub_issue_id": ids[0]}, 201),

@@ -89,7 +89,8 @@ async def test_authors_without_push_access_are_withheld_on_forgejo(
     asked_about = sorted(r.path.rsplit("/", 2)[-2] for r in fake.calls(PERMISSION))
     assert asked_about == ["acme", "bob", "mallory", "reader"]
     assert asked == 4 and len(fake.calls(PERMISSION)) == 4  # the second read used the cache
-    assert len(fake.calls("repoGet")) == 1 and len(fake.calls("userGetCurrent")) == 1
+    # the caller's account: read once with its token's scopes at start, once by lockdown
+    assert len(fake.calls("repoGet")) == 1 and len(fake.calls("userGetCurrent")) == 2
     assert again == {**got, "request_id": again["request_id"]}
 
 

@@ -288,8 +288,8 @@ async def test_the_token_never_reaches_the_logs(fake: FakeGitHub, seeded: dict[s
 
 async def test_a_lock_reason_while_unlocking_is_refused_before_any_request(
         fake: FakeGitHub, seeded: dict[str, Any]) -> None:
-    before = len(fake.timeline)
     async with Client(in_memory_server(fake), cache=None) as client:
+        before = len(fake.timeline)  # the token's scopes, read at start
         result = await client.call_tool("github_update_issue", {
             "owner": OWNER, "repo": REPO, "issue_number": seeded["first"], "locked": False,
             "lock_reason": "spam"})

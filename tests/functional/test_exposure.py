@@ -15,7 +15,7 @@ from fakegithub import FakeGitHub
 from ghmcp_runtime.guards.exposure import ExposureFlags
 from github_issues_mcp import SERVER
 from github_milestones_mcp import SERVER as MILESTONES
-from tests.functional.conftest import OWNER, REPO, ROOT, TOKEN, in_memory_server, stdio_params
+from tests.functional.conftest import OWNER, REPO, ROOT, TOKEN, in_memory_server, sent, stdio_params
 from tests.functional.session import Session
 
 pytestmark = pytest.mark.anyio
@@ -310,7 +310,7 @@ async def test_flags_over_a_real_stdio_subprocess(fake: FakeGitHub, two_repos: d
     assert outside.is_error and outside.structured_content["code"] == "repo_not_allowed"
     assert not inside.is_error
     assert "Read-only" in instructions and f"Repositories: only {OWNER}/{REPO}" in instructions
-    assert [r.path for r in fake.calls()] == [f"/repos/{OWNER}/{REPO}/issues/1",
+    assert [r.path for r in sent(fake)] == [f"/repos/{OWNER}/{REPO}/issues/1",
                                               f"/repos/{OWNER}/{REPO}/issues/1/comments"]
 
 

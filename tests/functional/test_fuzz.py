@@ -31,7 +31,8 @@ TOOLS = json.loads((PACKAGE / "tools.json").read_text(encoding="utf-8"))["tools"
 # are drawn from the checked schema, so most calls get past validation and reach GitHub
 CHECKS = json.loads((PACKAGE / "checks.json").read_text(encoding="utf-8"))["tools"]
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "40"))
-ALLOWED_PATH = re.compile(r"^(/repos/[^/]+/[^/]+(/.*)?|/search/issues)$")
+# a repository's endpoints, the search, and reading the token's scopes (at start)
+ALLOWED_PATH = re.compile(r"^(/repos/[^/]+/[^/]+(/.*)?|/search/issues|/rate_limit)$")
 
 
 @pytest.fixture(scope="module")

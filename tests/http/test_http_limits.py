@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from fakegithub import FakeGitHub
-from tests.functional.conftest import OWNER, REPO
+from tests.functional.conftest import OWNER, REPO, sent
 from tests.http.conftest import TOKEN_X
 from tests.http.http_support import http_server_process, server_env
 
@@ -39,7 +39,7 @@ def test_body_over_the_limit_is_413_before_parsing(endpoint: str, fake: FakeGitH
     with httpx.Client(timeout=30) as raw:
         resp = raw.post(endpoint, content=probe, headers=JSON_RPC)
     assert resp.status_code == 413
-    assert fake.calls() == []
+    assert sent(fake) == []
 
 
 def test_array_just_under_the_body_limit_is_refused_by_its_length(
@@ -53,7 +53,7 @@ def test_array_just_under_the_body_limit_is_refused_by_its_length(
     env = resp.json()["result"]["structuredContent"]
     assert env["code"] == "invalid_field"
     assert env["details"] == {"field": "add_labels", "reason": "must have at most 20 items"}
-    assert fake.calls() == []
+    assert sent(fake) == []
 
 
 def test_the_largest_legitimate_body_fits(endpoint: str, fake: FakeGitHub,

@@ -25,6 +25,9 @@ TOOLS: dict[str, ToolSpec] = {t.name: t for t in SERVER.tools}
 # reads: up to 3 attempts with millisecond backoff; writes are never retried
 RETRY = RetryPolicy(base_delay_s=0.001, max_delay_s=0.004, max_total_wait_s=0.5)
 FIXED_NOW = 1_700_000_000.0  # the upstream's clock, so rate-limit waits are deterministic
+# what the server reads of its token at start (issue 37): GET /rate_limit
+SCOPE_READ = Operation(operation_id="rate-limit/get", method="GET", path="/rate_limit",
+                       not_found="not_found", success_status=(200,))
 REPO_PROBE = Operation(operation_id="repos/get", method="GET", path="/repos/{owner}/{repo}",
                        not_found="repo_not_found", success_status=(200,))
 
@@ -103,9 +106,9 @@ def _template_regex(template: str) -> re.Pattern[str]:
 
 def endpoint_problems(tool: ToolSpec, args: Mapping[str, Any], sent: Sent) -> list[str]:
     """Why a request the tool sent is out of bounds ([] when it is one of the tool's declared
-    endpoints, or the repository probe, with every path segment a single non-dot segment and the
-    owner/repo segments equal to the arguments)."""
-    for op in (*tool.operations, REPO_PROBE):
+    endpoints, the repository probe or the read of the token's scopes at start, with every path
+    segment a single non-dot segment and the owner/repo segments equal to the arguments)."""
+    for op in (*tool.operations, REPO_PROBE, SCOPE_READ):
         if op.method != sent.method:
             continue
         m = _template_regex(op.path).match(sent.raw_path)

@@ -67,7 +67,8 @@ def test_label_tools_refuse_dot_names_before_any_request(name: str) -> None:
         args = {**REPO_ARGS, "name": name, **({"description": "x"} if tool == "github_update_label" else {})}
         result, recorder = anyio.run(_call, fake, tool, args)
         assert result.is_error and result.structured_content["code"] == "invalid_field", tool
-        assert recorder.sent == [], tool
+        # nothing but the token's scope read at start (GET /rate_limit)
+        assert [s.raw_path for s in recorder.sent] == ["/rate_limit"], tool
 
 
 @pytest.mark.parametrize("name", [".", ".."])

@@ -151,7 +151,7 @@ async def test_the_tool_result_is_the_same_from_a_304(fake: FakeGitHub) -> None:
     assert {k: v for k, v in first.items() if k != "request_id"} == \
         {k: v for k, v in second.items() if k != "request_id"}
     # the token's scopes (read at start, past the cache), then issue + comments, twice
-    assert [(t.operation_id, t.status) for t in fake.timeline][0] == ("rate-limit/get", 200)
+    assert (fake.timeline[0].operation_id, fake.timeline[0].status) == ("rate-limit/get", 200)
     assert [s for _, s, _ in statuses(fake)][1:] == [200, 200, 304, 304]
     await up.aclose()
 

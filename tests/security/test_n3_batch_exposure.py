@@ -23,7 +23,7 @@ from github_issues_mcp import SERVER
 from github_mcp import SERVER as GITHUB
 from github_milestones_mcp import SERVER as MILESTONES
 from github_sub_issues_mcp import SERVER as SUB_ISSUES
-from tests.functional.conftest import OWNER, REPO, TOKEN, in_memory_server, payload
+from tests.functional.conftest import OWNER, REPO, TOKEN, in_memory_server, payload, sent
 from tests.http.http_support import http_server_process, server_env
 
 pytestmark = pytest.mark.anyio
@@ -82,7 +82,7 @@ async def test_the_batch_is_unknown_when_a_tool_it_runs_is_excluded(
             with pytest.raises(MCPError) as unknown:
                 await c.call_tool("github_update_issues", args)
             assert unknown.value.error.code == INVALID_PARAMS
-    assert fake.calls() == []
+    assert sent(fake) == []
     assert "wontfix" not in fake.label_names(OWNER, REPO, first)
 
 
