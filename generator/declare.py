@@ -278,10 +278,16 @@ class DeclarationBuilder:
         body = self.bind(raw, op, "body", raw.body, loc)
         conditions: list[Condition] = []
         for key, negate, value in (("when", False, raw.when), ("unless", True, raw.unless)):
-            if value is not None:
-                cond = self.condition(value, negate, (*loc, key), names, known)
+            listed = value if isinstance(value, list) else [] if value is None else [value]
+            for k, item in enumerate(listed):
+                cloc = (*loc, key, k) if isinstance(value, list) else (*loc, key)
+                cond = self.condition(item, negate, cloc, names, known)
                 if cond is not None:
                     conditions.append(cond)
+        for key in raw.join:
+            if key not in query:
+                self.error((*loc, "join", key), f"join names {key!r}, which is not a query field of this step",
+                           f"query fields: {', '.join(sorted(query)) or 'none'}")
         templates: list[tuple[Loc, Any]] = [((*loc, "path"), path), ((*loc, "query"), query),
                                             ((*loc, "body"), body)]
         on_error = []
@@ -337,7 +343,7 @@ class DeclarationBuilder:
                     when=tuple(conditions), after=tuple(s.id for s in earlier if s.id in after),
                     on_error=tuple(on_error), reject=tuple(reject), paginate=paginate,
                     compare=compare, guard=guard, names_exist=names_exist, absent=absent,
-                    verify=verify, settle=settle, stored=stored, update=update)
+                    verify=verify, settle=settle, stored=stored, update=update, join=dict(raw.join))
 
     def required_bound(self, raw: StepDef, op: SpecOperation, loc: Loc, query: Mapping[str, Any],
                        body: Mapping[str, Any], conditions: Sequence[Condition]) -> None:
@@ -354,7 +360,10 @@ class DeclarationBuilder:
                                f"{name}`), or set it on the step: `{where}: {{{name}: \"{{param}}\"}}`",
                                "required-binding")
                     continue
-                missing = sorted(optional & {ref.path[0] for ref in references(bound[name])} - given)
+                parts = bound[name] if where == "query" and name in raw.join else [bound[name]]
+                # a joined field is there when one of its parts reads no optional parameter
+                missing = min((sorted(optional & {ref.path[0] for ref in references(part)} - given)
+                               for part in parts), key=len, default=[])
                 if missing:
                     self.error((*loc, "call"), f"{raw.call} requires {where} field {name!r}, but it is "
                                f"left out when the optional parameter {missing[0]!r} is omitted",
@@ -756,9 +765,13 @@ class DeclarationBuilder:
             if f.when_more is not None and f.when_more not in paged:
                 self.error((*loc, "when_more"), f"when_more names {f.when_more!r}, not a paged step",
                            f"paged steps: {', '.join(sorted(paged)) or 'none'}")
+            if f.items_at is not None and f.items_shape is None:
+                self.error((*loc, "items_at"), "items_at says where rows are: it goes with items_shape",
+                           "use items_shape, or drop items_at")
             return Output(name=f.name, shape=shape, each=f.items_shape is not None, sources=tuple(sources),
                           exclude=f.exclude, omit=tuple(f.omit), when_more=f.when_more, detail=f.detail,
-                          include=tuple(f.include))
+                          include=tuple(f.include),
+                          items_at=tuple(f.items_at.split(".")) if f.items_at else ())
         if isinstance(f.source, list):
             self.error((*loc, "from"), f"output {f.name!r} takes one template", "e.g. {step.field}")
             return None

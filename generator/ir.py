@@ -22,6 +22,7 @@ class IROperation:
     success_status: tuple[int, ...]
     summary: str
     deprecated: bool
+    multi_segment: tuple[str, ...] = ()  # path parameters spanning segments (x-multi-segment)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -35,6 +36,8 @@ class IRField:
     schema: JSONObject
     nullable: bool
     untrusted: bool = False
+    decode: str | None = None
+    max_bytes: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -147,7 +147,7 @@ class ForgeProfile:
     # URL): rows outside a repository allowlist are dropped. None: the forge's searches are
     # confined by their request alone (the answer is not screened)
     search_rows: str | None = None
-    row_repository: str | None = None
+    row_repository: tuple[str, ...] = ()  # dotted paths tried in order (issue and code hits differ)
     searches: tuple[SearchScope, ...] = ()
     errors: ErrorDialect
     token_rule: str  # what a well-formed token looks like, for the malformed-token refusal

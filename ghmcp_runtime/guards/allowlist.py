@@ -183,20 +183,25 @@ class RepoAllowlist:
         """Search rows from outside the allowlist dropped (where the forge's profile says where a
         search answer's rows and their repositories are): a confined query never returns any,
         so this only catches a query GitHub read differently than `confine` did."""
-        key, field = forge.search_rows, forge.row_repository
+        key, fields = forge.search_rows, forge.row_repository
         items = resp.data.get(key) if key and isinstance(resp.data, dict) else None
-        if field is None or not isinstance(items, list):
+        if not fields or not isinstance(items, list):
             return resp
-        kept = [row for row in items if self._row_allowed(row, field, forge)]
+        kept = [row for row in items if self._row_allowed(row, fields, forge)]
         if len(kept) == len(items):
             return resp
         log_event("allowlist_screened", level=logging.WARNING, dropped=len(items) - len(kept))
         return replace(resp, data={**resp.data, key: kept})
 
-    def _row_allowed(self, row: Any, field: str, forge: ForgeProfile) -> bool:
-        url = row.get(field) if isinstance(row, dict) else None
-        repository = forge.repository_of(url) if isinstance(url, str) else None
-        return repository is not None and self.allows(*repository)
+    def _row_allowed(self, row: Any, fields: tuple[str, ...], forge: ForgeProfile) -> bool:
+        for field in fields:
+            url: Any = row
+            for key in field.split("."):
+                url = url.get(key) if isinstance(url, dict) else None
+            repository = forge.repository_of(url) if isinstance(url, str) else None
+            if repository is not None:
+                return self.allows(*repository)
+        return False
 
     # -- search ------------------------------------------------------------------------------
 
