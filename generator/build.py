@@ -9,10 +9,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from generator import lockdown_check, param_values
 from generator.batch import build_batch, build_confirm
 from generator.catalog import builtin_codes
 from generator.declare import DeclarationBuilder, bind_path, error_spec, match_of
 from generator.diagnostics import Diagnostic, Level, Where, closest
+from generator.error_reach import dead_step_rules, reach
 from generator.hookscan import HookFacts
 from generator.ir import (
     Coverage,
@@ -158,7 +160,9 @@ class Builder:
                 built_by_name[built_tool.name] = built_tool
         self.check_tool_names()
         self.check_toolsets()
+        tool_ops = {op for tool in self.o.tools for op in tool_operations(tool)}
         built = [t for t in tools if t is not None]
+        self.problems += lockdown_check.check(self.doc, shapes.values(), tool_ops, self.o.server.forge, self.loc)
         codes = self.build_error_codes(built)
         resources = self.build_resources()
         templates = self.build_templates(built)
@@ -233,18 +237,6 @@ class Builder:
                            error=error_spec(raw) or ErrorSpec())
             out.append((self.loc.where(loc), rule))
         return out
-
-    def server_rule_codes(self, ops: list[IROperation], implied: set[str]) -> set[str]:
-        """The codes server-wide rules give a tool's failures: a rule applies when some operation
-        can fail as it matches (its method; the code it matches is one the tool can emit)."""
-        codes: set[str] = set()
-        for _, rule in self.error_rules:
-            when = rule.when
-            if rule.error.code is None or (when.method and not any(op.method in when.method for op in ops)):
-                continue
-            if when.code is None or when.code in implied:
-                codes.add(rule.error.code)
-        return codes
 
     def build_resources(self) -> tuple[IRResource, ...]:
         out = []
@@ -630,11 +622,17 @@ class Builder:
             return None
         built_params = tuple(p for p in params if p is not None)
         built_output = tuple(f for f in output if f is not None)
+        self.problems += param_values.check(tool, index, built_params, self.loc)
+        self.check_confirm(tool, loc)
         resolve = self.build_resolvers(tool, loc, built_params)
         if resolve is None:
             return None
-        implied = self.implied_codes(tool, ops, built_params) | resolve_codes(resolve)
-        implied |= self.server_rule_codes(ops, implied)
+        generic = self.implied_codes(ops, built_params)
+        reached = reach([rule for _, rule in self.error_rules], ops, generic)
+        implied = (generic - set(reached.dropped)) | reached.added | resolve_codes(resolve)
+        if tool.handler is not None:
+            implied |= self.hooks.codes.get(tool.handler, frozenset())
+        self.problems += dead_step_rules(tool, loc, reached, self.error_rules, self.loc)
         repairs_of_rules = tuple((where, rule.error.repair) for where, rule in self.error_rules
                                  if rule.error.repair is not None and rule.error.code in implied)
         declaration = batch = None
@@ -995,6 +993,16 @@ class Builder:
             self.error(aloc, f"mutating tool {tool.name} must decide destructive and idempotent explicitly",
                        "set destructive: true|false and idempotent: true|false", "annotations")
 
+    def check_confirm(self, tool: ToolDef, loc: tuple[str | int, ...]) -> None:
+        """The annotations and a confirmation agree: only a destructive tool asks."""
+        a = tool.annotations
+        confirm = ("confirm",) if tool.confirm else ("batch", "confirm") if tool.batch and tool.batch.confirm else None
+        if confirm is not None and a.destructive is not True:
+            self.error((*loc, *confirm), f"{tool.name} asks the user to confirm, but its annotations say "
+                       f"it is {'read-only' if a.read_only else 'not destructive'}",
+                       "a confirmation is for a write that cannot be undone (a delete, a merge): mark the "
+                       "tool `destructive: true`, or drop `confirm`", "confirm-destructive")
+
     def check_tool_names(self) -> None:
         seen: dict[str, int] = {}
         prefix = self.o.server.tool_prefix
@@ -1014,9 +1022,10 @@ class Builder:
 
     def check_toolsets(self) -> None:
         declared = self.o.toolsets
-        if "all" in declared:
-            self.error(("toolsets", "all"), "toolset name 'all' is reserved (it selects every toolset)",
-                       "pick another name", "toolsets")
+        for reserved, meaning in (("all", "every toolset"), ("default", "a forge server's default toolsets")):
+            if reserved in declared:
+                self.error(("toolsets", reserved), f"toolset name {reserved!r} is reserved (it selects "
+                           f"{meaning})", "pick another name", "toolsets")
         for i, tool in enumerate(self.o.tools):
             if tool.toolset is None and declared:
                 self.error(("tools", i, "name"), f"tool {tool.name!r} names no toolset",
@@ -1033,7 +1042,9 @@ class Builder:
                 self.error(("toolsets", name), f"toolset {name!r} has no tool",
                            "name it in a tool's `toolset:`, or remove it", "toolsets")
 
-    def implied_codes(self, tool: ToolDef, ops: list[IROperation], params: tuple[IRParam, ...]) -> set[str]:
+    def implied_codes(self, ops: list[IROperation], params: tuple[IRParam, ...]) -> set[str]:
+        """The codes the runtime's mapping of the operations' failures, and its argument checks,
+        can give the tool (before the server-wide rules)."""
         codes = set(ALWAYS_CODES)
         for op in ops:
             codes.add(op.not_found)
@@ -1048,8 +1059,6 @@ class Builder:
         names = {p.name for p in params}
         if any(n.endswith("cursor") for n in names):
             codes.add("cursor_expired")
-        if tool.handler is not None:
-            codes |= self.hooks.codes.get(tool.handler, frozenset())
         return codes
 
     def build_error_codes(self, tools: list[IRTool]) -> tuple[IRErrorCode, ...]:
@@ -1060,7 +1069,7 @@ class Builder:
                 continue  # a built-in code no tool can emit stays out of the catalog
             out.append(IRErrorCode(code=code, temporary=d.temporary, description=d.description.strip(),
                                    repair=d.repair.strip(), tools=users))
-            if not users:
+            if not users and len(tools) == len(self.o.tools):  # (a tool that failed to build says nothing)
                 self.warn(("error_codes", code), f"error code {code!r} is used by no tool")
         return tuple(out)  # repair targets are checked, with locations, by the linter
 

@@ -119,6 +119,13 @@ class IRTool:
     toolset: str | None = None  # the declared toolset `--toolsets` selects it by
 
     @property
+    def runs(self) -> tuple[str, ...]:
+        """The tools this one runs on the caller's behalf: a batch's item tool and listing."""
+        if self.batch is None:
+            return ()
+        return (self.batch.each, *((self.batch.source.tool,) if self.batch.source else ()))
+
+    @property
     def input_checks(self) -> dict[str, JSONObject]:
         """What the server checks beyond `input_schema`, by parameter (advertise_pattern: false)."""
         return {p.name: p.checks for p in self.params if p.checks}
