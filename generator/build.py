@@ -553,7 +553,8 @@ class Builder:
                 schema = {**schema, "description": f.description}
             out.append(IRField(name=f.name, path=path, detail=f.detail, transform=f.transform,
                                computed=False, nested=nested, schema=schema, nullable=nullable,
-                               untrusted=f.untrusted, decode=f.decode, max_bytes=f.max_bytes))
+                               untrusted=f.untrusted, decode=f.decode, max_bytes=f.max_bytes,
+                               absent_in=tuple(f.absent_in)))
         return tuple(out)
 
     def build_tool(self, index: int, tool: ToolDef, shapes: Mapping[str, IRShape],

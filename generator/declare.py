@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.answers import Answer, documented, is_array, lacks, names_answer, near, rows
+from generator.answers import Answer, documented, is_array, lacks, names_answer, near, one_row, rows
 from generator.diagnostics import closest
 from generator.ir import IRParam, IRShape
 from generator.overrides import (
@@ -871,8 +871,10 @@ class DeclarationBuilder:
 
     def check_shape_source(self, f: OutputField, shape: IRShape, source: Step, loc: Loc) -> None:
         """Every path the shape projects is in each result of the step the output reads."""
-        items = source.paginate.items if source.paginate else None
-        answers = [rows(self.document, a, items) if f.items_shape else a for a in self.answers.get(source.id, [])]
+        items = f.items_at or (source.paginate.items if source.paginate else None)
+        answers = [rows(self.document, a, items) if f.items_shape else one_row(self.document, a)
+                   for a in self.answers.get(source.id, [])]
+        partial = {x.name for x in shape.fields if x.absent_in}  # null where a source lacks it
         for answer in answers:
             node = answer.schema
             if isinstance(node, Mapping) and node.get("type") == "array":
@@ -884,6 +886,8 @@ class DeclarationBuilder:
             for name, parent, path, nullable in shape_paths(shape):
                 found, may_miss = self.find(node, parent, path)
                 dotted = ".".join((*parent, *path))
+                if name.split(".")[0] in partial:
+                    continue
                 if found is None:
                     missing.append(f"{name} ({dotted})")
                 elif may_miss and not nullable and "[]" not in (*parent, *path) and not any(

@@ -38,6 +38,7 @@ class IRField:
     untrusted: bool = False
     decode: str | None = None
     max_bytes: int | None = None
+    absent_in: tuple[str, ...] = ()  # sources whose rows lack the path: null there
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

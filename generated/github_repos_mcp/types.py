@@ -115,7 +115,7 @@ class GithubCreateOrUpdateFileArgs(TypedDict):
 class GithubCreateOrUpdateFileResult(TypedDict):
     created: bool
     sha: NotRequired[str]
-    commit_sha: str
+    commit_sha: NotRequired[str]
 
 
 class GithubGetCommitArgs(TypedDict):
