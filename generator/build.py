@@ -603,7 +603,7 @@ class Builder:
             if rule.equals is not None and rule.kind != "requires":
                 self.error((*loc, "rules", k, "equals"), f"equals applies to requires rules, not {rule.kind}",
                            "remove equals, or make the rule kind: requires")
-            for field in [*rule.fields, *([rule.when] if rule.when else [])]:
+            for field in [*rule.fields, *([trigger(rule)[0]] if trigger(rule)[0] else [])]:
                 if field not in names + added:
                     self.error((*loc, "rules", k), f"rule names unknown parameter {field!r}",
                                f"parameters are: {', '.join(names)}")
@@ -720,8 +720,9 @@ class Builder:
             error_codes=tuple(sorted(errors)),
             field_map=tuple(sorted(field_map.items())),
             echo_safe=tuple(p.name for p in built_params if echo_safe(p)),
-            rules=tuple(IRRule(kind=r.kind, fields=tuple(r.fields), when=r.when, reason=r.reason, equals=r.equals,
-                               values=tuple(r.values), normalize=r.normalize, message=r.message)
+            rules=tuple(IRRule(kind=r.kind, fields=tuple(r.fields), when=trigger(r)[0], among=trigger(r)[1],
+                               reason=r.reason, equals=r.equals, values=tuple(r.values), normalize=r.normalize,
+                               message=r.message)
                         for r in tool.rules),
             example=dict(tool.example),
             where=self.loc.where(loc),
@@ -748,6 +749,17 @@ class Builder:
             if p is not None and p.type is not None and wanted not in ([p.type] if isinstance(p.type, str) else p.type):
                 self.error((*loc, "fields"), f"{rule.kind} needs {wanted} parameters; {field!r} is {p.type}",
                            f"name {wanted} parameters only")
+        conditional = rule.kind in ("required_when", "forbidden_when")
+        if conditional and trigger(rule)[0] is None:
+            self.error((*loc, "when"), f"{rule.kind} needs `when`: a parameter, or {{parameter: value(s)}}",
+                       "e.g. when: {event: [REQUEST_CHANGES, COMMENT]}")
+        elif isinstance(rule.when, dict) and (not conditional or len(rule.when) != 1):
+            self.error((*loc, "when"), f"`when: {{parameter: value}}` applies to required_when and "
+                       f"forbidden_when rules with one parameter, not {rule.kind}",
+                       "give the parameter's name only, or make the rule kind: required_when")
+        elif conditional and trigger(rule)[0] in rule.fields:
+            self.error((*loc, "fields"), f"{rule.kind} names its `when` parameter among its fields",
+                       "list the parameters the condition requires or forbids")
         if rule.kind == "disjoint" and len(rule.fields) < 2:
             self.error((*loc, "fields"), "disjoint compares two or more list parameters", "e.g. [add_x, remove_x]")
 
@@ -1073,6 +1085,14 @@ class Builder:
             if not users and len(tools) == len(self.o.tools):  # (a tool that failed to build says nothing)
                 self.warn(("error_codes", code), f"error code {code!r} is used by no tool")
         return tuple(out)  # repair targets are checked, with locations, by the linter
+
+
+def trigger(rule: Rule) -> tuple[str | None, tuple[bool | int | str, ...]]:
+    """A rule's `when`: the parameter, and the values of it that trigger the rule (empty: any)."""
+    if isinstance(rule.when, dict) and len(rule.when) == 1:
+        (name, value), = rule.when.items()
+        return str(name), tuple(value) if isinstance(value, list) else (value,)
+    return (rule.when if isinstance(rule.when, str) else None), ()
 
 
 def runtime_operation(op: IROperation) -> Operation:

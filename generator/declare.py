@@ -356,6 +356,7 @@ class DeclarationBuilder:
             templates += [((*loc, "absent", "match"), dict(raw.absent.match)),
                           ((*loc, "absent", "refuse"), _error_templates(raw.absent.refuse))]
         self.required_bound(raw, op, loc, query, body, conditions)
+        self.error_fields(raw, loc, names)
         reads: set[str] = set()
         for tloc, template in templates:
             reads |= self.check_refs(template, tloc, names, known, allow_count="guard" in tloc)
@@ -372,6 +373,26 @@ class DeclarationBuilder:
                     on_error=tuple(on_error), reject=tuple(reject), paginate=paginate,
                     compare=compare, guard=guard, names_exist=names_exist, absent=absent,
                     verify=verify, settle=settle, stored=stored, update=update, join=dict(raw.join))
+
+    def error_fields(self, raw: StepDef, loc: Loc, names: set[str]) -> None:
+        """`details.field` names the argument an agent would change: every `field` an error
+        declares, and every `field` an on_error rule matches, is a parameter of the tool."""
+        found: list[tuple[Loc, str | None]] = []
+        for j, rule in enumerate(raw.on_error):
+            found += [((*loc, "on_error", j, "field"), rule.field), ((*loc, "on_error", j, "when", "field"), rule.when.field)]
+        found += [((*loc, "reject", j, "field"), r.field) for j, r in enumerate(raw.reject)]
+        if raw.guard is not None:
+            found += [((*loc, "guard", "refuse", "field"), raw.guard.refuse.field),
+                      ((*loc, "guard", "unknown", "field"), raw.guard.unknown.field if raw.guard.unknown else None),
+                      ((*loc, "guard", "unknown_field"), raw.guard.unknown_field)]
+        if raw.absent is not None:
+            found.append(((*loc, "absent", "refuse", "field"), raw.absent.refuse.field))
+        for where, name in found:
+            if name is not None and name not in names:
+                guess = closest(name, list(names))
+                self.error(where, f"field {name!r} is not a parameter of this tool",
+                           (f"did you mean {guess!r}? " if guess else "") + "details.field names the argument "
+                           "to change (a forge's own field name maps to one with field_map)", "field-names")
 
     def required_bound(self, raw: StepDef, op: SpecOperation, loc: Loc, query: Mapping[str, Any],
                        body: Mapping[str, Any], conditions: Sequence[Condition]) -> None:

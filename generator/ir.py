@@ -90,6 +90,7 @@ class IRRule:
     reason: str
     equals: bool | int | str | None = None
     values: tuple[bool | int | str, ...] = ()
+    among: tuple[bool | int | str, ...] = ()  # required_when/forbidden_when: `when`'s triggering values
     normalize: str | None = None
     message: str | None = None
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from generator import lint_behaviour, lint_examples, lint_text
+from generator import lint_behaviour, lint_examples, lint_spec_examples, lint_text
 from generator.diagnostics import Diagnostic
 from generator.ir import IRServer, IRTool
 from generator.lint_ctx import Ctx
@@ -53,6 +53,7 @@ def lint(server: IRServer, located: Located | None = None,
     lint_text.check(ctx)
     lint_behaviour.check(ctx)
     lint_examples.check(ctx)
+    lint_spec_examples.check(ctx)
     return ctx.out
 
 
@@ -283,7 +284,8 @@ def _rule_violation(tool: IRTool, example: Any) -> str:
         return "not an object"
     for rule in tool.rules:
         checked = Rule(kind=rule.kind, fields=rule.fields, reason=rule.reason,  # type: ignore[arg-type]
-                       when=rule.when, equals=rule.equals, values=rule.values, normalize=rule.normalize)
+                       when=rule.when, equals=rule.equals, values=rule.values, normalize=rule.normalize,
+                       among=rule.among)
         if check_rules(example, (checked,)) is not None:
             shown = f"{rule.when} -> " if rule.when else ""
             return f"rule {rule.kind}({shown}{', '.join(rule.fields)}) is not met"

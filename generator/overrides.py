@@ -212,9 +212,11 @@ class OutputField(Strict):
 
 class Rule(Strict):
     kind: Literal["at_least_one", "exactly_one", "all_or_none", "requires", "not_together",
-                  "not_blank", "excludes", "disjoint"]
+                  "not_blank", "excludes", "disjoint", "required_when", "forbidden_when"]
     fields: list[str] = Field(min_length=1)
-    when: str | None = Field(default=None, description="for `requires`: the field that triggers it")
+    when: str | dict[str, Any] | None = Field(
+        default=None, description="for `requires`: the field that triggers it; for `required_when` and "
+        "`forbidden_when`: that field, or {field: value} / {field: [values]} (only these values trigger it)")
     equals: bool | int | str | None = Field(
         default=None, description="for `requires`: the value `fields` must have (default: any value)")
     values: list[bool | int | str] = Field(

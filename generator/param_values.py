@@ -42,6 +42,10 @@ def _conditions(tool: ToolDef, loc: Loc) -> Iterator[tuple[Loc, str, Any]]:
     for k, rule in enumerate(tool.rules):
         if rule.kind == "requires" and rule.equals is not None:
             yield from (((*loc, "rules", k, "equals"), field, rule.equals) for field in rule.fields)
+        if rule.kind in ("required_when", "forbidden_when") and isinstance(rule.when, dict) and len(rule.when) == 1:
+            (field, raw), = rule.when.items()
+            yield from (((*loc, "rules", k, "when", field), field, value)
+                        for value in (raw if isinstance(raw, list) else [raw]))
         if rule.kind == "excludes":
             yield from (((*loc, "rules", k, "values", j), field, value)
                         for j, (field, value) in enumerate(zip(rule.fields, rule.values, strict=False)))
