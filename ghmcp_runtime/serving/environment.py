@@ -30,6 +30,7 @@ VARIABLES: tuple[tuple[str, str], ...] = (
     ("GHMCP_TOOLS", "as --tools"),
     ("GHMCP_EXCLUDE_TOOLS", "as --exclude-tools"),
     ("GHMCP_REPOS", "as --repos"),
+    ("GHMCP_DYNAMIC_TOOLSETS", "as --dynamic-toolsets"),
     ("GHMCP_LOG_LEVEL", "DEBUG, INFO (default), WARNING or ERROR; logs are JSON lines on stderr"),
 )
 

@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 from mcp import MCPError
 from mcp.server import ServerRequestContext
+from mcp.server.subscriptions import ToolsListChanged
 from mcp.shared.exceptions import NoBackChannelError
 from mcp.types import INVALID_PARAMS, CallToolRequestParams, CallToolResult, InputRequiredResult
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
@@ -31,7 +32,7 @@ from ghmcp_runtime.cleaning.outbound import (
 )
 from ghmcp_runtime.core.errors import INTERNAL_MESSAGE, ToolError
 from ghmcp_runtime.core.logs import call_fields, log_event
-from ghmcp_runtime.core.model import ToolSpec
+from ghmcp_runtime.core.model import OUTSIDE_ALLOWLIST_FIELD, ToolSpec
 from ghmcp_runtime.engine.batch import Pacer
 from ghmcp_runtime.engine.confirm import FORM, QUESTION, InputRequired, accepted
 from ghmcp_runtime.guards.caller import Caller
@@ -155,6 +156,8 @@ class ToolRuntime:
     ) -> dict[str, Any]:
         result, tctx = await self.run_tool(tool, caller, arguments, request_id, host=host)
         payload = {**result, "request_id": request_id}
+        if tctx.outside_allowlist and OUTSIDE_ALLOWLIST_FIELD in tool.success_fields:
+            payload[OUTSIDE_ALLOWLIST_FIELD] = tctx.outside_allowlist
         remaining, limit = tctx.rate_limit.get("remaining"), tctx.rate_limit.get("limit")
         if remaining is not None and limit and remaining < limit * LOW_RATE_LIMIT_FRACTION:
             payload["rate_limit_remaining"] = remaining
@@ -258,6 +261,18 @@ class CallHost:
 
     async def progress(self, done: float, total: float | None, message: str | None) -> None:
         await self.request.session.report_progress(done, total, message)  # no-op without a token
+
+    async def tools_changed(self) -> bool:
+        """2026-07-28: an event on the server's subscriptions/listen streams; the 2025 era: the
+        notification on this connection. Without a bus (stateless HTTP) neither can reach it."""
+        bus = self.runtime.served.bus
+        if bus is None:
+            return False
+        if self.request.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            await bus.publish(ToolsListChanged())
+        else:
+            await self.request.session.send_tool_list_changed()
+        return True
 
     async def confirm(self, message: str, digest: str) -> None:
         caps = self.request.session.client_capabilities
