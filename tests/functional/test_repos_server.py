@@ -216,3 +216,17 @@ async def test_get_me_in_one_request(fake: FakeGitHub, seeded: dict[str, Any], m
     assert (me["login"], me["name"], me["scopes"]) == ("octocat", "The Octocat", ["repo"])
     assert (me["rate_limit"], me["rate_limit_remaining"], me["rate_limit_reset_at"]) == (5000, 4320, "2030-01-01T00:00:00Z")
     assert len(fake.calls("users/get-authenticated")) == 1
+
+
+async def test_a_lost_file_write_is_never_repeated_blindly(fake: FakeGitHub, tree: str) -> None:
+    """The write went through but its answer was lost: the call says so (temporary), the repeat is
+    refused by the blob-sha guard (the file exists now), and a re-read shows GitHub's state."""
+    args = {**REPO_ARGS, "path": "docs/notes.md", "content": "# Notes\n", "message": "Add notes"}
+    fake.faults.add("repos/create-or-update-file-contents", "timeout", after_commit=True, delay=0.2)
+    async with Opened(in_memory_server(fake, spec=SERVER, timeout=0.1)) as s:
+        lost = await s.error("github_create_or_update_file", args, "upstream_unavailable")
+        assert lost["temporary"] is True
+        again = await s.error("github_create_or_update_file", args, "conflict")
+        assert again["repair"]["tool"] == "github_get_file_contents"
+        read = await s.ok("github_get_file_contents", {**REPO_ARGS, "path": "docs/notes.md"})
+    assert read["file"]["text"] == "# Notes\n" and len(fake.calls("repos/create-or-update-file-contents")) == 2
