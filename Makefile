@@ -78,8 +78,8 @@ bench: venv
 	$(PY) bench/run.py $(if $(ONLY),--only $(ONLY))
 
 # Long fuzz: 2 property tests x 9 tools x 560 examples = 10,080 calls (make test runs 40 per tool),
-# plus the label-meaning and pull-request-page properties (4 x 560 examples), and 5,600 hostile
-# Markdown documents against the CommonMark oracle (make test: 300).
+# plus the label-meaning and pull-request-page properties (4 x 560 examples), and 11,200 hostile
+# Markdown documents against GitHub's own renderer (cmark-gfm) as the oracle (make test: 600).
 fuzz: venv
 	FUZZ_EXAMPLES=560 $(PY) -m pytest -q tests/functional/test_fuzz.py tests/reliability/test_fuzz_hostile.py \
 		tests/reliability/test_fuzz_labels.py tests/runtime/test_markup.py

@@ -38,6 +38,7 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
     await ctx.run_tool(name, args, dry_run=..., paced=...) -> dict   another tool of the server, as
                         a call of it would run (validation, rules, envelope); raises ToolError
     await ctx.progress(done, total, message)   notifications/progress, when the client asked
+    await ctx.cancelled()   returns once the client cancelled the call or went away
     await ctx.confirm(message, digest)   ask the user through the protocol (see confirm.py)
     ctx.forge           ForgeProfile: the forge's conventions (page parameters, largest page)
     ctx.host            Host | None: the server around the call (its caller, the tools it runs,
@@ -137,6 +138,9 @@ class Host(Protocol):
     async def progress(self, done: float, total: float | None, message: str | None) -> None: ...
 
     async def confirm(self, message: str, digest: str) -> None: ...
+
+    async def cancelled(self) -> None:
+        """Returns once the client cancelled this call or went away (never, if it does not)."""
 
     @property
     def caller(self) -> Caller:
@@ -267,6 +271,14 @@ class ToolContext:
     async def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
         if self.host is not None:
             await self.host.progress(done, total, message)
+
+    async def cancelled(self) -> None:
+        """Returns once the client cancelled this call or went away (a batch stops between
+        items then); never without a host."""
+        if self.host is None:
+            await anyio.sleep_forever()
+        else:
+            await self.host.cancelled()
 
     async def confirm(self, message: str, digest: str) -> None:
         """Ask the user (see ghmcp_runtime.engine.confirm); returns when confirmed or when the client

@@ -22,6 +22,7 @@ from mcp.server.stdio import stdio_server
 from mcp.types import (
     CallToolRequestParams,
     CallToolResult,
+    CancelledNotificationParams,
     InputRequiredResult,
 )
 from starlette.applications import Starlette
@@ -181,6 +182,8 @@ def build_server(
     )
     SurfaceDiscovery(server, served.caller_of, served.view_of, served.exposure.base,
                      served.list_ttl_ms).install(guarded)
+    server.add_notification_handler("notifications/cancelled", CancelledNotificationParams,
+                                    served.cancel_notified)
     # MRTR: the requestState of a confirmation is sealed (AES-GCM) and bound to the tool, its
     # arguments and the caller; replicas sharing GHMCP_SERVER_SECRET accept each other's
     secret = settings.server_secret

@@ -11,15 +11,23 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from mcp import MCPError
 from mcp.server import ServerRequestContext
-from mcp.types import INVALID_PARAMS, ListToolsResult, PaginatedRequestParams
+from mcp.types import (
+    INVALID_PARAMS,
+    CancelledNotificationParams,
+    ListToolsResult,
+    PaginatedRequestParams,
+)
 
 from ghmcp_runtime.cleaning.outbound import rpc_error
+from ghmcp_runtime.core.logs import log_event
 from ghmcp_runtime.core.model import ServerSpec
 from ghmcp_runtime.core.projection import ShapeProjector
 from ghmcp_runtime.guards.caller import Caller, identity_key, resolve_caller
 from ghmcp_runtime.guards.exposure import ExposureError, ExposurePolicy, Surface
 from ghmcp_runtime.guards.validation import ArgumentValidator, plain
+from ghmcp_runtime.serving.cancellation import InFlight
 from ghmcp_runtime.serving.discovery import LIST_TTL_MS, cache_scope
 from ghmcp_runtime.serving.dynamic_toolsets import DynamicToolsets
 from ghmcp_runtime.serving.settings import Settings
@@ -56,6 +64,7 @@ class Served:
         if self.dynamic is not None:
             self.dynamic.bind(self.exposure)
         self.views = SurfaceViews(spec, meta)
+        self.in_flight = InFlight()  # running calls, for notifications/cancelled (cancellation.py)
         self._local_caller: Caller | None = None  # stdio, in-memory: always the same caller
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
@@ -80,6 +89,16 @@ class Served:
         elif isinstance(scope, dict):
             scope[_CALLER_SCOPE_KEY] = caller
         return caller
+
+    async def cancel_notified(self, ctx: ServerRequestContext[Any], params: CancelledNotificationParams) -> None:
+        """`notifications/cancelled`: stop the caller's own running call of that id, if any
+        (over stdio the SDK has cancelled it already; over stateless HTTP only this finds it)."""
+        try:
+            caller = self.caller_of(ctx.request)
+        except MCPError:
+            return  # an X-MCP-* header it cannot apply: no caller, nothing to stop
+        if self.in_flight.cancel(caller.identity, params.request_id):
+            log_event("call_cancelled", caller=caller.identity, reason="notifications/cancelled")
 
     def surface_of(self, caller: Caller) -> Surface:
         if caller.surface is not None and (caller.surface.per_request or self.dynamic is None):
