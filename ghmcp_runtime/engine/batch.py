@@ -32,7 +32,7 @@ of the call with the key says what was done (the cancelled request itself is nev
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -159,28 +159,35 @@ class _Batch:
         for name, param in self.spec.zip.items():
             if name in self.args and self.listed:
                 args[param] = self.args[name][self.position(item)]
+        earlier: list[str] = []  # what the item's earlier attempts applied: its row names them too
         for attempt in range(RETRIES + 1):
             try:
                 result = await self.ctx.run_tool(self.spec.each, args, dry_run=self.dry, paced=True)
             except ToolError as err:
                 if err.code in CREDENTIAL_CODES:  # every item would meet it: stop here
-                    if not self.rows:
+                    if not self.rows and not earlier:
                         raise
+                    if earlier:
+                        self.rows.append(self.row(item, error=err, earlier=earlier))
                     self.stop(index, {"reason": "credential", "retry_after_ms": None})
                     return False
                 wait = _rate_limit_wait(err, self.ctx.forge.secondary_limit_wait_s)
                 if wait is None:
-                    self.rows.append(self.row(item, error=err))
+                    self.rows.append(self.row(item, error=err, earlier=earlier))
                     return True
                 if wait > self.max_wait_ms or attempt == RETRIES:
-                    self.rows.append(self.row(item, error=err))
+                    self.rows.append(self.row(item, error=err, earlier=earlier))
                     self.stop(index, {"reason": RATE_LIMITED, "retry_after_ms": wait})
                     return False
+                earlier = _union(earlier, (err.details or {}).get("applied_fields") or [])
+                args.update(err.resume)  # e.g. the version its own writes left
                 if await _wait(wait / 1000, stop):
+                    if earlier:
+                        self.rows.append(self.row(item, error=err, earlier=earlier))
                     self.stop(index, {"reason": "cancelled", "retry_after_ms": None})
                     return False
                 continue
-            self.rows.append(self.row(item, result=result))
+            self.rows.append(self.row(item, result=result, earlier=earlier))
             return True
         return True  # unreachable: the last attempt answers or stops
 
@@ -192,16 +199,19 @@ class _Batch:
         assert self.spec.items is not None
         return list(self.args[self.spec.items]).index(item)
 
-    def row(self, item: Any, *, result: Mapping[str, Any] | None = None,
-            error: ToolError | None = None) -> dict[str, Any]:
+    def row(self, item: Any, *, result: Mapping[str, Any] | None = None, error: ToolError | None = None,
+            earlier: list[str]) -> dict[str, Any]:
+        """The item's row: what its last attempt answered, with what earlier attempts applied."""
         row: dict[str, Any] = {self.spec.item: item}
         if error is not None:
             row["outcome"] = "error"
             row["error"] = {k: v for k, v in error.envelope(request_id=self.ctx.request_id, fingerprint="").items()
                             if k != "fingerprint"}  # the batch's answer carries the surface's
+            if earlier:
+                row["error"] = _with_earlier(row["error"], earlier)
             return row
         assert result is not None
-        changed = list(result.get(self.spec.changed, []))
+        changed = _union(earlier, result.get(self.spec.changed, []))
         row["outcome"] = "changed" if changed else "unchanged"
         row[self.spec.changed] = changed
         if self.spec.ignored and result.get(self.spec.ignored):
@@ -264,6 +274,18 @@ class _Targets:
     cut: bool  # the listing stopped at its own row cap: some matching items are unreachable
     start: int = 0  # an explicit list: the offset of items[0]
     after: Any = None  # a listing: the last item an earlier call handled
+
+
+def _union(first: Sequence[str], then: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys([*first, *then]))
+
+
+def _with_earlier(envelope: dict[str, Any], earlier: list[str]) -> dict[str, Any]:
+    """An item's last error, also naming what its earlier attempts applied."""
+    details = dict(envelope.get("details") or {})
+    details["applied_fields"] = _union(earlier, details.get("applied_fields") or [])
+    message = f"{envelope['message']} An earlier attempt of this item applied: {', '.join(earlier)}."
+    return {**envelope, "message": message, "details": details}
 
 
 def _rate_limit_wait(err: ToolError, unsaid_s: int) -> int | None:
