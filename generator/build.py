@@ -56,6 +56,7 @@ from generator.schemas import (
 )
 from generator.spec import (
     SpecOperation,
+    answer_contract,
     iter_operations,
     listing_row,
     request_body_schema,
@@ -798,6 +799,7 @@ class Builder:
             else NOT_FOUND_BY_COLLECTION.get(collection.group(1) if collection else "", "not_found"))
         statuses = tuple(sorted(int(s) for s in op.node.get("responses", {})
                                 if s.isdigit() and 200 <= int(s) < 300))
+        answer, required = answer_contract(self.doc, op)
         return IROperation(
             operation_id=op.operation_id,
             method=op.method.upper(),
@@ -806,6 +808,8 @@ class Builder:
             success_status=statuses,
             summary=str(op.node.get("summary", "")),
             deprecated=bool(op.node.get("deprecated", False)),
+            answer=answer,
+            required=required,
         )
 
     def spec_param(self, tool: ToolDef, source: str, loc: tuple[str | int, ...]) -> JSON | None:
@@ -1053,7 +1057,8 @@ class Builder:
 
 def runtime_operation(op: IROperation) -> Operation:
     return Operation(operation_id=op.operation_id, method=op.method, path=op.path,
-                     not_found=op.not_found, success_status=op.success_status)
+                     not_found=op.not_found, success_status=op.success_status, answer=op.answer,
+                     required=op.required)
 
 
 def echo_safe(param: IRParam) -> bool:

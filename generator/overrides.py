@@ -322,6 +322,9 @@ class AbsentDef(Strict):
                                   "every one of them refuses the call")
     refuse: ErrorDef = Field(description="the error when such a row exists (nothing is written)")
     pages: int = Field(default=10, ge=1, le=20, description="pages of the listing read at most")
+    other_than: dict[str, Any] = Field(
+        default_factory=dict, description="row field -> template naming the resource being changed: "
+        "a row equal on these is that resource (an edit keeping its own name) and refuses nothing")
 
 
 class NamesExistDef(Strict):

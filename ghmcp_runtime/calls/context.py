@@ -23,6 +23,7 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
                         ctx.call refuses requests outside it before sending them
     ctx.confine_query(q) -> str   (a search query confined to ctx.repos; raises ToolError)
     ctx.requests_sent   int, upstream requests this call has started through ctx.call
+    ctx.writes_sent     int, those of them that write
     ctx.forge_clock     ForgeClock: the forge's clock offset, as its answers' Date headers show it
     ctx.writes          WriteLog: what the call's multi-step writes applied so far; once a write
                         was sent, the runtime adds it to whatever error the call ends with
@@ -158,6 +159,7 @@ class ToolContext:
     lockdown: Lockdown | None = None
     repos: RepoAllowlist | None = None
     requests_sent: int = 0
+    writes_sent: int = 0
     writes: WriteLog = field(default_factory=WriteLog)
     _own_clock: ForgeClock = field(default_factory=ForgeClock, repr=False)
     slots: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(MAX_CONCURRENT))
@@ -215,6 +217,7 @@ class ToolContext:
             if writes and self.pace is not None:
                 await self.pace()
             self.requests_sent += 1
+            self.writes_sent += writes
             try:
                 response = await self.upstream.call(self, op, path=path, query=query, body=body)
             except UpstreamError as err:

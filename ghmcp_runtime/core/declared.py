@@ -167,6 +167,9 @@ class Absent:
     match: Mapping[str, Template]  # row field -> template
     refuse: ErrorSpec
     pages: int = 10
+    # row field -> template naming the resource being changed: a row equal on these is that
+    # resource (an edit keeping its own name), not another one holding the value
+    other_than: Mapping[str, Template] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -88,6 +88,8 @@ class _Batch:
                 raise ToolError("invalid_field", f"{paired} must hold one value per item of {self.spec.items}, "
                                 "in the same order; nothing was changed.",
                                 details={"field": paired, "reason": f"not one value per item of {self.spec.items}"})
+            if self.listed and paired in self.args:
+                _once_each(self.args[str(self.spec.items)], str(self.spec.items), paired)
         if self.spec.resolve:  # once for every item (a milestone title, say)
             self.args = await resolve_args(self.ctx, self.spec.resolve, self.args)
         name = self.spec.key
@@ -274,6 +276,15 @@ class _Targets:
     cut: bool  # the listing stopped at its own row cap: some matching items are unreachable
     start: int = 0  # an explicit list: the offset of items[0]
     after: Any = None  # a listing: the last item an earlier call handled
+
+
+def _once_each(items: Sequence[Any], name: str, paired: str) -> None:
+    """Each item once when values are paired with them: a repeated item would get two values."""
+    repeated = sorted({i for i in items if items.count(i) > 1})
+    if repeated:
+        raise ToolError("invalid_field", f"{name} lists {', '.join(map(str, repeated))} more than once; with "
+                        f"{paired} each goes once, with its own value. Nothing was changed.",
+                        details={"field": name, "reason": f"repeated items with {paired}"})
 
 
 def _union(first: Sequence[str], then: Sequence[str]) -> list[str]:

@@ -36,6 +36,7 @@ from ghmcp_runtime.engine.batch import Pacer
 from ghmcp_runtime.engine.confirm import FORM, QUESTION, InputRequired, accepted
 from ghmcp_runtime.guards.caller import Caller
 from ghmcp_runtime.guards.lockdown import Lockdown, TrustCache, requested
+from ghmcp_runtime.guards.output_check import OutputCheck
 from ghmcp_runtime.serving.resources import new_request_id
 from ghmcp_runtime.serving.served import Served
 from ghmcp_runtime.stores.idempotency import IdempotencyRunner
@@ -54,6 +55,16 @@ def error_text(err: ToolError) -> str:
     elif err.temporary and err.retry_after_ms is not None:
         text += f" Retry in about {max(1, round(err.retry_after_ms / 1000))} s."
     return text
+
+
+def invalid_answer(tctx: ToolContext) -> ToolError:
+    """internal_error for an answer that fails the tool's own outputSchema; after writes, a
+    warning that they may have taken effect (the answer saying which cannot be sent)."""
+    message = INTERNAL_MESSAGE
+    if tctx.writes_sent:
+        message += (f" It had sent {tctx.writes_sent} write request(s), which may have taken effect: read "
+                    "the resource before repeating the call.")
+    return tctx.writes.annotate(ToolError("internal_error", message))
 
 
 def unknown_tool(name: str) -> MCPError:
@@ -104,6 +115,7 @@ class ToolRuntime:
         self.projector = served.projector
         self.validators = served.validators
         self.trust = TrustCache()
+        self.output_check = OutputCheck()
         self.caller_of = served.caller_of
         self.surface_of = served.surface_of
         self.view_of = served.view_of
@@ -157,6 +169,10 @@ class ToolRuntime:
         remaining, limit = tctx.rate_limit.get("remaining"), tctx.rate_limit.get("limit")
         if remaining is not None and limit and remaining < limit * LOW_RATE_LIMIT_FRACTION:
             payload["rate_limit_remaining"] = remaining
+        problem = self.output_check.problem(tool, payload)
+        if problem is not None:
+            log_event("output_invalid", level=logging.ERROR, tool=tool.name, where=problem)
+            raise invalid_answer(tctx)
         return payload
 
     async def run_tool(

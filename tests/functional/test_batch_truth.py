@@ -119,3 +119,20 @@ async def test_rows_match_the_fake_under_every_fault_at_every_position(
         assert really <= claimed | unknown, (row, really)  # names everything it changed
         if n != target or fault == "rate limit":  # waited out and retried: the whole change
             assert row["outcome"] == "changed" and really == set(JUDGED), row
+
+
+async def test_b04_a_repeated_issue_with_paired_versions_is_refused_before_any_write(
+        fake: FakeGitHub, seeded: dict[str, Any]) -> None:
+    a, b = three_issues(fake)[:2]
+    async with Opened(in_memory_server(fake)) as s:
+        versions = {n: (await s.ok("github_get_issue", {**REPO_ARGS, "issue_number": n}))["version"] for n in (a, b)}
+        mark = len(fake.requests)
+        refused = await s.error("github_update_issues", {
+            **REPO_ARGS, "issue_numbers": [a, b, a], "expected_versions": ["v1-stale", versions[b], versions[a]],
+            "add_labels": ["triage"]}, "invalid_field")
+        assert [r for r in fake.requests[mark:] if r.method != "GET"] == []
+        # without versions a repeat is the same item: it is changed once
+        merged = await s.ok("github_update_issues", {**REPO_ARGS, "issue_numbers": [b, b], "add_labels": ["triage"]})
+    assert refused["details"] == {"field": "issue_numbers", "reason": "repeated items with expected_versions"}
+    assert str(a) in refused["message"]
+    assert [(r["issue_number"], r["outcome"]) for r in merged["items"]] == [(b, "changed")]
