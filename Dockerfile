@@ -1,27 +1,28 @@
-# The HTTP deployment of one generated server: its wheel and the runtime's, built here from the
-# checkout, installed with the pinned versions of constraints.txt into a venv that the final stage
-# copies (no pip, compilers or build backend there). Build and run, e.g.:
+# The HTTP deployment of one generated server: the wheels of the runtime and of every generated
+# server (a forge server such as github_mcp is made of the per-file ones), built here from the
+# checkout and installed as files (never a same-named distribution from an index) with the pinned
+# versions of constraints.txt into a venv that the final stage copies (no pip, compilers or build
+# backend there); SERVER_PACKAGE is the one it runs. Build and run, e.g.:
+#   docker build -t github-mcp .
 #   docker build --build-arg SERVER_PACKAGE=github_issues_mcp -t github-issues-mcp .
-#   docker run --rm -p 8000:8000 github-issues-mcp --allowed-host mcp.example.com
+#   docker run --rm -p 8000:8000 github-mcp --allowed-host mcp.example.com
 # Arguments after the image name go to the server; GHMCP_PORT (default 8000) sets the port.
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
 FROM ${PYTHON_IMAGE} AS build
-ARG SERVER_PACKAGE=github_issues_mcp
 WORKDIR /src
 COPY constraints.txt ./
 COPY ghmcp_runtime/ ghmcp_runtime/
-COPY generated/${SERVER_PACKAGE}/ generated/${SERVER_PACKAGE}/
+COPY generated/ generated/
 # hatchling, the build backend, is pinned in each pyproject.toml (build isolation fetches it)
-RUN python -m pip wheel --no-cache-dir --no-deps --wheel-dir /wheels \
-        ./ghmcp_runtime "./generated/${SERVER_PACKAGE}" \
+RUN python -m pip wheel --no-cache-dir --no-deps --wheel-dir /wheels ./ghmcp_runtime ./generated/*/ \
     && python -m venv --without-pip /opt/server \
     && python -m pip --python /opt/server/bin/python install --no-cache-dir --no-compile \
         --constraint constraints.txt --find-links /wheels /wheels/*.whl \
     && /opt/server/bin/python -m compileall -q /opt/server
 
 FROM ${PYTHON_IMAGE}
-ARG SERVER_PACKAGE=github_issues_mcp
+ARG SERVER_PACKAGE=github_mcp
 ENV SERVER_PACKAGE=${SERVER_PACKAGE} \
     GHMCP_PORT=8000 \
     PATH=/opt/server/bin:${PATH} \

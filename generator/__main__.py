@@ -16,14 +16,16 @@ from typing import TextIO
 
 from generator import packaging, render
 from generator.baseline import BaselineError
-from generator.diagnostics import Level
+from generator.diagnostics import Diagnostic, Level
+from generator.forge_server import forge_table
 from generator.io import Change, compare, write
 from generator.ir import IRServer
 from generator.lint import BUDGET_RULES
 from generator.overrides import SCHEMA_STORE, schema_text
 from generator.packaging import RUNTIME_PYPROJECT, PackagingError, current_packaging
-from generator.pipeline import Result, generate, load_inputs, override_files
+from generator.pipeline import Result, override_files
 from generator.render import FileMap, compact_bytes, model_visible, runtime_pyproject, wire_tool
+from generator.run_all import Run, generate_all
 from generator.spec import REPO_ROOT, SPEC_DIR, SpecCache, SpecError
 
 OVERRIDES_DIR = REPO_ROOT / "overrides"
@@ -52,12 +54,12 @@ def _owned_outside(command: str) -> bool:
     return current
 
 
-def _print_diagnostics(result: Result) -> None:
-    for diagnostic in result.diagnostics:
+def _print_diagnostics(diagnostics: list[Diagnostic]) -> None:
+    for diagnostic in diagnostics:
         print(diagnostic.render(), file=sys.stderr)
-    errors = sum(d.level is Level.ERROR for d in result.diagnostics)
-    warnings = len(result.diagnostics) - errors
-    if result.diagnostics:
+    errors = sum(d.level is Level.ERROR for d in diagnostics)
+    warnings = len(diagnostics) - errors
+    if diagnostics:
         print(f"{errors} error(s), {warnings} warning(s)", file=sys.stderr)
 
 
@@ -119,22 +121,23 @@ def edited_inputs(files: FileMap, changes: list[Change], out: Path) -> list[str]
     return lines
 
 
-def _generate_all(paths: list[Path], args: argparse.Namespace) -> list[Result] | None:
-    specs = SpecCache(args.spec_dir or SPEC_DIR)
-    results = []
-    for path in paths:
-        result = generate(load_inputs(path, specs=specs, baseline_dir=args.out))
-        _print_diagnostics(result)
+def _generate_all(args: argparse.Namespace) -> Run | None:
+    directory = args.overrides.parent if args.overrides else OVERRIDES_DIR
+    run = generate_all(directory, specs=SpecCache(args.spec_dir or SPEC_DIR), baseline_dir=args.out,
+                       only=args.overrides)
+    for result in run.results:
+        _print_diagnostics(result.diagnostics)
         if result.server is not None and any(d.rule in BUDGET_RULES for d in result.diagnostics):
             _tool_table(result.server, sys.stderr)
-        results.append(result)
-    if any(r.files is None for r in results):
+    _print_diagnostics(run.forge_problems)
+    if not run.ok:
         return None
-    packages = [r.server.package for r in results if r.server is not None]
+    packages = [r.server.package for r in run.results if r.server is not None]
+    packages += [decl.file.server.package for decl, _ in run.forges]
     if len(set(packages)) != len(packages):
         print("error: two override files name the same package", file=sys.stderr)
         return None
-    return results
+    return run
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -153,25 +156,27 @@ def main(argv: list[str] | None = None) -> int:
         from generator.review import main as review_main
 
         return review_main(args.root, args.base)
-    paths = [args.overrides] if args.overrides else override_files(OVERRIDES_DIR)
     if args.command == "drift":
+        paths = [args.overrides] if args.overrides else override_files(OVERRIDES_DIR)
         from generator.drift import main as drift_main
 
         return max((drift_main(path, args.to, args.spec_dir) for path in paths), default=0)
     started = time.perf_counter()
     try:
-        results = _generate_all(paths, args)
+        run = _generate_all(args)
     except (OSError, SpecError, PackagingError, BaselineError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     render.CACHES.flush()  # generate() only read the format and template caches; write what it computed
-    if results is None:
+    if run is None:
         print("generation failed: nothing was written", file=sys.stderr)
         return 2
+    results = run.results
     files: FileMap = {}
     for result in results:
         assert result.files is not None
         files.update(result.files)
+    files.update(run.forge_files)
     # one override file owns only its package directory; all of them own the whole tree
     scope = [f"{r.server.package}/" for r in results if r.server] if args.overrides else None
     # the repository's own tree also carries the override schema; a scratch --out does not
@@ -186,7 +191,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{WRITTEN[change.kind]:>8} {args.out.name}/{change.path}")
             for result in results:
                 _summary(result)
-            print(f"total {(time.perf_counter() - started) * 1000:.0f} ms for {len(results)} server(s)")
+            for decl, members in run.forges:
+                forge_table(decl, [r.server for r in members if r.server is not None], sys.stdout)
+            print(f"total {(time.perf_counter() - started) * 1000:.0f} ms for {len(results)} "
+                  f"override file(s), {len(run.forges)} forge server(s)")
         return 0
     changes = compare(files, args.out, scope=scope)
     for line in edited_inputs(files, changes, args.out):

@@ -60,6 +60,11 @@ def build_batch(tool: ToolDef, loc: Loc, params: Sequence[IRParam], tools: Mappi
     each = _tool(raw.each, tools, (*bloc, "each"), report)
     if each is None:
         return None
+    ran = [each, *([tools[raw.source.tool]] if raw.source and raw.source.tool in tools else [])]
+    if apart := [t for t in ran if t.toolset != tool.toolset]:
+        report((*loc, "toolset"), f"{apart[0].name} is in toolset {apart[0].toolset!r}, this "
+               f"batch in {tool.toolset!r}: --toolsets {tool.toolset} would hide the batch with it",
+               "put the batch in the toolset of the tools it runs")
     each_params = each.input_schema["properties"]
     if raw.item not in each_params:
         report((*bloc, "item"), f"{raw.item!r} is not a parameter of {raw.each}",

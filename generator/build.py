@@ -9,10 +9,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from generator import lockdown_check, param_values
 from generator.batch import build_batch, build_confirm
 from generator.catalog import builtin_codes
 from generator.declare import DeclarationBuilder, bind_path, error_spec, match_of
 from generator.diagnostics import Diagnostic, Level, Where, closest
+from generator.error_reach import dead_step_rules, reach
 from generator.hookscan import HookFacts
 from generator.ir import (
     Coverage,
@@ -159,7 +161,9 @@ class Builder:
                 built_by_name[built_tool.name] = built_tool
         self.check_tool_names()
         self.check_toolsets()
+        tool_ops = {op for tool in self.o.tools for op in tool_operations(tool)}
         built = [t for t in tools if t is not None]
+        self.problems += lockdown_check.check(self.doc, shapes.values(), tool_ops, self.o.server.forge, self.loc)
         codes = self.build_error_codes(built)
         resources = self.build_resources()
         templates = self.build_templates(built)
@@ -234,18 +238,6 @@ class Builder:
                            error=error_spec(raw) or ErrorSpec())
             out.append((self.loc.where(loc), rule))
         return out
-
-    def server_rule_codes(self, ops: list[IROperation], implied: set[str]) -> set[str]:
-        """The codes server-wide rules give a tool's failures: a rule applies when some operation
-        can fail as it matches (its method; the code it matches is one the tool can emit)."""
-        codes: set[str] = set()
-        for _, rule in self.error_rules:
-            when = rule.when
-            if rule.error.code is None or (when.method and not any(op.method in when.method for op in ops)):
-                continue
-            if when.code is None or when.code in implied:
-                codes.add(rule.error.code)
-        return codes
 
     def build_resources(self) -> tuple[IRResource, ...]:
         out = []
@@ -601,7 +593,7 @@ class Builder:
             if rule.equals is not None and rule.kind != "requires":
                 self.error((*loc, "rules", k, "equals"), f"equals applies to requires rules, not {rule.kind}",
                            "remove equals, or make the rule kind: requires")
-            for field in [*rule.fields, *([rule.when] if rule.when else [])]:
+            for field in [*rule.fields, *([trigger(rule)[0]] if trigger(rule)[0] else [])]:
                 if field not in names + added:
                     self.error((*loc, "rules", k), f"rule names unknown parameter {field!r}",
                                f"parameters are: {', '.join(names)}")
@@ -621,11 +613,17 @@ class Builder:
             return None
         built_params = tuple(p for p in params if p is not None)
         built_output = tuple(f for f in output if f is not None)
+        self.problems += param_values.check(tool, index, built_params, self.loc)
+        self.check_confirm(tool, loc)
         resolve = self.build_resolvers(tool, loc, built_params)
         if resolve is None:
             return None
-        implied = self.implied_codes(tool, ops, built_params) | resolve_codes(resolve)
-        implied |= self.server_rule_codes(ops, implied)
+        generic = self.implied_codes(ops, built_params)
+        reached = reach([rule for _, rule in self.error_rules], ops, generic)
+        implied = (generic - set(reached.dropped)) | reached.added | resolve_codes(resolve)
+        if tool.handler is not None:
+            implied |= self.hooks.codes.get(tool.handler, frozenset())
+        self.problems += dead_step_rules(tool, loc, reached, self.error_rules, self.loc)
         repairs_of_rules = tuple((where, rule.error.repair) for where, rule in self.error_rules
                                  if rule.error.repair is not None and rule.error.code in implied)
         declaration = batch = None
@@ -712,8 +710,9 @@ class Builder:
             error_codes=tuple(sorted(errors)),
             field_map=tuple(sorted(field_map.items())),
             echo_safe=tuple(p.name for p in built_params if echo_safe(p)),
-            rules=tuple(IRRule(kind=r.kind, fields=tuple(r.fields), when=r.when, reason=r.reason, equals=r.equals,
-                               values=tuple(r.values), normalize=r.normalize, message=r.message)
+            rules=tuple(IRRule(kind=r.kind, fields=tuple(r.fields), when=trigger(r)[0], among=trigger(r)[1],
+                               reason=r.reason, equals=r.equals, values=tuple(r.values), normalize=r.normalize,
+                               message=r.message)
                         for r in tool.rules),
             example=dict(tool.example),
             where=self.loc.where(loc),
@@ -740,6 +739,17 @@ class Builder:
             if p is not None and p.type is not None and wanted not in ([p.type] if isinstance(p.type, str) else p.type):
                 self.error((*loc, "fields"), f"{rule.kind} needs {wanted} parameters; {field!r} is {p.type}",
                            f"name {wanted} parameters only")
+        conditional = rule.kind in ("required_when", "forbidden_when")
+        if conditional and trigger(rule)[0] is None:
+            self.error((*loc, "when"), f"{rule.kind} needs `when`: a parameter, or {{parameter: value(s)}}",
+                       "e.g. when: {event: [REQUEST_CHANGES, COMMENT]}")
+        elif isinstance(rule.when, dict) and (not conditional or len(rule.when) != 1):
+            self.error((*loc, "when"), f"`when: {{parameter: value}}` applies to required_when and "
+                       f"forbidden_when rules with one parameter, not {rule.kind}",
+                       "give the parameter's name only, or make the rule kind: required_when")
+        elif conditional and trigger(rule)[0] in rule.fields:
+            self.error((*loc, "fields"), f"{rule.kind} names its `when` parameter among its fields",
+                       "list the parameters the condition requires or forbids")
         if rule.kind == "disjoint" and len(rule.fields) < 2:
             self.error((*loc, "fields"), "disjoint compares two or more list parameters", "e.g. [add_x, remove_x]")
 
@@ -985,6 +995,16 @@ class Builder:
             self.error(aloc, f"mutating tool {tool.name} must decide destructive and idempotent explicitly",
                        "set destructive: true|false and idempotent: true|false", "annotations")
 
+    def check_confirm(self, tool: ToolDef, loc: tuple[str | int, ...]) -> None:
+        """The annotations and a confirmation agree: only a destructive tool asks."""
+        a = tool.annotations
+        confirm = ("confirm",) if tool.confirm else ("batch", "confirm") if tool.batch and tool.batch.confirm else None
+        if confirm is not None and a.destructive is not True:
+            self.error((*loc, *confirm), f"{tool.name} asks the user to confirm, but its annotations say "
+                       f"it is {'read-only' if a.read_only else 'not destructive'}",
+                       "a confirmation is for a write that cannot be undone (a delete, a merge): mark the "
+                       "tool `destructive: true`, or drop `confirm`", "confirm-destructive")
+
     def check_tool_names(self) -> None:
         seen: dict[str, int] = {}
         prefix = self.o.server.tool_prefix
@@ -1004,9 +1024,10 @@ class Builder:
 
     def check_toolsets(self) -> None:
         declared = self.o.toolsets
-        if "all" in declared:
-            self.error(("toolsets", "all"), "toolset name 'all' is reserved (it selects every toolset)",
-                       "pick another name", "toolsets")
+        for reserved, meaning in (("all", "every toolset"), ("default", "a forge server's default toolsets")):
+            if reserved in declared:
+                self.error(("toolsets", reserved), f"toolset name {reserved!r} is reserved (it selects "
+                           f"{meaning})", "pick another name", "toolsets")
         for i, tool in enumerate(self.o.tools):
             if tool.toolset is None and declared:
                 self.error(("tools", i, "name"), f"tool {tool.name!r} names no toolset",
@@ -1023,7 +1044,9 @@ class Builder:
                 self.error(("toolsets", name), f"toolset {name!r} has no tool",
                            "name it in a tool's `toolset:`, or remove it", "toolsets")
 
-    def implied_codes(self, tool: ToolDef, ops: list[IROperation], params: tuple[IRParam, ...]) -> set[str]:
+    def implied_codes(self, ops: list[IROperation], params: tuple[IRParam, ...]) -> set[str]:
+        """The codes the runtime's mapping of the operations' failures, and its argument checks,
+        can give the tool (before the server-wide rules)."""
         codes = set(ALWAYS_CODES)
         for op in ops:
             codes.add(op.not_found)
@@ -1038,8 +1061,6 @@ class Builder:
         names = {p.name for p in params}
         if any(n.endswith("cursor") for n in names):
             codes.add("cursor_expired")
-        if tool.handler is not None:
-            codes |= self.hooks.codes.get(tool.handler, frozenset())
         return codes
 
     def build_error_codes(self, tools: list[IRTool]) -> tuple[IRErrorCode, ...]:
@@ -1050,9 +1071,17 @@ class Builder:
                 continue  # a built-in code no tool can emit stays out of the catalog
             out.append(IRErrorCode(code=code, temporary=d.temporary, description=d.description.strip(),
                                    repair=d.repair.strip(), tools=users))
-            if not users:
+            if not users and len(tools) == len(self.o.tools):  # (a tool that failed to build says nothing)
                 self.warn(("error_codes", code), f"error code {code!r} is used by no tool")
         return tuple(out)  # repair targets are checked, with locations, by the linter
+
+
+def trigger(rule: Rule) -> tuple[str | None, tuple[bool | int | str, ...]]:
+    """A rule's `when`: the parameter, and the values of it that trigger the rule (empty: any)."""
+    if isinstance(rule.when, dict) and len(rule.when) == 1:
+        (name, value), = rule.when.items()
+        return str(name), tuple(value) if isinstance(value, list) else (value,)
+    return (rule.when if isinstance(rule.when, str) else None), ()
 
 
 def runtime_operation(op: IROperation) -> Operation:

@@ -11,7 +11,7 @@ produces; TOOLS.md lists where each one comes from.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from generator.ir import IRServer, IRTool
@@ -67,13 +67,16 @@ def produces(field: str, param: str) -> bool:
     return "_" in field and _id_field(field) and param.endswith("_" + field)
 
 
-def sources(server: IRServer) -> dict[str, dict[str, list[str]]]:
-    """tool -> identifier parameter -> the other tools that return it (list/search tools first)."""
-    fields = {t.name: set(output_fields(t.success_schema)) for t in server.tools}
+def sources(server: IRServer, peers: Sequence[IRServer] = ()) -> dict[str, dict[str, list[str]]]:
+    """tool -> identifier parameter -> the other tools that return it: the server's own first,
+    then those of `peers` (the other override files of its forge); list/search tools first."""
+    own = {t.name for t in server.tools}
+    fields = {t.name: set(output_fields(t.success_schema))
+              for s in (server, *peers) for t in s.tools}
 
-    def rank(name: str) -> tuple[bool, str]:
+    def rank(name: str) -> tuple[bool, bool, str]:
         verb = name.removeprefix(name.split("_")[0] + "_").split("_")[0]
-        return verb not in ("list", "search"), name
+        return name not in own, verb not in ("list", "search"), name
 
     out: dict[str, dict[str, list[str]]] = {}
     for tool in server.tools:

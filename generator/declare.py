@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from generator.answers import Answer, documented, is_array, lacks, names_answer, near, rows
 from generator.diagnostics import closest
 from generator.ir import IRParam, IRShape
 from generator.overrides import (
@@ -31,7 +32,7 @@ from generator.overrides import (
     VersionDef,
 )
 from generator.recipe_base import Loc, Report, path_names, spec_fields, split_path
-from generator.schemas import is_required, object_branches
+from generator.schemas import compact, is_required, object_branches, schema_types, walk
 from generator.spec import (
     SpecOperation,
     listing_row,
@@ -155,6 +156,7 @@ class DeclarationBuilder:
     shapes: Mapping[str, IRShape] = field(default_factory=dict)
     repairs: list[tuple[Loc, Repair]] = field(default_factory=list)  # for the repair lint rules
     totals: bool = False  # the forge reports a listing's total (guard.total can count it)
+    answers: dict[str, list[Answer]] = field(default_factory=dict)  # what each step's result can be
 
     def note_repair(self, loc: Loc, spec: ErrorDef | RecoverDef | NamesExistDef | VersionDef | None) -> None:
         built = _repair(spec.repair) if spec is not None else None
@@ -179,6 +181,8 @@ class DeclarationBuilder:
             if built is None:
                 continue
             steps.append(built)
+            self.answers[built.id] = self.step_answers(built)
+            self.recipe_paths(raw, built, sloc)
             for key, value in built.body.items():
                 ref = _whole_param(value, names)
                 if ref is not None and ref != key:
@@ -242,6 +246,7 @@ class DeclarationBuilder:
                     self.error((*loc, "recover", key), f"{r.call} has no query parameter {value!r}",
                                f"query parameters: {', '.join(sorted(accepted)) or 'none'}"
                                + ("; use since_param: null" if key == "since_param" else ""))
+            self.recover_rows(r, op, write, (*loc, "recover"))
             templates = [((*loc, "recover"), path), ((*loc, "recover", "query"), query),
                          ((*loc, "recover", "match"), dict(r.match))]
             if r.repair is not None:
@@ -256,6 +261,29 @@ class DeclarationBuilder:
         if not ok:
             return INVALID
         return Idempotency(key=idem.key, write=idem.write, scope=tuple(idem.scope), recover=recover)
+
+    def recover_rows(self, r: RecoverDef, op: SpecOperation, write: Step | None, loc: Loc) -> None:
+        """Recovery looks for the row a lost create made: the write is a create (a row another
+        write changed would be taken for it), and the listing's rows carry the matched fields,
+        the author and an `id` (claimed, so no other call adopts it)."""
+        if write is not None and write.operation.method != "POST":
+            self.error((*loc, "call"), f"recovery finds a row a create made, but {write.operation.operation_id} "
+                       f"is a {write.operation.method}", "drop `recover` (a repeated "
+                       f"{write.operation.method} finds the same resource), or point `write` at the create",
+                       "recover-write")
+        listing = [rows(self.document, a, None) for a in documented(self.document, op)]
+        if not listing or any(a.schema is None or a.schema.get("type") == "array" for a in listing):
+            self.error((*loc, "call"), f"{r.call} does not list rows", "name the listing the created "
+                       "row appears in (e.g. issues/list-for-repo)", "recover-write")
+            return
+        wanted = [((*loc, "match", key), key) for key in r.match]
+        wanted += [((*loc, "author_field"), f"{r.author_field}.login"), ((*loc, "call"), "id")]
+        for where, dotted in wanted:
+            missing = lacks(self.document, listing, split_path(dotted))
+            if missing:
+                self.error(where, f"{dotted!r} is not a field of {r.call}'s rows",
+                           "recovery compares what the write sent with the listing's rows, by their "
+                           "author's login, and claims the row by its id", "recover-write")
 
     # -- one step ---------------------------------------------------------------------------
 
@@ -323,6 +351,7 @@ class DeclarationBuilder:
                           ((*loc, "absent", "other_than"), dict(raw.absent.other_than)),
                           ((*loc, "absent", "refuse"), _error_templates(raw.absent.refuse))]
         self.required_bound(raw, op, loc, query, body, conditions)
+        self.error_fields(raw, loc, names)
         reads: set[str] = set()
         for tloc, template in templates:
             reads |= self.check_refs(template, tloc, names, known, allow_count="guard" in tloc)
@@ -339,6 +368,26 @@ class DeclarationBuilder:
                     on_error=tuple(on_error), reject=tuple(reject), paginate=paginate,
                     compare=compare, guard=guard, names_exist=names_exist, absent=absent,
                     verify=verify, settle=settle, stored=stored, update=update)
+
+    def error_fields(self, raw: StepDef, loc: Loc, names: set[str]) -> None:
+        """`details.field` names the argument an agent would change: every `field` an error
+        declares, and every `field` an on_error rule matches, is a parameter of the tool."""
+        found: list[tuple[Loc, str | None]] = []
+        for j, rule in enumerate(raw.on_error):
+            found += [((*loc, "on_error", j, "field"), rule.field), ((*loc, "on_error", j, "when", "field"), rule.when.field)]
+        found += [((*loc, "reject", j, "field"), r.field) for j, r in enumerate(raw.reject)]
+        if raw.guard is not None:
+            found += [((*loc, "guard", "refuse", "field"), raw.guard.refuse.field),
+                      ((*loc, "guard", "unknown", "field"), raw.guard.unknown.field if raw.guard.unknown else None),
+                      ((*loc, "guard", "unknown_field"), raw.guard.unknown_field)]
+        if raw.absent is not None:
+            found.append(((*loc, "absent", "refuse", "field"), raw.absent.refuse.field))
+        for where, name in found:
+            if name is not None and name not in names:
+                guess = closest(name, list(names))
+                self.error(where, f"field {name!r} is not a parameter of this tool",
+                           (f"did you mean {guess!r}? " if guess else "") + "details.field names the argument "
+                           "to change (a forge's own field name maps to one with field_map)", "field-names")
 
     def required_bound(self, raw: StepDef, op: SpecOperation, loc: Loc, query: Mapping[str, Any],
                        body: Mapping[str, Any], conditions: Sequence[Condition]) -> None:
@@ -661,9 +710,63 @@ class DeclarationBuilder:
         return Guard(count=tuple(g.count), total=g.total, refuse=refuse, when=when,
                      unknown=error_spec(g.unknown), incomplete=g.incomplete, unknown_field=g.unknown_field)
 
+    def step_answers(self, step: Step) -> list[Answer]:
+        """What the step's result can be (see generator/answers.py)."""
+        if step.names_exist is not None:
+            return [names_answer(step.names_exist.params)]
+        if step.absent is not None:
+            return [Answer(f"the absent check {step.id!r} (it keeps no result)", None)]
+        return documented(self.document, self.ops[step.operation.operation_id])
+
+    def recipe_paths(self, raw: StepDef, step: Step, loc: Loc) -> None:
+        """The paths recipes read in answers: a rejected field, counted fields, where a page's
+        rows are, what verify and stored compare, what compare and an update plan read."""
+        own = self.answers.get(step.id, [])
+        paths: list[tuple[Loc, list[Answer], str]] = [
+            ((*loc, "reject", j), own, r.present) for j, r in enumerate(raw.reject)]
+        if raw.guard is not None:
+            paths += [((*loc, "guard", "count", j), own, c) for j, c in enumerate(raw.guard.count)]
+            if raw.guard.incomplete:
+                paths.append(((*loc, "guard", "incomplete"), own, raw.guard.incomplete))
+        if raw.paginate is not None and raw.paginate.items:
+            paths.append(((*loc, "paginate", "items"), own, raw.paginate.items))
+        for key, fields in (("verify", raw.verify.fields if raw.verify else {}), ("stored", raw.stored or {})):
+            paths += [((*loc, key, "fields", name) if key == "verify" else (*loc, key, name), own, path)
+                      for name, path in fields.items()]
+        if raw.compare is not None:
+            before = self.answers.get(raw.compare.against, [])
+            paths += [((*loc, "compare", "fields", name), before, path) for name, path in raw.compare.fields.items()]
+        if raw.update is not None:
+            before = self.answers.get(raw.update.against, [])
+            for name, shown in raw.update.shows.items():
+                dotted = shown if isinstance(shown, str) else shown.source
+                paths += [((*loc, "update", "shows", name), answers, dotted) for answers in (before, own)]
+            for k, member in enumerate(raw.update.sets):
+                for key in ("add", "remove"):
+                    write = getattr(member, key)
+                    if write is not None and write.answer and write.call in self.ops:
+                        paths.append(((*loc, "update", "sets", k, key, "answer"),
+                                      documented(self.document, self.ops[write.call]), write.answer))
+        for where, answers, dotted in paths:
+            path = split_path(dotted)
+            missing = lacks(self.document, answers, path)
+            if missing:
+                guess = closest(path[-1], near(self.document, answers, path)) if path else None
+                self.error(where, f"{dotted!r} is not in {missing[0]}",
+                           (f"did you mean {'.'.join((*path[:-1], guess))!r}? " if guess else "")
+                           + "recipes read dotted paths of the answer as the spec describes it",
+                           "binding-paths")
+        if raw.paginate is not None and raw.paginate.items and not lacks(
+                self.document, own, split_path(raw.paginate.items)) and not is_array(
+                self.document, own, split_path(raw.paginate.items)):
+            self.error((*loc, "paginate", "items"), f"{raw.paginate.items!r} is not a list in {raw.call}'s answer",
+                       "items names where the page's rows are (search: items)", "binding-paths")
+
     def check_refs(self, template: Any, loc: Loc, names: set[str], known: set[str],
-                   allow_count: bool = False) -> set[str]:
-        """The earlier steps a template reads; unknown names and filters are reported."""
+                   allow_count: bool = False, optional: bool = False) -> set[str]:
+        """The earlier steps a template reads; unknown names and filters, and paths a step's
+        result lacks, are reported (`optional`: the value may be absent, so one result having
+        the path is enough)."""
         reads: set[str] = set()
         for ref in references(template):
             head = ref.path[0]
@@ -671,6 +774,7 @@ class DeclarationBuilder:
                 reads |= self.response_ref(ref.path, loc, known)
             elif head in known:
                 reads.add(head)
+                self.check_path(head, ref.path[1:], loc, optional)
             elif head not in names and not (allow_count and head in RECIPE_VALUES):
                 choices = sorted(names | known)
                 guess = closest(head, choices)
@@ -680,6 +784,23 @@ class DeclarationBuilder:
                 if name not in TRANSFORMS:
                     self.error(loc, f"unknown filter {name!r}", f"transforms: {', '.join(TRANSFORMS)}")
         return reads
+
+    def check_path(self, step: str, path: tuple[str, ...], loc: Loc, optional: bool = False) -> None:
+        answers = self.answers.get(step, [])
+        missing = lacks(self.document, answers, path)
+        if not missing or (optional and len(missing) < len(answers)):
+            return
+        dotted = ".".join((step, *path))
+        if len(missing) < len(answers):  # the step's own answer has it; what a recipe puts there lacks it
+            hint = (f"read it where every result of {step} has it (its answer has, {missing[0]} has "
+                    "not), or drop the recipe that puts that in its place")
+        else:
+            guess = closest(path[-1], near(self.document, answers, path))
+            hint = ((f"did you mean {{{'.'.join((step, *path[:-1], guess))}}}? " if guess else "")
+                    + "A path names properties of the step's result as the spec describes it "
+                    "(through allOf/oneOf and nullable objects; lists cannot be indexed)")
+        self.error(loc, f"{{{dotted}}} reads {'.'.join(path)!r}, which {missing[0]} does not have",
+                   hint, "binding-paths")
 
     def response_ref(self, path: tuple[str, ...], loc: Loc, known: set[str]) -> set[str]:
         """`{response.<step>.status}` or `{response.<step>.headers.<name>}`: the step it reads."""
@@ -697,6 +818,7 @@ class DeclarationBuilder:
 
     def outputs(self, steps: list[Step], names: set[str]) -> tuple[Output, ...] | None:
         ids = {s.id for s in steps}
+        self.answers = self.output_answers(steps)
         implicit = {n for s in steps if s.paginate for n in (s.paginate.has_more, s.paginate.next_cursor)
                     if s.paginate.cursor}
         implicit |= {n for s in steps if s.paginate and s.paginate.page_param for n in ("page", "next")}
@@ -722,6 +844,97 @@ class DeclarationBuilder:
                 continue
             out.append(built)
         return tuple(out) if ok else None
+
+    def output_answers(self, steps: list[Step]) -> dict[str, list[Answer]]:
+        """What outputs read of each step: its answers, and what a recipe puts in place of a
+        lost one — the re-read of a settled write, the row recovery finds for the keyed write."""
+        out = {sid: list(found) for sid, found in self.answers.items()}
+        by_id = {s.id: s for s in steps}
+        for s in steps:
+            against = s.compare.against if s.compare else s.settle.against if s.settle else None
+            if s.settle is None or against not in by_id:
+                continue
+            read = by_id[against]
+            listing = read.absent is not None  # a create's settle: the one row like `match`
+            again = documented(self.document, self.ops[read.operation.operation_id])
+            out[s.id] += [rows(self.document, a, None) for a in again] if listing else again
+        idem = self.tool.idempotency
+        if idem is not None and idem.recover is not None and idem.write in out and idem.recover.call in self.ops:
+            found = documented(self.document, self.ops[idem.recover.call])
+            out[idem.write] += [Answer(f"the row recovery finds in {a.label}", rows(self.document, a, None).schema)
+                                for a in found]
+        return out
+
+    def find(self, node: Any, parent: tuple[str, ...], path: tuple[str, ...]) -> tuple[Any, bool]:
+        """`parent` then `path` in `node`; a present parent object has its fields."""
+        found, may_miss = walk(self.document, node, parent) if node is not None else (None, True)
+        if found is not None and path:
+            found, may_miss = walk(self.document, {**found, "nullable": False}, path)
+        return found, may_miss
+
+    def shape_sources(self, shape: IRShape) -> list[Any]:
+        """The schemas a shape was checked against: components, or `<operationId>#response`."""
+        out = []
+        for source in shape.sources:
+            op = self.ops.get(source.removesuffix("#response"))
+            node = success_schema(self.document, op) if source.endswith("#response") and op else \
+                self.document.get("components", {}).get("schemas", {}).get(source)
+            if node is not None:
+                out.append(node)
+        return out
+
+    def check_shape_source(self, f: OutputField, shape: IRShape, source: Step, loc: Loc) -> None:
+        """Every path the shape projects is in each result of the step the output reads."""
+        items = source.paginate.items if source.paginate else None
+        answers = [rows(self.document, a, items) if f.items_shape else a for a in self.answers.get(source.id, [])]
+        for answer in answers:
+            node = answer.schema
+            if isinstance(node, Mapping) and node.get("type") == "array":
+                self.error(loc, f"output {f.name!r} reads one {shape.name!r} row from {source.id}, "
+                           f"but {answer.label} is a list", "use items_shape for a list",
+                           "output-shapes")
+                continue
+            missing, nulls = [], []
+            for name, parent, path, nullable in shape_paths(shape):
+                found, may_miss = self.find(node, parent, path)
+                dotted = ".".join((*parent, *path))
+                if found is None:
+                    missing.append(f"{name} ({dotted})")
+                elif may_miss and not nullable and "[]" not in (*parent, *path) and not any(
+                        self.find(source, parent, path)[1] for source in self.shape_sources(shape)):
+                    nulls.append(f"{name} ({dotted})")  # (`nullable: false` on a source's optional field: asserted)
+            if missing:
+                self.error(loc, f"output {f.name!r} projects shape {shape.name!r} from {source.id}, but "
+                           f"{answer.label} has no {', '.join(missing[:3])}"
+                           + (f" and {len(missing) - 3} more" if len(missing) > 3 else ""),
+                           "project a shape whose sources include this answer's schema, or read "
+                           "another step", "output-shapes")
+            elif nulls:
+                self.error(loc, f"output {f.name!r}: {answer.label} may leave out {', '.join(nulls[:3])}, "
+                           f"which shape {shape.name!r} says is always present",
+                           "let the shape field be null (`nullable: true`), or read another step",
+                           "output-shapes")
+
+    def check_value_type(self, f: OutputField, ref: Ref, loc: Loc) -> None:
+        """An output that is one `{step.path}` has the type the answer gives that path, and
+        allows what the answer may leave out (null, or absent)."""
+        for answer in self.answers.get(ref.path[0], []):
+            found, may_miss = walk(self.document, answer.schema, ref.path[1:]) if answer.schema is not None \
+                else (None, True)
+            if found is None:
+                continue  # reported by check_path
+            kinds = schema_types(compact(self.document, found)) - {"null"}
+            if ref.filters or not kinds:
+                continue  # a transform changes the value; an untyped answer says nothing
+            if f.type not in kinds:
+                self.error(loc, f"output {f.name!r} is {f.type}, but {answer.label} gives "
+                           f"{'.'.join(ref.path[1:])!r} as {'/'.join(sorted(kinds))}",
+                           "declare the type the answer has", "binding-paths")
+            elif may_miss and not (f.nullable or f.optional):
+                self.error(loc, f"output {f.name!r} is always present, but {answer.label} may leave "
+                           f"{'.'.join(ref.path[1:])!r} out or null",
+                           "declare it `optional: true` (with when it is absent) or `nullable: true`",
+                           "binding-paths")
 
     def output(self, f: OutputField, loc: Loc, ids: set[str], names: set[str],
                steps: list[Step]) -> Output | None:
@@ -754,6 +967,10 @@ class DeclarationBuilder:
                     self.error((*loc, "from"), f"output {f.name!r} reads {s!r}, not a step",
                                f"steps: {', '.join(sorted(ids))}")
                     return None
+            if shape in self.shapes:
+                for s in sources:
+                    self.check_shape_source(f, self.shapes[shape], next(x for x in steps if x.id == s),
+                                            (*loc, "from"))
             paged = {s.id for s in steps if s.paginate}
             if f.when_more is not None and f.when_more not in paged:
                 self.error((*loc, "when_more"), f"when_more names {f.when_more!r}, not a paged step",
@@ -764,8 +981,31 @@ class DeclarationBuilder:
         if isinstance(f.source, list):
             self.error((*loc, "from"), f"output {f.name!r} takes one template", "e.g. {step.field}")
             return None
-        self.check_refs(f.source, (*loc, "from"), names, ids)
+        self.check_refs(f.source, (*loc, "from"), names, ids, optional=f.optional)
+        ref = _whole(f.source)
+        if ref is not None and ref.path[0] in ids and f.type is not None:
+            self.check_value_type(f, ref, (*loc, "from"))
         return Output(name=f.name, value=f.source, when_more=f.when_more)
+
+
+ShapePath = tuple[str, tuple[str, ...], tuple[str, ...], bool]
+
+
+def shape_paths(shape: IRShape) -> list[ShapePath]:
+    """(what, parent object's path, path in it, may be null) of everything a shape reads: its
+    fields (a nested field under its parent's path), the version's paths, lockdown's."""
+    out: list[ShapePath] = []
+    for f in shape.fields:
+        if not f.computed:
+            out.append((f.name, f.path, (), f.nullable))
+            out += [(f"{f.name}.{n.name}", f.path, n.path, n.nullable) for n in f.nested if not n.computed]
+    out += [(f"version {name}", path, (), True) for name, path in shape.version]
+    if shape.lockdown is not None:
+        rule = shape.lockdown
+        out += [(f"lockdown {key}", path, (), True) for key, path in
+                (("author", rule.author), ("repository", rule.repository), ("association", rule.association))
+                if path]
+    return out
 
 
 def bind_path(call: str, explicit: Mapping[str, Any], op: SpecOperation, loc: Loc,
@@ -822,6 +1062,12 @@ def _whole_ref(template: Any) -> str | None:
     if len(parts) == 1 and isinstance(parts[0], Ref) and len(parts[0].path) == 1 and not parts[0].filters:
         return parts[0].path[0]
     return None
+
+
+def _whole(template: Any) -> Ref | None:
+    """The one reference a template is made of, if it is nothing else."""
+    parts = parse(template) if isinstance(template, str) else ()
+    return parts[0] if len(parts) == 1 and isinstance(parts[0], Ref) else None
 
 
 def _whole_param(template: Any, names: set[str]) -> str | None:

@@ -88,6 +88,7 @@ class IRRule:
     reason: str
     equals: bool | int | str | None = None
     values: tuple[bool | int | str, ...] = ()
+    among: tuple[bool | int | str, ...] = ()  # required_when/forbidden_when: `when`'s triggering values
     normalize: str | None = None
     message: str | None = None
 
@@ -116,6 +117,13 @@ class IRTool:
     example: JSONObject
     where: Where
     toolset: str | None = None  # the declared toolset `--toolsets` selects it by
+
+    @property
+    def runs(self) -> tuple[str, ...]:
+        """The tools this one runs on the caller's behalf: a batch's item tool and listing."""
+        if self.batch is None:
+            return ()
+        return (self.batch.each, *((self.batch.source.tool,) if self.batch.source else ()))
 
     @property
     def input_checks(self) -> dict[str, JSONObject]:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from generator import lint_behaviour, lint_examples, lint_text
+from generator import lint_behaviour, lint_examples, lint_spec_examples, lint_text
 from generator.diagnostics import Diagnostic
 from generator.ir import IRServer, IRTool
 from generator.lint_ctx import Ctx
@@ -18,6 +18,7 @@ from generator.schemas import is_union
 from generator.spec import index_operations, request_body_schema, resolve_ref
 from generator.yamlsrc import Located
 from ghmcp_runtime.core.errors import ENVELOPE_OUTPUT_SCHEMA
+from ghmcp_runtime.core.forges import FORGES
 from ghmcp_runtime.guards.rules import Rule, check_rules
 
 COMBINATORS = ("oneOf", "anyOf", "allOf")
@@ -35,7 +36,9 @@ OVERRIDE_KEY = {"maxLength": "max_length", "maxItems": "max_items", "maximum": "
 
 
 def lint(server: IRServer, located: Located | None = None,
-         document: Mapping[str, Any] | None = None) -> list[Diagnostic]:
+         document: Mapping[str, Any] | None = None,
+         peers: Sequence[IRServer] = ()) -> list[Diagnostic]:
+    """`peers`: the other override files of the server's forge (composability spans the forge)."""
     ctx = Ctx(server, {t.name: wire_tool(t) for t in server.tools}, located, document)
     for tool in server.tools:
         _schemas(ctx, tool)
@@ -46,10 +49,11 @@ def lint(server: IRServer, located: Located | None = None,
         _description_budget(ctx, tool)
     _total_budget(ctx)
     _model_budget(ctx)
-    _composability(ctx)
+    _composability(ctx, peers)
     lint_text.check(ctx)
     lint_behaviour.check(ctx)
     lint_examples.check(ctx)
+    lint_spec_examples.check(ctx)
     return ctx.out
 
 
@@ -280,7 +284,8 @@ def _rule_violation(tool: IRTool, example: Any) -> str:
         return "not an object"
     for rule in tool.rules:
         checked = Rule(kind=rule.kind, fields=rule.fields, reason=rule.reason,  # type: ignore[arg-type]
-                       when=rule.when, equals=rule.equals, values=rule.values, normalize=rule.normalize)
+                       when=rule.when, equals=rule.equals, values=rule.values, normalize=rule.normalize,
+                       among=rule.among)
         if check_rules(example, (checked,)) is not None:
             shown = f"{rule.when} -> " if rule.when else ""
             return f"rule {rule.kind}({shown}{', '.join(rule.fields)}) is not met"
@@ -409,16 +414,20 @@ def _model_budget(ctx: Ctx) -> None:
 # -- composability ---------------------------------------------------------------------------
 
 
-def _composability(ctx: Ctx) -> None:
-    """Every identifier a tool requires is returned by another tool of the server (or resolved by
-    the tool itself): an agent can always find the value it must pass (generator/compose.py)."""
+def _composability(ctx: Ctx, peers: Sequence[IRServer]) -> None:
+    """Every identifier a tool requires is returned by another tool of the forge (any toolset of
+    any of its override files) or resolved by the tool itself: an agent can always find the value
+    it must pass (generator/compose.py)."""
     from generator.compose import sources
 
+    found = sources(ctx.server, peers)
+    forge = FORGES[ctx.server.forge].display_name
     for tool in ctx.server.tools:
-        for param, producers in sources(ctx.server)[tool.name].items():
+        for param, producers in found[tool.name].items():
             if not producers:
                 ctx.error(ctx.param_where(tool, param), "composability",
-                          f"{tool.name}: no tool of the server returns {param}, which it requires",
-                          f"return a field named {param} from another tool (a qualified name it ends "
-                          "with counts: issue_number for sub_issue_number), resolve it with `resolve:`, "
-                          "or take what agents have instead")
+                          f"{tool.name}: no toolset of the {forge} server returns {param}, which it "
+                          f"requires (searched {len(peers) + 1} override file(s) of the forge)",
+                          f"return a field named {param} from a tool of any {forge} toolset (a "
+                          "qualified name it ends with counts: issue_number for sub_issue_number), "
+                          "resolve it with `resolve:`, or take what agents have instead")

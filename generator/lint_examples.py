@@ -10,12 +10,12 @@ the tool's success branch. Hook tools fill their outputs in Python: their rows a
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
 
-from generator.spec import SpecError, resolve_ref
+from generator.answers import documented_answers
 from ghmcp_runtime.core.declared import Declaration, Output
 from ghmcp_runtime.core.projection import ShapeProjector, walk
 from ghmcp_runtime.core.refs import MISSING, Ref, Scope, parse, render
@@ -25,36 +25,6 @@ if TYPE_CHECKING:
     from generator.lint_ctx import Ctx
 
 RULE = "example-output"
-EXAMPLES = "#/components/examples/"
-
-
-def documented_answers(document: Mapping[str, Any], operation_id: str) -> Iterator[tuple[str, Any]]:
-    """(label, body) of every documented 2xx JSON example of an operation."""
-    for item in document.get("paths", {}).values():
-        for op in item.values():
-            if not isinstance(op, Mapping) or op.get("operationId") != operation_id:
-                continue
-            for status, response in sorted(op.get("responses", {}).items()):
-                if not (status.isdigit() and 200 <= int(status) < 300):
-                    continue
-                media = resolve_ref(document, response).get("content", {}).get("application/json", {})
-                if "example" in media:
-                    yield f"{status} example", media["example"]
-                for name, example in sorted(media.get("examples", {}).items()):
-                    value = _example_value(document, example)
-                    if value is not MISSING:
-                        yield f"{status} example {name!r}", value
-
-
-def _example_value(document: Mapping[str, Any], example: Any) -> Any:
-    try:
-        node = resolve_ref(document, example)
-        value = node.get("value", MISSING) if isinstance(node, Mapping) else MISSING
-        if isinstance(value, Mapping) and set(value) == {"$ref"} and str(value["$ref"]).startswith(EXAMPLES):
-            value = resolve_ref(document, value).get("value", MISSING)  # a spec quirk: value -> example
-    except (SpecError, KeyError, TypeError):
-        return MISSING
-    return value
 
 
 def check(ctx: Ctx) -> None:

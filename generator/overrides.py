@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from types import UnionType
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 import pydantic
 from pydantic import (
@@ -199,9 +199,11 @@ class OutputField(Strict):
 
 class Rule(Strict):
     kind: Literal["at_least_one", "exactly_one", "all_or_none", "requires", "not_together",
-                  "not_blank", "excludes", "disjoint"]
+                  "not_blank", "excludes", "disjoint", "required_when", "forbidden_when"]
     fields: list[str] = Field(min_length=1)
-    when: str | None = Field(default=None, description="for `requires`: the field that triggers it")
+    when: str | dict[str, Any] | None = Field(
+        default=None, description="for `requires`: the field that triggers it; for `required_when` and "
+        "`forbidden_when`: that field, or {field: value} / {field: [values]} (only these values trigger it)")
     equals: bool | int | str | None = Field(
         default=None, description="for `requires`: the value `fields` must have (default: any value)")
     values: list[bool | int | str] = Field(
@@ -651,9 +653,9 @@ def docs_section(loc: tuple[Any, ...]) -> str:
     return f"{DOCS}#{section}"
 
 
-def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
+def _allowed_keys(loc: tuple[Any, ...], root: type[BaseModel] | None = None) -> list[str]:
     """The keys the model accepts at `loc` (a pydantic error location), for "did you mean"."""
-    annotation: Any = OverrideFile
+    annotation: Any = root or OverrideFile
     for step in loc:
         while get_origin(annotation) in (Union, UnionType, Annotated):
             args = [a for a in get_args(annotation) if a is not type(None)]
@@ -736,10 +738,13 @@ def resolve_shared(model: OverrideFile, located: Located) -> OverrideFile:
     return model.model_copy(update={"tools": tools})
 
 
-def parse_overrides(text: str, file: str) -> tuple[OverrideFile, Located]:
-    located = load_yaml(text, file)
+M = TypeVar("M", bound=BaseModel)
+
+
+def validate_located(model: type[M], located: Located) -> M:
+    """`located.data` as `model`; every validation error located, with a hint (DiagnosticError)."""
     try:
-        model = OverrideFile.model_validate(located.data)
+        return model.model_validate(located.data)
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
@@ -750,7 +755,7 @@ def parse_overrides(text: str, file: str) -> tuple[OverrideFile, Located]:
             hint = f"{_HINTS[kind]}; see {docs_section(loc)}" if kind in _HINTS else f"see {docs_section(loc)}"
             if kind == "extra_forbidden":
                 message = f"unknown key {loc[-1]!r} at {dotted}"
-                guess = closest(str(loc[-1]), _allowed_keys(loc[:-1]))
+                guess = closest(str(loc[-1]), _allowed_keys(loc[:-1], model))
                 if guess:
                     hint = f"did you mean {guess!r}? Otherwise {hint}"
             elif kind == "missing":
@@ -759,6 +764,11 @@ def parse_overrides(text: str, file: str) -> tuple[OverrideFile, Located]:
                 message = f"{dotted}: {err['msg']}"
             problems.append(Diagnostic(Level.ERROR, where, message, hint))
         raise DiagnosticError(sorted(problems, key=lambda d: d.where)) from None
+
+
+def parse_overrides(text: str, file: str) -> tuple[OverrideFile, Located]:
+    located = load_yaml(text, file)
+    model = validate_located(OverrideFile, located)
     return resolve_shared(model, located), located
 
 

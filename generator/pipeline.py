@@ -7,7 +7,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import version as package_version
 from pathlib import Path, PurePosixPath
@@ -21,11 +21,12 @@ from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
 from generator.hookscan import relative_imports, scan_hooks
 from generator.ir import HookPart, IRServer
 from generator.lint import lint
-from generator.overrides import parse_overrides
+from generator.overrides import OverrideFile, parse_overrides
 from generator.packaging import Packaging, current_packaging, distribution_problems
 from generator.patches import apply_patches
 from generator.render import FileMap, format_python, render
 from generator.spec import REPO_ROOT, SPEC_DIR, LoadedSpec, SpecCache, declared_spec
+from generator.yamlsrc import Located
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +67,8 @@ def load_inputs(overrides: Path, root: Path = REPO_ROOT, spec_dir: Path | None =
     if spec is None:
         specs = specs or SpecCache(spec_dir or SPEC_DIR)
         spec = specs.load(specs.root / (declared_spec(text) or ""))
-    display = _display(overrides, root)
-    sources = {_display(p, root): p.read_text(encoding="utf-8")
+    display = display_path(overrides, root)
+    sources = {display_path(p, root): p.read_text(encoding="utf-8")
                for p in sorted(overrides.parent.glob("*.py"))}
     baseline = read_baseline(baseline_dir) if baseline_dir else {}
     return Inputs(spec, display, text, sources, baseline, time.perf_counter() - t0)
@@ -111,7 +112,7 @@ def override_files(directory: Path) -> list[Path]:
     return sorted(directory.glob("*.yaml"))
 
 
-def _display(path: Path, root: Path) -> str:
+def display_path(path: Path, root: Path) -> str:
     try:
         return path.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
@@ -122,22 +123,57 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def generate(inputs: Inputs) -> Result:
+@dataclass(slots=True)
+class Prepared:
+    """One override file built into its IR (or refused): what the forge-wide checks read before
+    `complete` lints and renders it."""
+
+    inputs: Inputs
+    server: IRServer | None
+    problems: list[Diagnostic]
+    overrides: OverrideFile | None = None
+    located: Located | None = None
+    document: dict[str, Any] = field(default_factory=dict)
+    hooks_display: str | None = None
+    hooks_source: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.server is not None and not any(p.level is Level.ERROR for p in self.problems)
+
+    @property
+    def forge(self) -> str | None:
+        return self.server.forge if self.server is not None else None
+
+
+class _Laps:
+    def __init__(self, timings: dict[str, float]) -> None:
+        self.timings = timings
+        self.clock = time.perf_counter()
+
+    def __call__(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.timings[stage] = self.timings.get(stage, 0.0) + now - self.clock
+        self.clock = now
+
+
+def generate(inputs: Inputs, peers: Sequence[IRServer] = ()) -> Result:
+    """One override file's package. `peers`: the other override files of its forge, built, for
+    the checks that span the forge (composability: generator/forge_server.py runs them all)."""
+    return complete(prepare(inputs), peers)
+
+
+def prepare(inputs: Inputs) -> Prepared:
+    """Parse, patch the spec and build the IR (no lint, no render)."""
     timings: dict[str, float] = {}
     if inputs.load_seconds:
         timings["load"] = inputs.load_seconds
-    clock = time.perf_counter()
-
-    def lap(stage: str) -> None:
-        nonlocal clock
-        now = time.perf_counter()
-        timings[stage] = timings.get(stage, 0.0) + now - clock
-        clock = now
-
+    lap = _Laps(timings)
     try:
         overrides, located = parse_overrides(inputs.overrides_text, inputs.overrides_display)
     except DiagnosticError as exc:
-        return Result(None, exc.diagnostics, timings=timings)
+        return Prepared(inputs, None, exc.diagnostics, timings=timings)
     document = dict(inputs.spec.document)  # patches copy what they touch
     lap("load")
     patch_problems = apply_patches(
@@ -172,31 +208,42 @@ def generate(inputs: Inputs) -> Result:
         server = dataclasses.replace(server, hook_parts=parts)
     problems.extend(builder.problems)
     lap("build")
-    notes: list[str] = []
-    if server is not None:
-        problems.extend(lint(server, located, document))
-        breaking, notes = check_breaking(server, overrides, located, inputs.baseline)
-        problems.extend(breaking)
+    return Prepared(inputs, server, problems, overrides, located, document, hooks_display,
+                    hooks_source, timings)
+
+
+def complete(prepared: Prepared, peers: Sequence[IRServer] = ()) -> Result:
+    """Lint (across the forge with `peers`), check for breaking changes, render."""
+    inputs, server, timings = prepared.inputs, prepared.server, dict(prepared.timings)
+    problems = list(prepared.problems)
+    if server is None or prepared.overrides is None or prepared.located is None:
+        return Result(None, _sorted(problems), server, timings=timings)
+    lap = _Laps(timings)
+    overrides, located, hooks_display = prepared.overrides, prepared.located, prepared.hooks_display
+    problems.extend(lint(server, located, prepared.document, peers))
+    breaking, notes = check_breaking(server, overrides, located, inputs.baseline)
+    problems.extend(breaking)
     lap("lint")
-    if server is None or any(p.level is Level.ERROR for p in problems):
+    if any(p.level is Level.ERROR for p in problems):
         return Result(None, _sorted(problems), server, timings=timings)
     server = publish_renames(server, overrides)
     try:
         files, stats = _render_timed(server, inputs.overrides_display, hooks_display,
-                                     inputs.packaging, timings)
+                                     inputs.packaging, timings, peers)
     except DiagnosticError as exc:
         return Result(None, _sorted(problems + exc.diagnostics), server, timings=timings)
-    missing = _missing_modules(server, hooks_display, hooks_source, files)
+    missing = _missing_modules(server, hooks_display, prepared.hooks_source, files)
     if missing:
         return Result(None, _sorted(problems + missing), server, timings=timings)
-    clock = time.perf_counter()
-    files[f"{server.package}/MANIFEST.json"] = manifest(inputs, server, hooks_display, hooks_source, files)
+    lap.clock = time.perf_counter()
+    files[f"{server.package}/MANIFEST.json"] = manifest(inputs, server, hooks_display,
+                                                        prepared.hooks_source, files)
     lap("render")
     return Result(files, _sorted(problems), server, stats, timings, notes)
 
 
 def _render_timed(server: IRServer, display: str, hooks_display: str | None, packaging: Packaging,
-                  timings: dict[str, float]) -> tuple[FileMap, dict[str, int]]:
+                  timings: dict[str, float], peers: Sequence[IRServer] = ()) -> tuple[FileMap, dict[str, int]]:
     spent = 0.0
 
     def timed(source: str, template: str) -> str:
@@ -209,7 +256,7 @@ def _render_timed(server: IRServer, display: str, hooks_display: str | None, pac
 
     t0 = time.perf_counter()
     files, stats = render(server, header_source=display, hooks_display=hooks_display,
-                          packaging=packaging, formatter=timed)
+                          packaging=packaging, formatter=timed, peers=peers)
     timings["format"] = spent
     timings["render"] = time.perf_counter() - t0 - spent
     return files, stats

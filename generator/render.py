@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import jinja2
@@ -268,6 +268,7 @@ def render(
     hooks_display: str | None,
     packaging: Packaging,
     formatter: Callable[[str, str], str] = format_python,
+    peers: Sequence[IRServer] = (),
 ) -> tuple[FileMap, dict[str, int]]:
     env = environment()
     wire_tools = [wire_tool(t) for t in server.tools]
@@ -294,7 +295,8 @@ def render(
         "shapes": server.shapes,
         "runtime_shapes": shapes,
         "declared_classes": sorted(_classes(declarations)),
-        "identifier_sources": sources(server),
+        "identifier_sources": sources(server, peers),
+        "toolset_of": {t.name: t.toolset for s in peers for t in s.tools},
         "completions": completions,
         "runner_imports": [name for name, used in (
             ("completer", bool(completions)),

@@ -287,6 +287,7 @@ TOOLS = (
         ),
         echo_safe=("owner", "repo", "state", "state_reason", "dry_run", "cursor"),
         toolset="issues",
+        runs=("github_update_issue", "github_search_issues"),
     ),
     DATA.tool(
         name="github_update_label",

@@ -117,6 +117,7 @@ TOOLS = (
         ),
         echo_safe=("owner", "repo", "state", "dry_run", "cursor"),
         toolset="milestones",
+        runs=("github_update_milestone", "github_list_milestones"),
     ),
 )
 

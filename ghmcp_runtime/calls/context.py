@@ -23,7 +23,8 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
                         ctx.call refuses requests outside it before sending them
     ctx.confine_query(q) -> str   (a search query confined to ctx.repos; raises ToolError)
     ctx.requests_sent   int, upstream requests this call has started through ctx.call
-    ctx.writes_sent     int, those of them that write
+    ctx.changes         Changes: write requests that may have changed something (answered with
+                        success, or their answer lost), this call's and the tools' it ran
     ctx.forge_clock     ForgeClock: the forge's clock offset, as its answers' Date headers show it
     ctx.writes          WriteLog: what the call's multi-step writes applied so far; once a write
                         was sent, the runtime adds it to whatever error the call ends with
@@ -51,7 +52,7 @@ from ghmcp_runtime.calls.error_rules import refine
 from ghmcp_runtime.cleaning.untrusted import Cleaned, clean_ahead
 from ghmcp_runtime.core.concurrent import MAX_CONCURRENT
 from ghmcp_runtime.core.declared import OnError
-from ghmcp_runtime.core.errors import ToolError, UpstreamError, WriteLog
+from ghmcp_runtime.core.errors import OutcomeUnknown, ToolError, UpstreamError, WriteLog
 from ghmcp_runtime.core.forge_clock import ForgeClock
 from ghmcp_runtime.core.forges import GITHUB
 from ghmcp_runtime.core.model import Detail, Operation, ToolSpec
@@ -110,6 +111,7 @@ class Idempotency(Protocol):
         offset: Callable[[], float | None] | None = None,
         repair: Mapping[str, Any] | None = None,
         source: str = "the forge",
+        changed: Callable[[], bool] | None = None,
     ) -> Any: ...
 
 
@@ -144,6 +146,14 @@ class Projector(Protocol):
 
 
 @dataclass(slots=True)
+class Changes:
+    """Write requests that may have changed something at the forge: a refusal (4xx), or a
+    request that never reached it, changed nothing and does not count."""
+
+    count: int = 0
+
+
+@dataclass(slots=True)
 class ToolContext:
     tool: ToolSpec
     request_id: str
@@ -159,7 +169,7 @@ class ToolContext:
     lockdown: Lockdown | None = None
     repos: RepoAllowlist | None = None
     requests_sent: int = 0
-    writes_sent: int = 0
+    changes: Changes = field(default_factory=Changes)  # shared with the tools a composite runs
     writes: WriteLog = field(default_factory=WriteLog)
     _own_clock: ForgeClock = field(default_factory=ForgeClock, repr=False)
     slots: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(MAX_CONCURRENT))
@@ -217,13 +227,17 @@ class ToolContext:
             if writes and self.pace is not None:
                 await self.pace()
             self.requests_sent += 1
-            self.writes_sent += writes
             try:
                 response = await self.upstream.call(self, op, path=path, query=query, body=body)
             except UpstreamError as err:
+                self.changes.count += writes and isinstance(err, OutcomeUnknown)
                 if not self.error_rules:
                     raise
                 raise refine(self.error_rules, err, op.method, self.arguments) from None
+            except BaseException as exc:  # cancelled in flight: the write may have landed
+                self.changes.count += writes and not isinstance(exc, ToolError)
+                raise
+            self.changes.count += writes
         await clean_ahead(response.data, self.cleaned)
         return response
 
@@ -283,10 +297,12 @@ class ToolContext:
         is taken as that attempt's result. `claimed()` names the item a finished write answered
         with: no other call's recovery adopts it (keyed or not); `repair` says where to look
         when the key is reused with other arguments while its first outcome is unknown."""
+        before = self.changes.count
         result: T = await self.idempotency.run(
             key=key, scope=(self.identity, *scope), fingerprint=fingerprint, run=run, recover=recover,
             shared=scope if claimed is not None else None, claimed=claimed,
             offset=lambda: self.forge_clock.offset, repair=repair, source=self.forge.display_name,
+            changed=lambda: self.changes.count > before,
         )
         return result
 

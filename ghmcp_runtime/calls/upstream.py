@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import posixpath
 import random
 import re
 import time
@@ -37,6 +38,10 @@ else:  # loaded by the first request, not at start-up (issue 24, cold start)
 USER_AGENT = "ghmcp"  # a server sends its own name (`build_server`)
 READ_METHODS = frozenset({"GET", "HEAD"})
 MAX_REDIRECTS = 3
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
+MOVED = ("{forge} redirects this request elsewhere (a renamed repository or a transferred "
+         "issue); it is not repeated at another address, so nothing was changed. Read it to learn "
+         "where it is now, then call again there.")
 _PARAM = re.compile(r"\{([A-Za-z0-9_]+)\}")
 # (seconds for any request phase, seconds to connect)
 DEFAULT_TIMEOUT = (20.0, 5.0)
@@ -116,6 +121,7 @@ class ForgeUpstream:
         self.forge = forge
         self.base_url = url.rstrip("/")
         self._origin = urlsplit(self.base_url)[:2]
+        self._base_path = urlsplit(self.base_url).path  # "" for api.github.com, /api/v1 for Forgejo
         self._headers = {**forge.headers(api_version), "User-Agent": user_agent}
         self._token = token
         self._client = client
@@ -299,16 +305,24 @@ class ForgeUpstream:
                     request_id=ctx.request_id, upstream_request_id=forge_id, error=error, cache=cached,
                 )
             location = resp.headers.get("location")
-            if resp.status_code not in (301, 302, 307, 308) or not location \
-                    or not ctx.follow_redirects:
-                return resp
-            # forges redirect renamed/transferred repositories; the request is repeated
-            # verbatim, and only to the same origin, so the token never leaves it.
+            if resp.status_code not in REDIRECTS or not location or not ctx.follow_redirects \
+                    or method.upper() not in READ_METHODS:
+                return resp  # a change is never repeated at another address (_classify: moved)
+            # forges redirect renamed/transferred repositories; a read is repeated verbatim, and
+            # only inside the API's own base path, so the token never reaches anything else
             target = resp.url.join(location)
-            if (target.scheme, target.netloc.decode()) != self._origin:
+            if not self._inside_api(target):
                 return resp
             url, params = str(target), {}
         return resp
+
+    def _inside_api(self, target: httpx.URL) -> bool:
+        """Same scheme, host and port as the base URL, and a path under its base path (an
+        instance may share its origin with other applications)."""
+        if (target.scheme, target.netloc.decode()) != self._origin:
+            return False
+        path = posixpath.normpath(target.path) if target.path else "/"
+        return not self._base_path or path == self._base_path or path.startswith(self._base_path + "/")
 
     def _note_rate_limit(self, ctx: ToolContext, resp: httpx.Response) -> None:
         names = self.forge.rate_limit
@@ -372,6 +386,9 @@ class ForgeUpstream:
         status = resp.status_code
         name = self.forge.display_name
         message = self.forge.errors.message(resp)
+        if status in REDIRECTS:
+            return UpstreamError(op.not_found, MOVED.format(forge=name), status=status,
+                                 details={"reason": "it moved elsewhere"})
         if status == 401:
             return UpstreamError(
                 "invalid_credential",

@@ -98,6 +98,9 @@ class ToolSpec:
     toolset: str | None = None  # the declared toolset `--toolsets` selects it by
     # what the server checks beyond input_schema, by parameter (advertise_pattern: false)
     input_checks: Mapping[str, Mapping[str, Any]] | None = None
+    # other tools this one runs on the caller's behalf (a batch's item tool and listing): a
+    # surface that hides any of them hides this one too (guards.exposure)
+    runs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -106,6 +109,9 @@ class ErrorCode:
     temporary: bool
     description: str
     repair: str  # what the repair suggests, in words, for the catalog
+    # the tools this wording is for (a forge server's catalog may word one code two ways, one
+    # per override file); None: every tool that emits the code
+    tools: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -165,3 +171,17 @@ class ServerSpec:
     error_rules: Sequence[OnError] = ()
     forge: ForgeProfile = GITHUB  # the forge's wire conventions (ghmcp_runtime.core.forges)
     api_version: str | None = None  # sent in the forge's version header (GitHub: X-GitHub-Api-Version)
+    # a forge's one server (github-mcp): the per-file servers it is made of, in file order; each
+    # tool runs with its own part's shapes and error rules (ghmcp_runtime.serving.forge_server)
+    parts: tuple[ServerSpec, ...] = ()
+    # the toolsets served when no --toolsets / --tools selects any (None: every tool)
+    default_toolsets: tuple[str, ...] | None = None
+    # composability: tool -> identifier parameter -> the tools of the server that return it
+    inputs: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
+
+    def part_of(self, tool: str) -> ServerSpec:
+        """The per-file server `tool` comes from (the server itself when it has no parts)."""
+        for part in self.parts:
+            if any(t.name == tool for t in part.tools):
+                return part
+        return self

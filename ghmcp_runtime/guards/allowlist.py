@@ -30,6 +30,9 @@ _TOKEN = re.compile(
     r"""(?P<neg>-)?(?:(?P<key>[A-Za-z_]+):(?P<val>"[^"]*"?|\S+)|(?P<phrase>"[^"]*"?)|(?P<word>\S+))"""
 )
 
+# a scope qualifier glued to the text before it by punctuation (`x,repo:a/b`): where GitHub's
+# own reading splits the word is unknown, so it counts as a term of its own
+_GLUED = re.compile(r'(?<![A-Za-z0-9_])(?P<key>repo|user|org|owner):(?P<val>"[^"]*"?|[^\s"]+)', re.IGNORECASE)
 # parentheses outside quotes group terms on GitHub: read as spaces, `(x)repo:y` is two terms
 _UNGROUPED = re.compile(r'"[^"]*"?|[()]')
 
@@ -50,6 +53,18 @@ def scope_terms(q: str) -> Iterator[tuple[bool, str, str]]:
         key = m.group("key")
         if key is not None and key.lower() in SCOPE_QUALIFIERS:
             yield negated, key.lower(), m.group("val").strip('"')
+        for glued in _glued(m):
+            yield False, *glued
+
+
+def _glued(m: re.Match[str]) -> Iterator[tuple[str, str]]:
+    """(qualifier, value) of each scope qualifier glued inside a token's bare text: a word, or
+    the unquoted value of another qualifier (`label:x,repo:a/b`)."""
+    key = m.group("key")
+    text = m.group("word") if key is None else "" if key.lower() in SCOPE_QUALIFIERS else m.group("val")
+    if text and not text.startswith('"'):
+        for g in _GLUED.finditer(text):
+            yield g.group("key").lower(), g.group("val").strip('"')
 
 
 REPO_NOT_ALLOWED = ErrorCode(
@@ -218,6 +233,10 @@ class RepoAllowlist:
             negate_next = False
             if m.group("phrase") is not None:
                 continue
+            for glued_key, glued_value in _glued(m):
+                if not self._scope_allowed(glued_key, glued_value):
+                    raise self.refusal("query", "the query names a repository or owner outside "
+                                       "the repository allowlist")
             key, value = m.group("key"), m.group("val")
             if key is not None and key.lower() in SCOPE_QUALIFIERS:
                 if not self._scope_allowed(key.lower(), value.strip('"')):

@@ -1,13 +1,19 @@
 """Exposure controls: which tools (and repositories) a server, or one HTTP request, exposes.
 
-The operator's flags set the server's surface: `--toolsets` (declared in the override file;
-`all` = every toolset) and `--tools` select tools (together: their union; neither: every tool),
+The operator's flags set the server's surface: `--toolsets` (declared in the override files;
+`all` = every toolset, `default` = a forge server's default set) and `--tools` select tools
+(together: their union; neither: a forge server's default toolsets, a per-file server's every tool),
 `--exclude-tools` removes tools, `--read-only` removes every tool that writes, whatever selected
 it, and `--repos` sets the repository allowlist. Over HTTP a request may narrow that surface for
 itself with the same vocabulary in headers (`X-MCP-Readonly`, `X-MCP-Toolsets`, `X-MCP-Tools`,
 `X-MCP-Exclude-Tools`, `X-MCP-Repos`): the result is always inside the server's surface, so a
 header can only narrow it. Names the server does not declare are refused, so a typo never
 silently empties a surface.
+
+A tool that runs other tools for the caller (a batch: its item tool and its listing,
+`ToolSpec.runs`) is exposed only with all of them: hiding `github_update_issue` hides
+`github_update_issues` too, whatever hid it, so no call reaches a hidden tool through another.
+Naming such a tool in `--tools`/`X-MCP-Tools` while its tools stay hidden is refused.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from ghmcp_runtime.core.model import ToolSpec
 from ghmcp_runtime.guards.allowlist import RepoAllowlist, parse_entries
 
 ALL = "all"
+DEFAULT = "default"  # a forge server's documented default toolsets
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("", "0", "false", "no", "off")
 MAX_HEADER_CHARS = 4096
@@ -91,18 +98,23 @@ class ExposurePolicy:
     """The server's surface from its flags, and each HTTP request's surface within it."""
 
     def __init__(self, tools: Sequence[ToolSpec], toolsets: Mapping[str, str],
-                 flags: ExposureFlags) -> None:
+                 flags: ExposureFlags, default_toolsets: Sequence[str] | None = None) -> None:
         self.names = frozenset(t.name for t in tools)
         self.members = {name: frozenset(t.name for t in tools if t.toolset == name)
                         for name in toolsets}
+        # what no selection means: the default toolsets' tools (a forge server), else every tool
+        self.default = self.names if default_toolsets is None else frozenset().union(
+            *(self.members[name] for name in default_toolsets))
         self.writes = frozenset(t.name for t in tools if not t.annotations.read_only)
+        self.runs = {t.name: frozenset(t.runs) for t in tools if t.runs}
         self.full = Surface(self.names)
         try:
             repos = RepoAllowlist.parse(flags.repos) if flags.repos else None
         except ValueError as exc:
             raise ExposureError(f"--repos: {exc}") from None
         chosen = self._select(flags.read_only, flags.toolsets, flags.tools, flags.exclude_tools,
-                              within=self.names, source=("--toolsets", "--tools", "--exclude-tools"))
+                              within=self.names, unselected=self.default,
+                              source=("--toolsets", "--tools", "--exclude-tools"))
         if not chosen:
             raise ExposureError("the exposure flags leave no tool: check --read-only, --toolsets, "
                                 "--tools and --exclude-tools")
@@ -120,18 +132,34 @@ class ExposurePolicy:
         return out
 
     def _select(self, read_only: bool, toolsets: Sequence[str], tools: Sequence[str],
-                exclude: Sequence[str], *, within: frozenset[str],
+                exclude: Sequence[str], *, within: frozenset[str], unselected: frozenset[str],
                 source: tuple[str, str, str]) -> frozenset[str]:
-        sets = self._names(toolsets, [ALL, *self.members], source[0])
+        sets = self._names(toolsets, [ALL, DEFAULT, *self.members], source[0])
         picked = self._names(tools, self.names, source[1])
         dropped = self._names(exclude, self.names, source[2])
-        chosen = set(self.names) if not sets and not picked else set(picked)
+        chosen = set(unselected) if not sets and not picked else set(picked)
         for name in sets:
-            chosen |= self.names if name == ALL else self.members[name]
+            chosen |= (self.names if name == ALL else self.default if name == DEFAULT
+                       else self.members[name])
         chosen -= set(dropped)
         if read_only:
             chosen -= self.writes
-        return frozenset(chosen & within)
+        chosen &= within
+        closed = self._with_what_they_run(chosen)
+        if lost := [n for n in picked if n in chosen - closed]:
+            hidden = sorted(self.runs[lost[0]] - closed)
+            raise ExposureError(f"{source[1]}: {lost[0]} runs {', '.join(hidden)}, which this "
+                                f"selection hides: expose {'them' if len(hidden) > 1 else 'it'} "
+                                f"too, or leave {lost[0]} out")
+        return frozenset(closed)
+
+    def _with_what_they_run(self, chosen: set[str]) -> set[str]:
+        """`chosen` without every tool that runs a tool outside it (to a fixed point: a
+        composite of composites goes with its innermost tool)."""
+        closed = set(chosen)
+        while hidden := {n for n in closed if not self.runs.get(n, frozenset()) <= closed}:
+            closed -= hidden
+        return closed
 
     def for_request(self, headers: Mapping[str, str]) -> Surface:
         """The surface of an HTTP request: the server's, narrowed by its X-MCP-* headers."""
@@ -145,7 +173,7 @@ class ExposurePolicy:
         read_only, toolsets, tools, exclude, repos = values
         chosen = self._select(
             _flag(read_only, "X-MCP-Readonly"), parse_entries(toolsets), parse_entries(tools),
-            parse_entries(exclude), within=self.base.tools,
+            parse_entries(exclude), within=self.base.tools, unselected=self.base.tools,
             source=("X-MCP-Toolsets", "X-MCP-Tools", "X-MCP-Exclude-Tools"))
         allowlist = self.base.repos
         if parse_entries(repos):
@@ -158,14 +186,18 @@ class ExposurePolicy:
 
 
 def add_exposure_arguments(parser: argparse.ArgumentParser, toolsets: Mapping[str, str],
-                           forge: str = "the forge") -> None:
+                           forge: str = "the forge",
+                           default_toolsets: Sequence[str] | None = None) -> None:
     """The exposure flags of the console script (each also read from the environment)."""
     names = ", ".join(f"{n} ({d})" for n, d in toolsets.items()) or "none declared"
+    default = ("every toolset" if default_toolsets is None
+               else "'default' = " + ",".join(default_toolsets))
     parser.add_argument("--read-only", action="store_true", default=None,
                         help=f"hide every tool that writes to {forge}, whatever selects it "
                              "(env GHMCP_READ_ONLY=1)")
     parser.add_argument("--toolsets", metavar="NAME,...",
-                        help=f"expose only these toolsets, or 'all' (env GHMCP_TOOLSETS); "
+                        help=f"expose only these toolsets, 'all' or 'default' (env "
+                             f"GHMCP_TOOLSETS; without it and --tools: {default}); "
                              f"this server's toolsets: {names}")
     parser.add_argument("--tools", metavar="TOOL,...",
                         help="expose these tools, on top of --toolsets; alone: only these "

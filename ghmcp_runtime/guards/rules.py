@@ -14,10 +14,12 @@ from ghmcp_runtime.core.transforms import normalizer
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Rule:
     kind: Literal["at_least_one", "exactly_one", "all_or_none", "requires", "not_together",
-                  "not_blank", "excludes", "disjoint"]
+                  "not_blank", "excludes", "disjoint", "required_when", "forbidden_when"]
     fields: tuple[str, ...]
     reason: str
     when: str | None = None
+    among: tuple[bool | int | str, ...] = ()  # for required_when/forbidden_when: `when`'s values that
+    # trigger the rule (empty: any value)
     equals: bool | int | str | None = None  # for requires: the value the fields must have (None: any)
     values: tuple[bool | int | str, ...] = ()  # for excludes: the values `fields` may not hold together
     normalize: str | None = None  # for disjoint: the transform both lists' items are compared through
@@ -42,8 +44,21 @@ def _broken(args: Mapping[str, Any], rule: Rule) -> dict[str, Any] | None:
     return {"fields": list(rule.fields), "reason": rule.reason} if shared else None
 
 
+def _triggered(args: Mapping[str, Any], rule: Rule) -> bool:
+    """A required_when/forbidden_when rule applies: `when` was given (one of `among`, if any)."""
+    return rule.when is not None and _present(args, rule.when) and (
+        not rule.among or any(args[rule.when] == v and type(args[rule.when]) is type(v) for v in rule.among))
+
+
 def check_rules(args: Mapping[str, Any], rules: tuple[Rule, ...]) -> ToolError | None:
     for rule in rules:
+        if rule.kind in ("required_when", "forbidden_when"):
+            wrong = [] if not _triggered(args, rule) else [
+                f for f in rule.fields if _present(args, f) == (rule.kind == "forbidden_when")]
+            if wrong:
+                return ToolError("invalid_field", rule.message or f"Invalid arguments: {rule.reason}",
+                                 details={"field": wrong[0], "reason": rule.reason})
+            continue
         if rule.kind in ("not_blank", "excludes", "disjoint"):
             broken = _broken(args, rule)
             if broken is not None:

@@ -64,7 +64,8 @@ def open_idempotency(settings: Settings) -> Idempotency | None:
     from ghmcp_runtime.stores.idempotency import IdempotencyRunner
     from ghmcp_runtime.stores.redis_store import open_store
 
-    return IdempotencyRunner(open_store(settings.idempotency_store, settings.keys_per_caller))
+    return IdempotencyRunner(open_store(settings.idempotency_store, settings.keys_per_caller,
+                                         settings.shared_keys))
 
 
 def guarded(
@@ -239,7 +240,7 @@ def _parser(spec: ServerSpec) -> argparse.ArgumentParser:
                    help="withhold issue and comment text by authors without push access to public "
                         "repositories (env GHMCP_LOCKDOWN=1; HTTP callers may also send "
                         "X-MCP-Lockdown: true)")
-    add_exposure_arguments(p, spec.toolsets, spec.forge.display_name)
+    add_exposure_arguments(p, spec.toolsets, spec.forge.display_name, spec.default_toolsets)
     return p
 
 

@@ -71,7 +71,8 @@ def summary_markdown(*, title: str, summary: str, fingerprint: str, tools: Seque
 def error_catalog(*, fingerprint: str, codes: Sequence[ErrorCode],
                   users: Mapping[str, Sequence[str]]) -> str:
     """The error-catalog resource (`errors.json`): every code, who emits it, retryability,
-    repair, and the envelope schema. `users`: code -> the tools that can emit it."""
+    repair, and the envelope schema. `users`: code -> the tools that can emit it (for the codes
+    whose own `tools` are None)."""
     catalog = {
         "fingerprint": fingerprint,
         "carriers": {
@@ -83,7 +84,8 @@ def error_catalog(*, fingerprint: str, codes: Sequence[ErrorCode],
                       "echoed; details.field/reason locate them",
         "envelope_schema": ENVELOPE_SCHEMA,
         "codes": [{"code": e.code, "temporary": e.temporary, "description": e.description,
-                   "repair": e.repair, "tools": sorted(users.get(e.code, ()))}
+                   "repair": e.repair,
+                   "tools": sorted(users.get(e.code, ()) if e.tools is None else e.tools)}
                   for e in sorted(codes, key=lambda e: e.code)],
     }
     return json.dumps(catalog, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

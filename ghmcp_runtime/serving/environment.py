@@ -13,6 +13,8 @@ VARIABLES: tuple[tuple[str, str], ...] = (
     ("GHMCP_ALLOW_INSECURE_API_URL", "1: accept a plain http:// API URL that is not loopback"),
     ("GHMCP_IDEMPOTENCY_STORE", "as --idempotency-store"),
     ("GHMCP_IDEMPOTENCY_KEYS_PER_CALLER", "live idempotency keys per caller (default 1000)"),
+    ("GHMCP_IDEMPOTENCY_SHARED_KEYS", "live idempotency keys past each caller's first 10, all "
+                                      "callers together (default 10000)"),
     ("GHMCP_HTTP_CACHE", "memory (default), off, or a redis:// URL: revalidated reads"),
     ("GHMCP_HTTP_CACHE_MAX_BYTES", "HTTP cache bytes in all (default 16 MiB)"),
     ("GHMCP_HTTP_CACHE_MAX_BYTES_PER_CALLER", "HTTP cache bytes per caller (default 4 MiB)"),

@@ -57,9 +57,11 @@ class CallerTokenVerifier:
         return AccessToken(token=token, client_id=caller_id(self._key, token), scopes=[])
 
 
-# headers a proxy adds: a request that came through one is not this machine's, whatever its
-# socket says, so it never acts with the operator's token
-PROXY_HEADERS = ("forwarded", "x-forwarded-for", "x-forwarded-host", "x-real-ip", "via")
+# headers a proxy adds (or that only a request meant for a proxy carries): a request that came
+# through one is not this machine's, whatever its socket says, so it never acts with the
+# operator's token
+PROXY_HEADERS = ("forwarded", "x-forwarded-for", "x-forwarded-host", "x-real-ip", "via",
+                 "proxy-authorization")
 
 
 def forwarded(headers: Headers) -> bool:

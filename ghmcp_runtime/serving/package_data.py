@@ -61,13 +61,14 @@ class PackageData:
         return codes
 
     def error_codes(self) -> tuple[ErrorCode, ...]:
-        """The server's error catalog, in the catalog's order."""
+        """The server's error catalog, in the catalog's order, each code with the tools it lists."""
         return tuple(ErrorCode(code=c["code"], temporary=c["temporary"], description=c["description"],
-                               repair=c["repair"]) for c in self._catalog)
+                               repair=c["repair"], tools=tuple(c["tools"])) for c in self._catalog)
 
     def tool(self, *, name: str, handler: Handler, operations: Sequence[Operation],
              annotations: Annotations, field_map: Mapping[str, str] | None = None,
-             echo_safe: Sequence[str] = (), toolset: str | None = None) -> ToolSpec:
+             echo_safe: Sequence[str] = (), toolset: str | None = None,
+             runs: Sequence[str] = ()) -> ToolSpec:
         """The tool as tools.json publishes it (title, description, schemas) and errors.json
         lists its codes, with what only Python can carry."""
         wire = self._wire[name]
@@ -86,4 +87,5 @@ class PackageData:
             echo_safe=tuple(echo_safe),
             toolset=toolset,
             input_checks=self._checks.get(name),
+            runs=tuple(runs),
         )

@@ -34,8 +34,12 @@ class Served:
         self.tools = {t.name: t for t in spec.tools}
         self.schemas = {t.name: plain(t.input_schema) for t in spec.tools}
         self.validators = {t.name: ArgumentValidator(t.input_schema, t.input_checks) for t in spec.tools}
-        self.projector = ShapeProjector(spec.shapes)
-        self.exposure = ExposurePolicy(spec.tools, spec.toolsets, settings.exposure)
+        # each tool runs with its own part's shapes and error rules (a forge server's parts)
+        self.part = {t.name: spec.part_of(t.name) for t in spec.tools}
+        projectors = {p.name: ShapeProjector(p.shapes) for p in (*spec.parts, spec)}
+        self.projectors = {name: projectors[part.name] for name, part in self.part.items()}
+        self.exposure = ExposurePolicy(spec.tools, spec.toolsets, settings.exposure,
+                                       spec.default_toolsets)
         self.views = SurfaceViews(spec)
         self._local_caller: Caller | None = None  # stdio, in-memory: always the same caller
 

@@ -16,7 +16,7 @@ from ghmcp_runtime.core.forge_profile import ForgeProfile
 from ghmcp_runtime.core.forges import GITHUB
 from ghmcp_runtime.guards.exposure import ExposureFlags
 from ghmcp_runtime.guards.host_guard import is_loopback
-from ghmcp_runtime.stores.setting import DEFAULT_KEYS_PER_CALLER
+from ghmcp_runtime.stores.setting import DEFAULT_KEYS_PER_CALLER, DEFAULT_SHARED_KEYS
 
 _TRUE = ("1", "true", "yes", "on")
 
@@ -90,6 +90,7 @@ class Settings:
     # per-caller bounds: live idempotency keys (a new one past it is refused, nothing evicted),
     # bytes of cached reads (None: http_cache_store.Limits), upstream requests in flight
     keys_per_caller: int = DEFAULT_KEYS_PER_CALLER
+    shared_keys: int = DEFAULT_SHARED_KEYS  # keys past each caller's reserved first ones, in all
     http_cache_max_bytes: int | None = None
     http_cache_max_bytes_per_caller: int | None = None
     inflight_per_caller: int = DEFAULT_INFLIGHT_PER_CALLER
@@ -128,6 +129,7 @@ class Settings:
             lockdown=env.get("GHMCP_LOCKDOWN", "").strip().lower() in _TRUE,
             max_concurrent=_concurrency_env(env),
             keys_per_caller=_count_env(env, "GHMCP_IDEMPOTENCY_KEYS_PER_CALLER", DEFAULT_KEYS_PER_CALLER),
+            shared_keys=_count_env(env, "GHMCP_IDEMPOTENCY_SHARED_KEYS", DEFAULT_SHARED_KEYS),
             http_cache_max_bytes=_count_env(env, "GHMCP_HTTP_CACHE_MAX_BYTES", 0) or None,
             http_cache_max_bytes_per_caller=_count_env(
                 env, "GHMCP_HTTP_CACHE_MAX_BYTES_PER_CALLER", 0) or None,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -30,6 +30,7 @@ from ghmcp_runtime.serving.capability_docs import (
     error_catalog,
     summary_markdown,
 )
+from ghmcp_runtime.serving.forge_server import forge_exposure_text, surface_summary
 
 FINGERPRINT_LINE = "\nCapability fingerprint: "
 
@@ -72,11 +73,14 @@ class SurfaceView:
 
 def exposure_text(spec: ServerSpec, surface: Surface) -> str:
     """The sentence the summary and instructions add for a narrowed surface."""
-    names = sorted(surface.tools)
-    text = (f"Exposure: this endpoint is narrowed by its operator's flags or this request's "
-            f"headers. Tools here: {', '.join(names) or 'none'} ({len(names)} of "
-            f"{len(spec.tools)}; every other tool named in this summary is absent and unknown "
-            f"when called).")
+    if spec.parts:
+        text = forge_exposure_text(spec, surface.tools)
+    else:
+        names = sorted(surface.tools)
+        text = (f"Exposure: this endpoint is narrowed by its operator's flags or this request's "
+                f"headers. Tools here: {', '.join(names) or 'none'} ({len(names)} of "
+                f"{len(spec.tools)}; every other tool named in this summary is absent and unknown "
+                f"when called).")
     writes = {t.name for t in spec.tools if not t.annotations.read_only}
     if writes and not writes & surface.tools:
         text += f" Read-only: no tool here writes to {spec.forge.display_name}."
@@ -112,14 +116,15 @@ class SurfaceViews:
         narrowed = surface != self.full
         fingerprint = _fingerprint(spec.fingerprint, surface) if narrowed else spec.fingerprint
         exposure = exposure_text(spec, surface) if narrowed else None
-        instructions = (f"{self.summary}\n{exposure}{FINGERPRINT_LINE}{fingerprint}" if exposure
+        summary = surface_summary(spec, surface.tools) if spec.parts else self.summary
+        instructions = (f"{summary}\n{exposure}{FINGERPRINT_LINE}{fingerprint}" if exposure
                         else spec.instructions)
         templates = tuple(t for t in spec.templates if t.tool in surface.tools)
         return SurfaceView(
             surface=surface, narrowed=narrowed, fingerprint=fingerprint,
             instructions=instructions,
             summary=summary_markdown(
-                title=spec.title, summary=self.summary, fingerprint=fingerprint,
+                title=spec.title, summary=summary, fingerprint=fingerprint,
                 tools=[ToolLine(t.name, t.title, t.annotations) for t in spec.tools
                        if t.name in surface.tools],
                 resources=[*(ResourceLine(r.uri, r.title, r.description) for r in spec.resources),
@@ -132,14 +137,14 @@ class SurfaceViews:
         )
 
     def _errors(self, surface: Surface, fingerprint: str) -> str:
-        users = {e.code: sorted(n for n in surface.tools if e.code in self._users[n])
-                 for e in self.spec.error_codes}
-        everyone = {e.code: any(e.code in c for c in self._users.values())
-                    for e in self.spec.error_codes}
-        # a code no tool of the whole server emits is one the override file declared: it stays
-        codes: list[ErrorCode] = [e for e in self.spec.error_codes
-                                  if users[e.code] or not everyone[e.code]]
+        codes: list[ErrorCode] = []
+        for e in self.spec.error_codes:
+            emitters = (e.tools if e.tools is not None
+                        else [n for n, used in self._users.items() if e.code in used])
+            shown = tuple(sorted(n for n in emitters if n in surface.tools))
+            # a code no tool of the whole server emits is one the override file declared: it stays
+            if shown or not emitters:
+                codes.append(replace(e, tools=shown))
         if surface.repos is not None:
-            codes.append(REPO_NOT_ALLOWED)
-            users[REPO_NOT_ALLOWED.code] = sorted(surface.tools)
-        return error_catalog(fingerprint=fingerprint, codes=codes, users=users)
+            codes.append(replace(REPO_NOT_ALLOWED, tools=tuple(sorted(surface.tools))))
+        return error_catalog(fingerprint=fingerprint, codes=codes, users={})

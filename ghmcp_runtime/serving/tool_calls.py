@@ -18,7 +18,7 @@ from mcp.shared.exceptions import NoBackChannelError
 from mcp.types import INVALID_PARAMS, CallToolRequestParams, CallToolResult, InputRequiredResult
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from ghmcp_runtime.calls.context import CursorCodec, Idempotency, ToolContext, Upstream
+from ghmcp_runtime.calls.context import Changes, CursorCodec, Idempotency, ToolContext, Upstream
 from ghmcp_runtime.calls.cursors import HmacCursorCodec
 from ghmcp_runtime.calls.http_cache import parse_setting as parse_http_cache
 from ghmcp_runtime.calls.upstream import ForgeUpstream
@@ -61,9 +61,9 @@ def invalid_answer(tctx: ToolContext) -> ToolError:
     """internal_error for an answer that fails the tool's own outputSchema; after writes, a
     warning that they may have taken effect (the answer saying which cannot be sent)."""
     message = INTERNAL_MESSAGE
-    if tctx.writes_sent:
-        message += (f" It had sent {tctx.writes_sent} write request(s), which may have taken effect: read "
-                    "the resource before repeating the call.")
+    if tctx.changes.count:
+        message += (f" It had sent {tctx.changes.count} write request(s), which may have taken effect: "
+                    "read the resource before repeating the call.")
     return tctx.writes.annotate(ToolError("internal_error", message))
 
 
@@ -93,7 +93,8 @@ def default_upstream(served: Served) -> ForgeUpstream:
 
 def default_idempotency(served: Served) -> IdempotencyRunner:
     settings = served.settings
-    return IdempotencyRunner(open_store(settings.idempotency_store, settings.keys_per_caller))
+    return IdempotencyRunner(open_store(settings.idempotency_store, settings.keys_per_caller,
+                                         settings.shared_keys))
 
 
 class ToolRuntime:
@@ -112,7 +113,7 @@ class ToolRuntime:
         self.upstream = upstream or default_upstream(served)
         self.cursors = cursors or HmacCursorCodec(self.settings.server_secret)
         self.idempotency = idempotency or default_idempotency(served)
-        self.projector = served.projector
+        self.projectors = served.projectors
         self.validators = served.validators
         self.trust = TrustCache()
         self.output_check = OutputCheck()
@@ -178,9 +179,11 @@ class ToolRuntime:
     async def run_tool(
         self, tool: ToolSpec, caller: Caller, arguments: Mapping[str, Any] | None, request_id: str,
         *, host: CallHost | None, dry_run: bool = False, paced: Pacer | None = None,
+        changes: Changes | None = None,
     ) -> tuple[Mapping[str, Any], ToolContext]:
         """Validate the arguments, run the handler, release lockdown: a tool's result and its
-        context (a direct call, or one a batch makes: `paced` items one request at a time)."""
+        context (a direct call, or one a batch makes: `paced` items one request at a time, what
+        they change counted in the batch's `changes`)."""
         args = arguments if arguments is not None else {}
         validator = self.validators[tool.name]
         invalid = validator.validate(args)
@@ -192,6 +195,8 @@ class ToolRuntime:
             repos.check_arguments(args)
         tctx = self.context_for(tool, caller, args, request_id)
         tctx.host, tctx.dry_run, tctx.pace = host, dry_run, paced
+        if changes is not None:
+            tctx.changes = changes
         if paced is not None:
             tctx.slots = anyio.CapacityLimiter(1)
         try:
@@ -211,16 +216,17 @@ class ToolRuntime:
     ) -> ToolContext:
         # a forge without trust checks has no lockdown rules either (the generator refuses them)
         forge = self.spec.forge
+        part = self.served.part[tool.name]
         locked = (self.settings.lockdown or requested(caller.headers)) and forge.trust is not None
         return ToolContext(
             tool=tool, request_id=request_id, identity=caller.identity,
             arguments=args, upstream=self.upstream, cursors=self.cursors,
-            idempotency=self.idempotency, projector=self.projector, credential=caller.credential,
-            forge=self.spec.forge,
-            lockdown=Lockdown(self.spec.shapes, self.trust, forge) if locked else None,
+            idempotency=self.idempotency, projector=self.projectors[tool.name],
+            credential=caller.credential, forge=forge,
+            lockdown=Lockdown(part.shapes, self.trust, forge) if locked else None,
             repos=self.surface_of(caller).repos,
             slots=anyio.CapacityLimiter(self.settings.max_concurrent),
-            error_rules=self.spec.error_rules,
+            error_rules=part.error_rules,
         )
 
     def _error(self, err: ToolError, request_id: str, caller: Caller) -> CallToolResult:
@@ -249,12 +255,17 @@ class CallHost:
 
     async def run_tool(self, ctx: ToolContext, name: str, args: Mapping[str, Any], *, dry_run: bool,
                        paced: bool) -> dict[str, Any]:
+        if name not in ctx.tool.runs or name not in self.runtime.surface_of(self.caller).tools:
+            # exposure hides a composite with the tools it declares it runs, so this is a
+            # defect (a hook running an undeclared tool): the whole call fails, internal_error
+            raise RuntimeError(f"{ctx.tool.name} ran {name}, which it does not declare or the "
+                               "caller's surface hides")
         if paced and self.pacer is None:
             self.pacer = Pacer(self.write_interval_s)  # one pace for every item of the call
         try:
             result, _ = await self.runtime.run_tool(
                 self.runtime.tools[name], self.caller, args, ctx.request_id, host=self,
-                dry_run=dry_run, paced=self.pacer if paced else None)
+                dry_run=dry_run, paced=self.pacer if paced else None, changes=ctx.changes)
         except ToolError as err:
             if err.repair is not None and err.repair.get("tool") not in self.runtime.surface_of(self.caller).tools:
                 err.repair = None  # no repair through a tool this caller cannot see

@@ -19,6 +19,12 @@ to `recover`, which looks for what those attempts may have written (recovery.py)
 stays pending until its outcome is known: only a write that provably did not happen frees it
 (`release`); a recovery that cannot decide keeps it (`outcome_unknown`).
 
+Capacity. A key is held only by an attempt that may have changed something (`changed`): one
+that changed nothing (rate-limited, refused, failed before sending) is released whatever it
+ended with. Each caller may hold `keys_per_caller` live keys; its first `reserved_per_caller`
+are always admitted, and only keys past them count in the capacity all callers share, so no
+set of callers can refuse another caller's first keyed writes.
+
 Claims. The item a write answered with (its GitHub `id`) is claimed in a scope every caller
 shares (the tool and its scope arguments), whether the call had a key or not: recovery never
 adopts an item another call already answered with (`claimed`).
@@ -41,7 +47,11 @@ import anyio
 from ghmcp_runtime.core.errors import OutcomeUnknown, ToolError
 from ghmcp_runtime.core.logs import log_event
 from ghmcp_runtime.core.versioning import canonical_json
-from ghmcp_runtime.stores.setting import DEFAULT_KEYS_PER_CALLER
+from ghmcp_runtime.stores.setting import (
+    DEFAULT_KEYS_PER_CALLER,
+    DEFAULT_SHARED_KEYS,
+    RESERVED_KEYS_PER_CALLER,
+)
 
 ClaimState = Literal["new", "pending", "done"]
 DEFAULT_TTL_S = 600.0
@@ -184,20 +194,24 @@ def new_lease() -> str:
 
 
 class KeyQuotaExceeded(ToolError):
-    """A new idempotency key refused: its caller (or, for the memory store, the process) holds
-    as many live keys as allowed. Nobody's key is evicted to make room: an evicted key would let
-    a retry write again."""
+    """A new idempotency key refused: its caller holds as many live keys as allowed, or (past
+    its reserved first keys) the keys all callers share are taken. Nobody's key is evicted to
+    make room: an evicted key would let a retry write again."""
 
     def __init__(self, limit: int, retry_after_s: float, *, whole_store: bool = False) -> None:
-        who = "this server's store" if whole_store else "this caller"
+        if whole_store:
+            held = f"the {limit:,} keys callers share beyond their first ones are all taken"
+            reason = f"the idempotency keys callers share are all taken ({limit:,})"
+        else:
+            held = f"this caller already holds {limit:,}"
+            reason = f"this caller holds the most idempotency keys allowed ({limit:,})"
         super().__init__(
             "rate_limited",
-            f"Too many idempotency keys in use: {who} already holds {limit:,}, each kept 10 "
-            "minutes after its call; nothing was written. Retry after retry_after_ms, or reuse "
-            "the key of a call you are repeating.",
+            f"Too many idempotency keys in use: {held}, each kept 10 minutes after a call that "
+            "changed something; nothing was written. Retry after retry_after_ms, or reuse the "
+            "key of a call you are repeating.",
             temporary=True, retry_after_ms=max(1000, int(retry_after_s * 1000)),
-            details={"field": "idempotency_key",
-                     "reason": f"{who} holds the most idempotency keys allowed ({limit:,})"},
+            details={"field": "idempotency_key", "reason": reason},
         )
 
 
@@ -209,6 +223,7 @@ class _Entry:
     expires: float
     started_at: float
     owner: str = ""
+    shared: bool = False  # counted in the keys all callers share (past the owner's reserved ones)
     lease: str = ""
     lease_until: float = 0.0
     result: Any = None
@@ -218,21 +233,26 @@ class _Entry:
 class MemoryStore:
     """In-process store. Entries expire `ttl_s` after their last write (claim, lease, renewal,
     completion) and are never evicted before: a new key is refused (`KeyQuotaExceeded`) when its
-    caller holds `keys_per_caller` live keys or the store `max_entries`."""
+    caller holds `keys_per_caller` live keys, or when it holds its `reserved_per_caller` first
+    ones already and the `max_entries` all callers share are taken. Another caller's first keys
+    are thus always admitted, however many keys others hold."""
 
     def __init__(
         self,
         *,
-        max_entries: int = 10_000,
+        max_entries: int = DEFAULT_SHARED_KEYS,
         keys_per_caller: int = DEFAULT_KEYS_PER_CALLER,
+        reserved_per_caller: int = RESERVED_KEYS_PER_CALLER,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
     ):
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._owned: dict[str, int] = {}  # owner -> live entries
+        self._shared = 0  # live entries past their owner's reserved ones
         self._claims: OrderedDict[tuple[str, str], float] = OrderedDict()  # (scope, item) -> expiry
         self._max = max_entries
         self._per_owner = keys_per_caller
+        self._reserved = reserved_per_caller
         self._clock = clock
         self._wall_clock = wall_clock
 
@@ -241,6 +261,7 @@ class MemoryStore:
     def _forget(self, key: str) -> None:
         entry = self._entries.pop(key, None)
         if entry is not None:
+            self._shared -= entry.shared
             left = self._owned.get(entry.owner, 0) - 1
             if left > 0:
                 self._owned[entry.owner] = left
@@ -251,19 +272,23 @@ class MemoryStore:
         for key in [k for k, e in self._entries.items() if e.expires <= now]:
             self._forget(key)
 
-    def _make_room(self, owner: str, now: float) -> None:
-        """Drop expired entries when a limit is reached (a scan: only then); refuse if it stays."""
-        full = len(self._entries) >= self._max
-        if not full and self._owned.get(owner, 0) < self._per_owner:
-            return
-        self._expire(now)
-        if len(self._entries) >= self._max:
-            raise KeyQuotaExceeded(self._max, self._next_expiry(None, now), whole_store=True)
+    def _make_room(self, owner: str, now: float) -> bool:
+        """Whether the owner's new key counts in the shared keys; drops expired entries when a
+        limit is reached (a scan: only then), and refuses if it stays."""
+        for scanned in (False, True):
+            if scanned:
+                self._expire(now)
+            held = self._owned.get(owner, 0)
+            shared = held >= self._reserved
+            if held < self._per_owner and not (shared and self._shared >= self._max):
+                return shared
         if self._owned.get(owner, 0) >= self._per_owner:
-            raise KeyQuotaExceeded(self._per_owner, self._next_expiry(owner, now))
+            raise KeyQuotaExceeded(self._per_owner, self._next_expiry(now, owner=owner))
+        raise KeyQuotaExceeded(self._max, self._next_expiry(now, shared=True), whole_store=True)
 
-    def _next_expiry(self, owner: str | None, now: float) -> float:
-        ends = [e.expires for e in self._entries.values() if owner is None or e.owner == owner]
+    def _next_expiry(self, now: float, *, owner: str | None = None, shared: bool = False) -> float:
+        ends = [e.expires for e in self._entries.values()
+                if (owner is None or e.owner == owner) and (not shared or e.shared)]
         return max(0.0, min(ends, default=now) - now)
 
     def _leased(self, key: str, lease: str) -> _Entry | None:
@@ -289,10 +314,11 @@ class MemoryStore:
                          started_at=entry.started_at, attempts=entry.attempts,
                          lapsed=entry.state == "pending" and bool(entry.lease) and not running)
         self._forget(key)
-        self._make_room(owner, now)
-        entry = _Entry(fingerprint, "pending", ttl_s, now + ttl_s, self._wall_clock(), owner)
+        shared = self._make_room(owner, now)
+        entry = _Entry(fingerprint, "pending", ttl_s, now + ttl_s, self._wall_clock(), owner, shared)
         self._entries[key] = entry
         self._owned[owner] = self._owned.get(owner, 0) + 1
+        self._shared += shared
         lease = self._grant(entry, now, lease_s)
         return Claim("new", fingerprint, lease=lease, started_at=entry.started_at)
 
@@ -356,6 +382,10 @@ class _Write:
     claimed: Callable[[], str | None] | None
     offset: Callable[[], float | None]
     source: str
+    changed: Callable[[], bool] | None = None
+
+    def changed_nothing(self) -> bool:
+        return self.changed is not None and not self.changed()
 
 
 class IdempotencyRunner:
@@ -394,12 +424,15 @@ class IdempotencyRunner:
         offset: Callable[[], float | None] | None = None,
         repair: Mapping[str, Any] | None = None,
         source: str = "the forge",
+        changed: Callable[[], bool] | None = None,
     ) -> Any:
         """`run()` at most once per key. `shared` (the scope without the caller) and `claimed`
         (the item the finished write answered with) claim that item for this call, keyed or
         not; `offset` is the forge's clock offset now (recorded with a lost attempt); `repair` is
         where to look when a key is reused while its first outcome is unknown; `source` names
-        the forge in messages."""
+        the forge in messages; `changed()` says whether the attempt may have changed anything
+        so far: an attempt that did not frees its key, whatever it ended with (a rate-limited or
+        refused call holds no capacity, and its retry simply runs)."""
         claim_scope = None if shared is None else hashlib.sha256(
             canonical_json(["claims", *shared])).hexdigest()
         if key is None:
@@ -408,7 +441,7 @@ class IdempotencyRunner:
             return result
         store_key = hashlib.sha256(canonical_json([*scope, key])).hexdigest()
         owner = str(scope[0]) if scope else ""  # the caller's identity (ToolContext.idempotent)
-        write = _Write(run, recover, claim_scope, claimed, offset or _no_offset, source)
+        write = _Write(run, recover, claim_scope, claimed, offset or _no_offset, source, changed)
         waited, delay = 0.0, self._poll_s
         while True:
             claim = await self._store.claim(store_key, fingerprint, self._ttl_s, self._lease_s,
@@ -481,20 +514,31 @@ class IdempotencyRunner:
                 lost.append(Attempt(sent, time.time(), write.offset()))
                 raise
 
+        def nothing_written() -> bool:
+            """This attempt changed nothing, and no earlier one did (recovery found nothing)."""
+            return write.changed_nothing() and (earlier is None or writing[0])
+
         try:
             result = await self._while_leased(store_key, lease, recover_then_run)
         except ToolError as err:
             with anyio.CancelScope(shield=True):
-                if writing[0] and not isinstance(err, OutcomeUnknown) and not err.temporary:
+                failed = writing[0] and not isinstance(err, OutcomeUnknown) and not err.temporary
+                if failed or nothing_written():
                     await self._store.release(store_key, lease)  # the write provably failed
                 else:
                     await self._store.mark_unknown(store_key, lease, lost[0] if lost else None)
             raise
         except BaseException:
             with anyio.CancelScope(shield=True):
-                await self._store.mark_unknown(store_key, lease, lost[0] if lost else None)
+                if nothing_written():
+                    await self._store.release(store_key, lease)
+                else:
+                    await self._store.mark_unknown(store_key, lease, lost[0] if lost else None)
             raise
         with anyio.CancelScope(shield=True):
+            if nothing_written():
+                await self._store.release(store_key, lease)  # nothing to replay: a retry runs
+                return result
             item = write.claimed() if write.claimed is not None else None
             await self._store.complete(store_key, lease, result, ItemClaim(write.claim_scope, item)
                                        if write.claim_scope and item else None)

@@ -48,20 +48,32 @@ from ghmcp_runtime.stores.idempotency import (
     MemoryStore,
     new_lease,
 )
-from ghmcp_runtime.stores.setting import DEFAULT_KEYS_PER_CALLER, REDIS_SCHEMES, store_kind
+from ghmcp_runtime.stores.setting import (
+    DEFAULT_KEYS_PER_CALLER,
+    DEFAULT_SHARED_KEYS,
+    REDIS_SCHEMES,
+    RESERVED_KEYS_PER_CALLER,
+    store_kind,
+)
 
 DEFAULT_PREFIX = "ghmcp:idem:"
 _CLAIM_ATTEMPTS = 5
 
-# Per-caller quota: a sorted set `<prefix>owner:<identity>` holds the caller's live entries,
-# scored by when each expires; every script that sets an entry's TTL moves its score, `claim`
-# drops the expired ones and refuses a new key at the quota. `track(e, ttl_ms)` after a SET.
+# Quotas: a sorted set `<prefix>owner:<identity>` holds the caller's live entries, and
+# `<prefix>shared` the entries past their owner's reserved first ones (flag `p` in the entry),
+# both scored by when each expires; every script that sets an entry's TTL moves its scores,
+# `claim` drops the expired ones and refuses a new key at the caller's quota, or past its
+# reserved keys when the shared ones are taken. `track(e, ttl_ms)` after a SET.
 _TRACK = """
 local function track(e, ttl_ms, now_ms)
   if type(e.o) ~= 'string' or e.o == '' then return end
   local z = OWNERS .. e.o
   redis.call('ZADD', z, now_ms + ttl_ms, KEYS[1])
   if redis.call('PTTL', z) < ttl_ms then redis.call('PEXPIRE', z, ttl_ms) end
+  if e.p == 1 then
+    redis.call('ZADD', SHARED, now_ms + ttl_ms, KEYS[1])
+    if redis.call('PTTL', SHARED) < ttl_ms then redis.call('PEXPIRE', SHARED, ttl_ms) end
+  end
 end
 """
 
@@ -85,7 +97,8 @@ if ttl <= 0 then ttl = 600000 end
 # set, ARGV[3] = the item it claims for the entry's TTL.
 _COMPLETE = _LEASED + """
 local value = '{"s":"done","f":' .. cjson.encode(tostring(e.f)) .. ',"c":"","t":' .. ttl
-  .. ',"o":' .. cjson.encode(tostring(e.o or '')) .. ',"r":' .. ARGV[2] .. '}'
+  .. ',"o":' .. cjson.encode(tostring(e.o or '')) .. (e.p == 1 and ',"p":1' or '')
+  .. ',"r":' .. ARGV[2] .. '}'
 redis.call('SET', KEYS[1], value, 'PX', ttl)
 track(e, ttl, now_ms)
 if KEYS[2] then
@@ -115,6 +128,7 @@ return redis.call('ZRANGE', KEYS[1], 0, -1)
 
 _RELEASE = _LEASED + """
 if type(e.o) == 'string' and e.o ~= '' then redis.call('ZREM', OWNERS .. e.o, KEYS[1]) end
+if e.p == 1 then redis.call('ZREM', SHARED, KEYS[1]) end
 return redis.call('DEL', KEYS[1])
 """
 
@@ -161,21 +175,29 @@ return 1
 """
 
 # KEYS[1] = entry; ARGV[1] = JSON entry without its lease and start (with its owner `o`);
-# ARGV[2] = ttl ms; ARGV[3] = lease ms; ARGV[4] = keys per owner. Returns {1, now_ms} when
-# created, {0, stored entry, now_ms} when the key exists, {2, ms until the owner's oldest key
-# expires, now_ms} when the owner holds the quota (nothing written, nobody's key evicted).
+# ARGV[2] = ttl ms; ARGV[3] = lease ms; ARGV[4] = keys per owner; ARGV[5] = reserved keys per
+# owner; ARGV[6] = shared keys. Returns {1, now_ms} when created, {0, stored entry, now_ms} when
+# the key exists, {2 (the owner's quota) or 3 (the shared keys), ms until the oldest key in it
+# expires, now_ms} when refused (nothing written, nobody's key evicted).
 _CLAIM = _TRACK + """
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local raw = redis.call('GET', KEYS[1])
 if raw then return {0, raw, now_ms} end
 local e = cjson.decode(ARGV[1])
+local function wait(z)
+  local first = redis.call('ZRANGE', z, 0, 0, 'WITHSCORES')
+  return tostring(math.max(0, (tonumber(first[2]) or now_ms) - now_ms))
+end
 if type(e.o) == 'string' and e.o ~= '' then
   local z = OWNERS .. e.o
   redis.call('ZREMRANGEBYSCORE', z, '-inf', now_ms)
-  if redis.call('ZCARD', z) >= tonumber(ARGV[4]) then
-    local first = redis.call('ZRANGE', z, 0, 0, 'WITHSCORES')
-    return {2, tostring(math.max(0, tonumber(first[2]) - now_ms)), now_ms}
+  local held = redis.call('ZCARD', z)
+  if held >= tonumber(ARGV[4]) then return {2, wait(z), now_ms} end
+  if held >= tonumber(ARGV[5]) then
+    redis.call('ZREMRANGEBYSCORE', SHARED, '-inf', now_ms)
+    if redis.call('ZCARD', SHARED) >= tonumber(ARGV[6]) then return {3, wait(SHARED), now_ms} end
+    e.p = 1
   end
 end
 e.l = now_ms + tonumber(ARGV[3])
@@ -199,7 +221,9 @@ class RedisStore:
     """`IdempotencyStore` over Redis (`redis.asyncio`); share one URL between replicas."""
 
     def __init__(self, url: str, *, prefix: str = DEFAULT_PREFIX, client: Any = None,
-                 keys_per_caller: int = DEFAULT_KEYS_PER_CALLER) -> None:
+                 keys_per_caller: int = DEFAULT_KEYS_PER_CALLER,
+                 reserved_per_caller: int = RESERVED_KEYS_PER_CALLER,
+                 shared_keys: int = DEFAULT_SHARED_KEYS) -> None:
         import redis.asyncio as aioredis
         from redis.exceptions import RedisError
 
@@ -209,7 +233,11 @@ class RedisStore:
         self._redis: Any = client if client is not None else aioredis.Redis.from_url(url)
         self._prefix = prefix
         self._per_owner = keys_per_caller
-        owners = f"local OWNERS = {json.dumps(prefix + 'owner:')}\n"  # a JSON string is a Lua one
+        self._reserved = reserved_per_caller
+        self._shared = shared_keys
+        # a JSON string is a Lua one
+        owners = (f"local OWNERS = {json.dumps(prefix + 'owner:')}\n"
+                  f"local SHARED = {json.dumps(prefix + 'shared')}\n")
         register = self._redis.register_script
         self._complete = register(owners + _COMPLETE)
         self._release = register(owners + _RELEASE)
@@ -237,11 +265,14 @@ class RedisStore:
                 lease = new_lease()
                 entry = {"s": "pending", "f": fingerprint, "c": lease, "t": ttl_ms, "o": owner}
                 answer = await self._claim(keys=[name], args=[
-                    _dumps(entry), ttl_ms, int(lease_s * 1000), self._per_owner])
+                    _dumps(entry), ttl_ms, int(lease_s * 1000), self._per_owner, self._reserved,
+                    self._shared])
                 if int(answer[0]) == 1:
                     return Claim("new", fingerprint, lease=lease, started_at=int(answer[1]) / 1000)
                 if int(answer[0]) == 2:
                     raise KeyQuotaExceeded(self._per_owner, int(answer[1]) / 1000)
+                if int(answer[0]) == 3:
+                    raise KeyQuotaExceeded(self._shared, int(answer[1]) / 1000, whole_store=True)
                 stored = self._decode(answer[1])
                 if stored is None:  # unreadable entry (not ours): treat as absent
                     await self._redis.delete(name)
@@ -330,12 +361,13 @@ class RedisStore:
                          details={"reason": "the idempotency store is unreachable"})
 
 
-def open_store(url: str, keys_per_caller: int = DEFAULT_KEYS_PER_CALLER) -> IdempotencyStore:
+def open_store(url: str, keys_per_caller: int = DEFAULT_KEYS_PER_CALLER,
+               shared_keys: int = DEFAULT_SHARED_KEYS) -> IdempotencyStore:
     """`memory` (one process) or a Redis URL (`redis://host:port/db`, shared by replicas)."""
     url = url.strip()
     if store_kind(url) == "memory":
-        return MemoryStore(keys_per_caller=keys_per_caller)
-    return RedisStore(url, keys_per_caller=keys_per_caller)
+        return MemoryStore(keys_per_caller=keys_per_caller, max_entries=shared_keys)
+    return RedisStore(url, keys_per_caller=keys_per_caller, shared_keys=shared_keys)
 
 
 def eviction_warnings(url: str, http_cache: str = "") -> list[str]:

@@ -6,6 +6,11 @@ from __future__ import annotations
 MEMORY = "memory"
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 DEFAULT_KEYS_PER_CALLER = 1_000  # live keys one caller may hold (GHMCP_IDEMPOTENCY_KEYS_PER_CALLER)
+# Each caller's first live keys are always admitted: no set of other callers can deny them.
+RESERVED_KEYS_PER_CALLER = 10
+# Keys beyond each caller's reserved ones, all callers together (GHMCP_IDEMPOTENCY_SHARED_KEYS):
+# what bounds the store, since only a call that may have changed something keeps its key.
+DEFAULT_SHARED_KEYS = 10_000
 
 
 def store_kind(url: str) -> str:

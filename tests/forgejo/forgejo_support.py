@@ -13,6 +13,7 @@ from fakeforgejo import FakeForgejo
 from forgejo_labels_mcp import SERVER
 from ghmcp_runtime.calls.upstream import ForgeUpstream, RetryPolicy
 from ghmcp_runtime.core.forges import FORGEJO
+from ghmcp_runtime.core.model import ServerSpec
 from ghmcp_runtime.guards.exposure import ExposureFlags
 from ghmcp_runtime.serving.app import Settings, build_server
 
@@ -56,11 +57,12 @@ def seed(fake: FakeForgejo) -> dict[str, Any]:
 
 
 def in_memory_server(fake: FakeForgejo, token: str | None = OWNER_TOKEN, *,
-                     exposure: ExposureFlags | None = None, timeout: float = 5.0) -> Any:
+                     exposure: ExposureFlags | None = None, timeout: float = 5.0,
+                     spec: ServerSpec = SERVER) -> Any:
     upstream = ForgeUpstream(forge=FORGEJO, base_url=API, transport=fake.asgi_transport(),
                              timeout=timeout, retry=FAST_RETRY)
     settings = Settings(token=token, api_url=API, exposure=exposure or ExposureFlags())
-    return build_server(SERVER, settings, upstream=upstream)
+    return build_server(spec, settings, upstream=upstream)
 
 
 def stdio_params(base_url: str, token: str | None = OWNER_TOKEN, *args: str) -> StdioServerParameters:

@@ -205,3 +205,25 @@ async def test_markers_written_by_older_versions_never_come_back(fake: FakeGitHu
     # hidden content (untrusted text is returned as GitHub's page shows it): removed and counted
     assert [(c["body"], c.get("hidden_removed")) for c in full["comments"]] == [("Done.", 0),
                                                                                 (" stays", 1)]
+
+
+@pytest.mark.parametrize("failure", [{"kind": "status", "status": 503},
+                                     {"kind": "status", "status": 403, "headers": {"retry-after": "60"},
+                                      "body": {"message": "You have exceeded a secondary rate limit."}}],
+                         ids=["5xx", "secondary-rate-limit"])
+async def test_a_create_that_failed_before_its_write_is_retried_without_recovery(
+        fake: FakeGitHub, seeded: dict[str, Any], failure: dict[str, Any]) -> None:
+    """Issue 31: the label check before the POST failed (temporarily), and the retry with the key
+    first looked for an issue that was never created: GET /user and a listing, two wasted
+    requests (and `outcome_unknown` where the listing was ambiguous). Now the key is freed."""
+    srv = server(fake)
+    args = {**REPO_ARGS, "title": "Crash", "labels": ["triage"], "idempotency_key": "pre-write-0001"}
+    fake.faults.add("issues/list-labels-for-repo", times=None, **failure)  # past the read's retries
+    first = await call(srv, "github_create_issue", args)
+    fake.faults.clear()
+    assert first["code"] in ("upstream_unavailable", "rate_limited") and first["temporary"] is True
+    assert fake.calls("issues/create") == []
+    retry = await call(srv, "github_create_issue", args)
+    assert "code" not in retry, retry
+    assert len(fake.calls("issues/create")) == 1
+    assert fake.calls("users/get-authenticated") == [] and fake.calls("issues/list-for-repo") == []

@@ -300,6 +300,10 @@ def _mistakes() -> list[Mistake]:
     add("batch-source-not-a-listing",
         lambda: replace(t, "tool: github_search_issues\n", "tool: github_get_issue\n", bulk),
         r"github_get_issue is not a paged listing")
+    add("batch-outside-the-toolset-of-its-item-tool",
+        lambda: replace(t, "    toolset: issues\n", "    toolset: labels\n", bulk),
+        r"github_update_issue is in toolset 'issues', this batch in 'labels'",
+        hint=r"put the batch in the toolset of the tools it runs")
     add("batch-declares-outputs",
         lambda: replace(t, "    batch:\n", "    output: [{name: x, type: string}]\n    batch:\n", bulk),
         r"batch tool github_update_issues declares outputs", hint=r"drop `output`")

@@ -14,18 +14,20 @@ import pytest
 from gen_support import GENERATED, OVERRIDES, cli, snapshot
 
 from generator.io import compare, existing_files
-from generator.pipeline import generate, load_inputs, override_files
 from generator.render import FileMap
-from tests.support.servers import SERVERS
+from generator.run_all import generate_all
+from generator.spec import SpecCache
+from tests.support.servers import FORGE_SERVERS, SERVERS
 
 
 @pytest.fixture(scope="module")
 def files() -> FileMap:
-    """Every server of overrides/*.yaml, as `make generate` writes them."""
-    out: FileMap = {}
-    for path in override_files(OVERRIDES.parent):
-        result = generate(load_inputs(path))
-        assert result.files is not None, "\n".join(d.render() for d in result.diagnostics)
+    """Every server of overrides/*.yaml and every forge server, as `make generate` writes them."""
+    run = generate_all(OVERRIDES.parent, specs=SpecCache())
+    assert run.ok, "\n".join(d.render() for r in run.results for d in r.diagnostics)
+    out: FileMap = dict(run.forge_files)
+    for result in run.results:
+        assert result.files is not None
         out.update(result.files)
     return out
 
@@ -40,7 +42,7 @@ def test_generated_is_current(files: FileMap) -> None:
 
 def test_each_override_file_is_one_package_whose_manifest_lists_its_files(files: FileMap) -> None:
     packages = sorted({path.split("/", 1)[0] for path in files})
-    assert packages == sorted(s.package for s in SERVERS)
+    assert packages == sorted([*(s.package for s in SERVERS), *(f.package for f in FORGE_SERVERS)])
     for server in SERVERS:
         manifest = json.loads(files[f"{server.package}/MANIFEST.json"])
         own = {p.split("/", 1)[1] for p in files if p.startswith(f"{server.package}/")}

@@ -24,14 +24,17 @@ FIXTURE = HERE / "fixture"
 OVERRIDES = FIXTURE / "overrides" / "acme.yaml"
 HOOKS = "tests/lint/fixture/overrides/acme_hooks.py"
 SPEC_DIR = FIXTURE / "spec"
+# issue 31's newcomer: a pull-request server on the pinned GitHub description (spec/), declared right
+PULLS = FIXTURE / "pulls" / "pulls.yaml"
 CASES = HERE / "cases"
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
 UPDATE_COMMAND = "UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/lint"
 
 
 @functools.cache
-def base_inputs() -> Inputs:
-    return load_inputs(OVERRIDES, spec_dir=SPEC_DIR)
+def base_inputs(base: str = "acme") -> Inputs:
+    """The fixture a case mutates: `acme` (a small hand-written spec) or `pulls` (GitHub's)."""
+    return load_inputs(PULLS) if base == "pulls" else load_inputs(OVERRIDES, spec_dir=SPEC_DIR)
 
 
 @functools.cache
@@ -53,8 +56,8 @@ def replaced(text: str, old: str, new: str) -> str:
 
 
 def mutate(edits: list[dict[str, str]], *, with_baseline: bool = False,
-           baseline_files: Mapping[str, str] | None = None) -> Inputs:
-    inputs = base_inputs()
+           baseline_files: Mapping[str, str] | None = None, base: str = "acme") -> Inputs:
+    inputs = base_inputs(base)
     text, sources = inputs.overrides_text, dict(inputs.sources)
     for edit in edits:
         if edit.get("in", "overrides") == "hooks":
@@ -91,7 +94,8 @@ def ir_mutation(spec: Mapping[str, Any] | None) -> Iterator[None]:
 
 
 def run_case(case: Mapping[str, Any]) -> Result:
-    inputs = mutate(case.get("replace", []), with_baseline=bool(case.get("baseline")))
+    inputs = mutate(case.get("replace", []), with_baseline=bool(case.get("baseline")),
+                    base=case.get("base", "acme"))
     with ir_mutation(case.get("ir")):
         return generate(inputs)
 
@@ -100,7 +104,7 @@ def report(result: Result) -> str:
     """Exactly what `python -m generator generate` prints on stderr for this result."""
     buffer = io.StringIO()
     with contextlib.redirect_stderr(buffer):
-        _print_diagnostics(result)
+        _print_diagnostics(result.diagnostics)
     if result.files is None:
         buffer.write("generation failed: nothing was written\n")
     return buffer.getvalue()

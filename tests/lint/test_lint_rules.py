@@ -30,9 +30,10 @@ def test_case_fails_generation_with_the_expected_diagnostics(path: Path) -> None
     compare_golden(path.with_suffix(".stderr"), text)
 
 
-def test_the_fixture_passes_every_rule() -> None:
-    result = generate(base_inputs())
-    assert result.diagnostics == []
+@pytest.mark.parametrize("base", ["acme", "pulls"])
+def test_the_fixture_passes_every_rule(base: str) -> None:
+    result = generate(base_inputs(base))
+    assert [d.render() for d in result.diagnostics] == []
     assert result.files is not None
 
 

@@ -25,6 +25,7 @@ from tests.support.processes import stop
 from tests.support.servers import SERVERS as DECLARED
 from tests.support.servers import answer_problem, read_operations, read_tools
 from tests.support.wheels import (
+    FORGES,
     ROOT,
     SERVERS,
     build_wheels,
@@ -63,7 +64,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     tmp = tmp_path_factory.mktemp("installed")
     dist = tmp / "dist"
     wheels = build_wheels(dist)
-    assert sorted(p.name.split("-")[0] for p in wheels) == sorted(["ghmcp_runtime", *SERVERS])
+    assert sorted(p.name.split("-")[0] for p in wheels) == sorted(["ghmcp_runtime", *SERVERS, *FORGES])
     python = install_servers(dist, tmp / "venv")
     home = tmp / "home"
     home.mkdir()
@@ -164,3 +165,26 @@ async def test_t12_an_installed_server_checks_date_times_itself(
     assert result.is_error and result.structured_content is not None
     assert result.structured_content["code"] == "invalid_field"
     assert result.structured_content["details"] == {"field": field, "reason": "must be a valid date-time"}
+
+
+def test_one_install_of_github_mcp_gives_the_whole_server(installed: Installed) -> None:
+    """`pip install github-mcp` (from the wheels `make dist` builds) and nothing else: its one
+    command serves every GitHub override file's tools."""
+    dist = installed.venv.parent / "dist"
+    venv = installed.venv.parent / "github-mcp-only"
+    run([installed.python, "-m", "venv", venv], cwd=installed.home)
+    python = venv / "bin" / "python"
+    run([python, "-m", "pip", "install", "--quiet", "--constraint", ROOT / "constraints.txt",
+         "--find-links", dist, "github-mcp"], cwd=installed.home)
+    parts = [s for s in DECLARED if s.forge == "github"]
+    names = {_canonical(p["name"]) for p in json.loads(
+        run([python, "-m", "pip", "list", "--format", "json"], cwd=installed.home))}
+    assert {"github-mcp", *(s.name for s in parts)} <= names
+    listed = run([python, "-c", "from github_mcp import SERVER; print(' '.join(t.name for t in SERVER.tools))"],
+                 cwd=installed.home).split()
+    every = sorted(t["name"] for s in parts for t in json.loads(
+        (ROOT / "generated" / s.package / "tools.json").read_text(encoding="utf-8"))["tools"])
+    assert listed == every
+    assert (venv / "bin" / "github-mcp").exists()
+    help_text = run([venv / "bin" / "github-mcp", "--help"], cwd=installed.home)
+    assert "'default' =" in help_text

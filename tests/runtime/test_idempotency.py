@@ -178,7 +178,7 @@ async def test_concurrent_duplicate_after_definite_failure_runs_itself() -> None
 
 async def test_memory_store_ttl_and_bound() -> None:
     clock = Clock()
-    store = MemoryStore(clock=clock, max_entries=3)
+    store = MemoryStore(clock=clock, max_entries=3, reserved_per_caller=0)
     r, w = IdempotencyRunner(store, ttl_s=600), Writes()
     await go(r, w)
     clock.now = 599
@@ -218,6 +218,49 @@ async def test_each_caller_has_a_quota_of_live_keys_and_nobody_else_pays() -> No
     clock.now = 601
     await go(r, w, key="c", scope=("c_mallory", "issues_create"))  # expired keys free the quota
 
+
+
+async def test_every_callers_first_keys_are_reserved_whoever_holds_the_shared_ones() -> None:
+    clock = Clock()
+    store = MemoryStore(clock=clock, max_entries=2, reserved_per_caller=1, keys_per_caller=10)
+    r, w = IdempotencyRunner(store, ttl_s=600), Writes()
+    for key in ("a", "b", "c"):  # one reserved, two shared: the shared keys are all taken
+        await go(r, w, key=key, scope=("c_mallory", "issues_create"))
+    with pytest.raises(ToolError) as refused:
+        await go(r, w, key="d", scope=("c_mallory", "issues_create"))
+    assert refused.value.details == {
+        "field": "idempotency_key",
+        "reason": "the idempotency keys callers share are all taken (2)"}
+    await go(r, w, key="a", scope=("c_alice", "issues_create"))  # her first key: reserved
+    with pytest.raises(ToolError):  # her second would be a shared one
+        await go(r, w, key="b", scope=("c_alice", "issues_create"))
+    clock.now = 601
+    await go(r, w, key="d", scope=("c_mallory", "issues_create"))  # expired keys free them
+
+
+async def test_an_attempt_that_changed_nothing_frees_its_key() -> None:
+    """A rate-limited or refused call holds no capacity: its key is released, whatever the
+    error, and a success that changed nothing (nothing to replay) is not stored either."""
+    store = MemoryStore(keys_per_caller=1, reserved_per_caller=1)
+    r = IdempotencyRunner(store, ttl_s=600)
+    limited = ToolError("rate_limited", "slow down", temporary=True, retry_after_ms=1000)
+
+    async def refused() -> Any:
+        raise limited
+
+    async def unchanged() -> Any:
+        return {"changed": []}
+
+    for i, run in enumerate((refused, refused, unchanged, unchanged)):
+        try:
+            await r.run(key=f"k{i}", scope=("c_mallory", "t"), fingerprint="f", run=run, recover=None,
+                        changed=lambda: False)
+        except ToolError as err:
+            assert err is limited
+        assert len(store) == 0
+    assert await r.run(key="k9", scope=("c_mallory", "t"), fingerprint="f", run=unchanged,
+                       recover=None, changed=lambda: True) == {"changed": []}
+    assert len(store) == 1
 
 
 def store_key(key: str, *scope: Any) -> str:
@@ -435,3 +478,44 @@ async def test_n15_a_key_reused_while_its_outcome_is_unknown_says_the_first_may_
         await r.run(key="k1", scope=("u_1", "issues_create"), fingerprint="other", run=Writes(),
                     recover=None, repair=look)
     assert "may have written" not in done.value.message and done.value.repair is None
+
+
+async def test_an_attempt_that_failed_before_any_write_frees_the_key() -> None:
+    """Issue 31: a temporary failure before the write (a read refused, rate-limited) left the key
+    pending, so the retry looked for a write that never happened: two wasted reads, and an
+    `outcome_unknown` where the listing was ambiguous, though nothing had been sent."""
+    r = runner()
+    recovered: list[Any] = []
+
+    async def recover(history: Any) -> Any:
+        recovered.append(history)
+        return {"number": 99}
+
+    for failure in (ToolError("upstream_unavailable", "read failed", temporary=True),
+                    ToolError("rate_limited", "slow down", temporary=True, retry_after_ms=10), unknown()):
+        w = Writes(failure)
+        with pytest.raises(ToolError):
+            await r.run(key=f"k-{failure.code}-{id(w)}", scope=("u_1", "t"), fingerprint="fp", run=w,
+                        recover=recover, changed=lambda: False)
+        assert await r.run(key=f"k-{failure.code}-{id(w)}", scope=("u_1", "t"), fingerprint="fp", run=w,
+                           recover=recover, changed=lambda: False) == {"number": 2}
+    assert recovered == []  # nothing was looked for
+
+
+async def test_an_attempt_that_sent_its_write_still_recovers_first() -> None:
+    r, w = runner(), Writes(ToolError("upstream_unavailable", "5xx after the write", temporary=True))
+    sent = [False]
+
+    async def run() -> Any:
+        sent[0] = True
+        return await w()
+
+    with pytest.raises(ToolError):
+        await r.run(key="k", scope=("u_1", "t"), fingerprint="fp", run=run, recover=None, changed=lambda: sent[0])
+
+    async def recover(history: Any) -> Any:
+        return {"number": 41}
+
+    assert await r.run(key="k", scope=("u_1", "t"), fingerprint="fp", run=run, recover=recover,
+                       changed=lambda: sent[0]) == {"number": 41}
+    assert w.calls == 1

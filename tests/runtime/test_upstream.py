@@ -296,21 +296,22 @@ async def test_write_that_never_connected_is_a_definite_failure() -> None:
 # --- redirects ----------------------------------------------------------------------------
 
 
-async def test_same_origin_redirect_is_followed_verbatim() -> None:
-    rec = Recorder(gh(307, None, {"location": "https://api.github.com/repositories/42/issues"}),
-                   gh(201, {"number": 3}))
+async def test_same_origin_redirect_of_a_read_is_followed_verbatim() -> None:
+    rec = Recorder(gh(301, None, {"location": "https://api.github.com/repositories/42/issues/7"}),
+                   gh(200, {"number": 7}))
     up = upstream(rec)
-    resp = await up.call(make_ctx(up), CREATE_ISSUE, path=PATH, query=None, body={"title": "t"})
-    assert resp.data == {"number": 3}
+    resp = await up.call(make_ctx(up), GET_ISSUE, path=PATH, query=None, body=None)
+    assert resp.data == {"number": 7}
     second = rec.requests[1]
-    assert second.method == "POST" and json.loads(second.content) == {"title": "t"}
-    assert second.url.path == "/repositories/42/issues"
+    assert second.method == "GET" and second.url.path == "/repositories/42/issues/7"
+    assert second.headers["authorization"] == f"Bearer {TOKEN}"
 
 
 async def test_cross_origin_redirect_is_not_followed() -> None:
     rec = Recorder(gh(301, None, {"location": "https://evil.example/steal"}))
     err = await fail(rec)
-    assert len(rec.requests) == 1 and err.code == "upstream_unavailable" and not err.temporary
+    assert len(rec.requests) == 1 and err.code == "issue_not_found" and not err.temporary
+    assert "redirects this request elsewhere" in err.message
 
 
 # --- secrets and logs ---------------------------------------------------------------------

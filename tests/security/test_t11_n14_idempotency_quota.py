@@ -1,8 +1,9 @@
 """Security review t11 and correctness review n14: the memory store evicted its oldest entries
 when full, a live one included, so one caller's flood of keyed writes (or enough keys while a
 slow write ran) pushed another caller's key out and its retry wrote again. Keys are now bounded
-by refusing new ones (`rate_limited`): per caller, and for the whole store; nothing is evicted
-before it expires."""
+by refusing new ones (`rate_limited`): per caller, and past each caller's reserved first keys
+for all callers together (round 3's n5: test_n5_idempotency_capacity); nothing is evicted before
+it expires."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def comment(number: int, key: str) -> dict[str, Any]:
 async def test_n14_a_full_store_refuses_a_new_key_instead_of_evicting_a_live_one(
     fake: FakeGitHub, seeded: dict[str, Any]
 ) -> None:
-    runner = IdempotencyRunner(MemoryStore(max_entries=3))
+    runner = IdempotencyRunner(MemoryStore(max_entries=3, reserved_per_caller=0))
     fake.faults.add(Match(operation="issues/create-comment", path=f"/issues/{seeded['first']}/comments"),
                     "slow_commit", delay=1.0, times=1)
     async with Opened(in_memory_server(fake, idempotency=runner)) as s:
@@ -62,9 +63,8 @@ async def test_t11_one_callers_flood_never_costs_another_caller_its_key(
     async with Opened(in_memory_server(fake, idempotency=runner)) as victim, \
             Opened(in_memory_server(fake, token=OTHER, idempotency=runner)) as attacker:
         first = await victim.ok("github_create_issue", victim_args)
-        fake.set_rate_limit(OTHER, remaining=0)  # each keyed create fails fast, its key pending
         refused = 0
-        for i in range(12):
+        for i in range(12):  # real writes: only a call that changed something keeps its key
             data = await attacker.call("github_create_issue", {
                 "owner": OWNER, "repo": REPO, "title": "x", "idempotency_key": f"attacker-key-{i:04d}"})
             refused += data.get("code") == "rate_limited" and "idempotency" in data["message"]

@@ -11,6 +11,7 @@ import pytest
 
 from fakegithub import FakeGitHub
 from ghmcp_runtime import ToolError
+from ghmcp_runtime.guards.exposure import ExposureFlags
 from github_issues_mcp.hooks import _search_query
 from tests.functional.conftest import OWNER, REPO, in_memory_server
 from tests.functional.session import Opened
@@ -22,6 +23,8 @@ BASE = {"owner": OWNER, "repo": REPO}
 @pytest.mark.parametrize("query", [
     '"plan"repo:octo-org/secret', "(plan)repo:octo-org/secret", "owner:octo-org plan",
     "plan OWNER:elsewhere", "plan repo:octo-org/secret", "NOT label:x repo:elsewhere/y",
+    # round 3: a qualifier glued to a word or to another qualifier's value by punctuation
+    "x,repo:octo-org/secret", "plan;org:elsewhere", "label:bug,repo:octo-org/secret",
 ])
 async def test_a_scope_term_the_search_would_read_is_refused(
     fake: FakeGitHub, seeded: dict[str, Any], query: str
@@ -48,3 +51,14 @@ def test_the_check_reads_the_composed_query_not_only_query() -> None:
     with pytest.raises(ToolError) as refused:
         _search_query(args, [], [])
     assert refused.value.code == "invalid_field"
+
+
+@pytest.mark.parametrize("query", ["x,repo:octo-org/secret", "label:bug,user:elsewhere", "a.owner:elsewhere"])
+async def test_a_glued_qualifier_outside_the_allowlist_is_refused_before_sending(
+    fake: FakeGitHub, seeded: dict[str, Any], query: str
+) -> None:
+    """The same glued terms, across repositories under --repos: refused, nothing sent."""
+    server = in_memory_server(fake, exposure=ExposureFlags(repos=(f"{OWNER}/{REPO}",)))
+    async with Opened(server, secrets=("octo-org/secret", "elsewhere")) as s:
+        await s.error("github_search_issues", {"query": query}, "repo_not_allowed")
+    assert fake.calls("search/issues-and-pull-requests") == []

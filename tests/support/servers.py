@@ -1,5 +1,6 @@
-"""Every server of the repository, discovered from `overrides/*.yaml` (one file, one server): the
-test matrices take their servers from here, so a new override file is tested without a test edit."""
+"""Every server of the repository, discovered from `overrides/*.yaml` (one file, one server) and
+`overrides/forges/*.yaml` (one forge, one server of all its files): the test matrices take their
+servers from here, so a new override file is tested without a test edit."""
 
 from __future__ import annotations
 
@@ -48,12 +49,42 @@ def discover(overrides: Path = OVERRIDES) -> list[Server]:
 SERVERS = discover()
 
 
+@dataclass(frozen=True, slots=True)
+class ForgeServer:
+    """A forge's one server (overrides/forges/<forge>.yaml), made of that forge's SERVERS."""
+
+    declaration: Path
+    name: str
+    package: str
+    forge: str
+    parts: tuple[Server, ...]
+
+    def env(self, api_url: str, token: str) -> dict[str, str]:
+        return self.parts[0].env(api_url, token)
+
+    def __str__(self) -> str:
+        return self.package
+
+
+def discover_forges(overrides: Path = OVERRIDES) -> list[ForgeServer]:
+    found = []
+    for path in sorted((overrides / "forges").glob("*.yaml")):
+        server = yaml.safe_load(path.read_text(encoding="utf-8"))["server"]
+        parts = tuple(s for s in discover(overrides) if s.forge == server["forge"])
+        found.append(ForgeServer(path, server["name"], server["package"], server["forge"], parts))
+    return found
+
+
+FORGE_SERVERS = discover_forges()
+
+
 @cache
 def built(server: Server) -> Any:
     """The server's IR (`generator.ir.IRServer`) as `make generate` builds it."""
-    from generator.pipeline import generate, load_inputs
+    from generator.run_all import generate_all
+    from generator.spec import SpecCache
 
-    result = generate(load_inputs(server.overrides))
+    (result,) = generate_all(server.overrides.parent, specs=SpecCache(), only=server.overrides).results
     assert result.server is not None and result.ok, "\n".join(d.render() for d in result.diagnostics)
     return result.server
 

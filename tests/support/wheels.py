@@ -10,12 +10,13 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from tests.support.servers import discover
+from tests.support.servers import discover, discover_forges
 
 ROOT = Path(__file__).resolve().parents[2]
 CONSTRAINTS = ROOT / "constraints.txt"
 SERVERS = [s.package for s in discover()]  # one per overrides/*.yaml
-PROJECTS = [ROOT / "ghmcp_runtime", *(ROOT / "generated" / s for s in SERVERS)]
+FORGES = [f.package for f in discover_forges()]  # one per overrides/forges/*.yaml
+PROJECTS = [ROOT / "ghmcp_runtime", *(ROOT / "generated" / s for s in [*SERVERS, *FORGES])]
 
 
 def clean_env(**extra: str) -> dict[str, str]:

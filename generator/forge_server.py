@@ -1,0 +1,315 @@
+"""One server per forge (`github-mcp`, `forgejo-mcp`): every override file of a forge is one or
+more toolsets of it (docs/ARCHITECTURE.md, "One server per forge").
+
+What spans a forge's override files is checked here, once all of them are built: tool, toolset
+and resource-template names are unique across the forge (a clash is refused where the second
+file declares it), the files agree on the API version they send, and with a forge file
+(`overrides/forges/<forge>.yaml`) its default toolsets exist and its budget on what a model reads
+of them holds. Composability is lint's rule, run per file with the forge's other files as peers.
+
+The forge's package is thin: it depends on the per-file servers' distributions and composes their
+`ServerSpec`s at import (`ghmcp_runtime.serving.forge_server`), so no generated code is written
+twice; beside it the generator writes the forge's capability summary, error catalog and a
+toolset index (TOOLS.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, TextIO
+
+from generator import NAME, __version__
+from generator.compose import sources
+from generator.diagnostics import Diagnostic, Level, Where, closest
+from generator.forge_file import ForgeFile
+from generator.ir import IRServer, IRTool
+from generator.packaging import Packaging, distribution_problems
+from generator.pipeline import Prepared, Result, sha256_text
+from generator.render import (
+    FileMap,
+    canonical,
+    compact_bytes,
+    environment,
+    format_python,
+    model_visible,
+    runtime_annotations,
+    wire_tool,
+)
+from generator.yamlsrc import Located
+from ghmcp_runtime.core.forges import FORGES
+from ghmcp_runtime.core.model import ErrorCode
+from ghmcp_runtime.serving import capability_docs
+from ghmcp_runtime.serving.capability_docs import ResourceLine, ToolLine
+from ghmcp_runtime.serving.forge_server import ToolsetLine, composed_summary
+
+
+@dataclass(frozen=True, slots=True)
+class ForgeDecl:
+    """A parsed forge file."""
+
+    file: ForgeFile
+    located: Located
+    display: str  # repository-relative path
+    text: str
+
+    @property
+    def forge(self) -> str:
+        return self.file.server.forge
+
+
+def _error(where: Where, message: str, hint: str, rule: str = "forge") -> Diagnostic:
+    return Diagnostic(Level.ERROR, where, message, hint, rule)
+
+
+def forge_checks(forge: str, members: Sequence[Prepared], decl: ForgeDecl | None) -> list[Diagnostic]:
+    """What spans the override files of `forge` (in file order): names, API version, and the
+    forge file's own declarations against them."""
+    built = [m for m in members if m.server is not None]
+    problems: list[Diagnostic] = []
+    shown = FORGES[forge].display_name if forge in FORGES else forge
+    owner = decl.file.server.name if decl else f"the {shown} server"
+    first_tool: dict[str, Where] = {}
+    first_toolset: dict[str, Where] = {}
+    first_template: dict[str, Where] = {}
+    for member in built:
+        server, located = member.server, member.located
+        assert server is not None and located is not None
+        for tool in server.tools:
+            if tool.name in first_tool:
+                problems.append(_error(tool.where, f"tool {tool.name} is also declared at "
+                                       f"{first_tool[tool.name]}: tool names are unique across {owner}",
+                                       "rename one of them (keep the forge's tool prefix)"))
+            first_tool.setdefault(tool.name, tool.where)
+        for name, _ in server.toolsets:
+            where = located.where(("toolsets", name))
+            if name in first_toolset:
+                problems.append(_error(where, f"toolset {name} is also declared at "
+                                       f"{first_toolset[name]}: toolset names are unique across {owner}",
+                                       "rename one, or move the tools into the file that declares it"))
+            first_toolset.setdefault(name, where)
+        for i, template in enumerate(server.templates):
+            where = located.where(("resource_templates", i, "uri_template"))
+            if template.uri_template in first_template:
+                problems.append(_error(where, f"resource template {template.uri_template} is also "
+                                       f"declared at {first_template[template.uri_template]}",
+                                       f"resource templates are unique across {owner}: pick another URI"))
+            first_template.setdefault(template.uri_template, where)
+    versions = [(m.server.api_version, m.located) for m in built if m.server and m.located]
+    later = next((located for version, located in versions if version != versions[0][0]), None)
+    if later is not None:
+        problems.append(_error(later.where(("server", "api_version")),
+                               f"the override files of {shown} send different API versions "
+                               f"({', '.join(sorted({str(v) for v, _ in versions}))})",
+                               f"one server sends one version header: give every {shown} file the same "
+                               "server.api_version"))
+    problems += _code_clashes(built)
+    if decl is not None:
+        problems += _decl_checks(decl, built, first_toolset)
+    return problems
+
+
+def _code_clashes(built: Sequence[Prepared]) -> list[Diagnostic]:
+    """A code temporary in one file and not in another would give one server two meanings."""
+    seen: dict[str, tuple[bool, str]] = {}
+    out = []
+    for member in built:
+        assert member.server is not None and member.located is not None
+        for code in member.server.error_codes:
+            if code.code in seen and seen[code.code][0] != code.temporary:
+                out.append(_error(member.located.where(("error_codes", code.code)),
+                                  f"error code {code.code} is temporary={code.temporary} here and "
+                                  f"temporary={seen[code.code][0]} in {seen[code.code][1]}",
+                                  "a code means one thing across the forge's server: rename one"))
+            seen.setdefault(code.code, (code.temporary, member.inputs.overrides_display))
+    return out
+
+
+def _decl_checks(decl: ForgeDecl, built: Sequence[Prepared],
+                 toolsets: Mapping[str, Where]) -> list[Diagnostic]:
+    s = decl.file.server
+    at = decl.located.where
+    out = [_error(at(("server", key)), message, hint)
+           for key, message, hint in distribution_problems(s.name, s.version)]
+    for i, name in enumerate(decl.file.default_toolsets):
+        if name not in toolsets:
+            guess = closest(name, list(toolsets))
+            out.append(_error(at(("default_toolsets", i)),
+                              f"default toolset {name!r} is not a toolset of any {s.forge} override file",
+                              f"did you mean {guess!r}?" if guess else
+                              f"one of: {', '.join(toolsets) or 'none declared'}"))
+    for member in built:
+        assert member.server is not None and member.located is not None
+        if not member.server.toolsets:
+            out.append(_error(member.located.where(("server",)),
+                              f"{member.server.name} declares no toolsets, so {s.name} could not "
+                              "select its tools", "declare `toolsets:` and name one in every tool"))
+        if member.server.package == s.package or member.server.name == s.name:
+            out.append(_error(at(("server", "package")), f"{s.name} ({s.package}) takes the name "
+                              f"of the override file {member.inputs.overrides_display}'s server",
+                              "give the forge server a name and package of its own"))
+    budget = s.model_budget_bytes
+    if budget is not None and not any(p.level is Level.ERROR for p in out):
+        default = set(decl.file.default_toolsets)
+        tools = [wire_tool(t) for m in built if m.server for t in m.server.tools if t.toolset in default]
+        size = compact_bytes(model_visible(tools))
+        if size > budget:
+            out.append(_error(at(("server", "model_budget_bytes")), f"the default toolsets' "
+                              f"model-visible tools/list (name, description, inputSchema) is {size:,} "
+                              f"bytes ({len(tools)} tools), over the budget of {budget:,}",
+                              "take a toolset out of default_toolsets, shorten its tools, or raise "
+                              "server.model_budget_bytes deliberately", "budget-model"))
+    return out
+
+
+def peers_of(member: Prepared, members: Sequence[Prepared]) -> list[IRServer]:
+    """The other override files of `member`'s forge, built: its composability peers."""
+    return [m.server for m in members if m is not member and m.server is not None]
+
+
+# -- the forge package -------------------------------------------------------------------------
+
+
+def cross_toolset_inputs(servers: Sequence[IRServer]) -> dict[str, dict[str, tuple[str, ...]]]:
+    """tool -> identifier parameter -> the tools returning it, for the identifiers no tool of the
+    tool's own toolset returns: selecting its toolset alone would leave the agent without them."""
+    toolset = {t.name: t.toolset for s in servers for t in s.tools}
+    out: dict[str, dict[str, tuple[str, ...]]] = {}
+    for server in servers:
+        found = sources(server, [s for s in servers if s is not server])
+        for tool in server.tools:
+            needs = {param: tuple(producers) for param, producers in found[tool.name].items()
+                     if producers and all(toolset[p] != tool.toolset for p in producers)}
+            if needs:
+                out[tool.name] = needs
+    return dict(sorted(out.items()))
+
+
+@dataclass(frozen=True, slots=True)
+class _Toolset:
+    name: str
+    description: str
+    server: IRServer
+    tools: tuple[IRTool, ...]
+    default: bool
+
+    @property
+    def model_bytes(self) -> int:
+        """What a model reads of its tools (name, description, inputSchema)."""
+        return compact_bytes(model_visible([wire_tool(t) for t in self.tools]))
+
+    @property
+    def wire_bytes(self) -> int:
+        return compact_bytes({"tools": [wire_tool(t) for t in self.tools]})
+
+
+def _toolsets(servers: Sequence[IRServer], default: Sequence[str]) -> list[_Toolset]:
+    return [_Toolset(name, text, s, tuple(t for t in s.tools if t.toolset == name), name in default)
+            for s in servers for name, text in s.toolsets]
+
+
+def _totals(toolsets: Sequence[_Toolset]) -> list[tuple[str, tuple[int, int, int]]]:
+    """(label, (tools, model-visible bytes, tools/list bytes)) of the default set and of all."""
+    out = []
+    for label, chosen in (("default set", [t for t in toolsets if t.default]), ("all", toolsets)):
+        tools = [wire_tool(tool) for t in chosen for tool in t.tools]
+        out.append((label, (len(tools), compact_bytes(model_visible(tools)),
+                            compact_bytes({"tools": tools}))))
+    return out
+
+
+def forge_summary(decl: ForgeDecl, servers: Sequence[IRServer]) -> str:
+    """The whole forge surface's summary, as the runtime composes it (serving.forge_server)."""
+    toolsets = [ToolsetLine(t.name, t.description, len(t.tools))
+                for t in _toolsets(servers, ()) if t.tools]
+    return composed_summary(decl.file.server.summary, toolsets,
+                            [(tuple(n for n, _ in s.toolsets), s.summary) for s in servers])
+
+
+def merged_codes(servers: Sequence[IRServer]) -> list[tuple[ErrorCode, tuple[str, ...]]]:
+    """The forge's error catalog: one entry per distinct wording of a code, with its tools."""
+    entries: dict[tuple[str, bool, str, str], set[str]] = {}
+    for server in servers:
+        for e in server.error_codes:
+            entries.setdefault((e.code, e.temporary, e.description, e.repair), set()).update(e.tools)
+    return [(ErrorCode(code=c, temporary=t, description=d, repair=r), tuple(sorted(tools)))
+            for (c, t, d, r), tools in entries.items()]
+
+
+def render_forge(decl: ForgeDecl, results: Sequence[Result], packaging: Packaging) -> FileMap:
+    """The forge's package: server.py composing the per-file servers, its documents, pyproject."""
+    servers = [r.server for r in results if r.server is not None]
+    s = decl.file.server
+    summary = forge_summary(decl, servers)
+    codes = merged_codes(servers)  # (code, its tools)
+    inputs = cross_toolset_inputs(servers)
+    part_fingerprints = [json.loads(r.files[f"{r.server.package}/MANIFEST.json"])["fingerprint"]
+                         for r in results if r.server is not None and r.files is not None]
+    surface = {"parts": part_fingerprints, "summary": summary,
+               "default_toolsets": decl.file.default_toolsets,
+               "resources": [r.model_dump() for r in decl.file.resources], "inputs": inputs,
+               "error_codes": [[e.code, e.temporary, e.description, e.repair, list(t)] for e, t in codes]}
+    fp = f"{s.name}@{s.version}+{hashlib.sha256(canonical(surface).encode('utf-8')).hexdigest()[:12]}"
+    tools = sorted((t for srv in servers for t in srv.tools), key=lambda t: t.name)
+    toolsets = _toolsets(servers, decl.file.default_toolsets)
+    env = environment()
+    context: dict[str, Any] = {
+        "generator": NAME, "overrides_file": decl.display, "server": s, "decl": decl.file,
+        "default_toolsets": tuple(decl.file.default_toolsets),
+        "imports": sorted([("ghmcp_runtime.core.model", "StaticResource"),
+                           ("ghmcp_runtime.serving.forge_server", "forge_server"),
+                           ("ghmcp_runtime.serving.package_data", "PackageData"),
+                           *((f"{p.package}.server", f"SERVER as {p.package.upper()}") for p in servers)]),
+        "forge": FORGES[s.forge].display_name, "parts": servers, "fingerprint": fp,
+        "inputs": inputs, "toolsets": toolsets, "totals": _totals(toolsets),
+        "tool_bytes": {t.name: compact_bytes(model_visible([wire_tool(t)])[0]) for t in tools},
+        "overrides_files": [r.server.overrides_file for r in results if r.server is not None],
+    }
+    pkg = s.package
+    files: FileMap = {}
+    for template, target in (("package_init.py.jinja", f"{pkg}/__init__.py"),
+                             ("main.py.jinja", f"{pkg}/__main__.py"),
+                             ("forge_server.py.jinja", f"{pkg}/server.py")):
+        files[target] = format_python(env.get_template(template).render(**context), template)
+    files[f"{pkg}/py.typed"] = ""
+    files[f"{pkg}/summary.md"] = capability_docs.summary_markdown(
+        title=s.title, summary=summary, fingerprint=fp,
+        tools=[ToolLine(t.name, t.title, runtime_annotations(t.annotations)) for t in tools],
+        resources=[*(ResourceLine(r.uri, r.title, r.description.strip()) for r in decl.file.resources),
+                   *(ResourceLine(t.uri_template, t.title, t.description, t.tool)
+                     for srv in servers for t in srv.templates)])
+    files[f"{pkg}/errors.json"] = capability_docs.error_catalog(
+        fingerprint=fp, codes=[replace(e, tools=t) for e, t in codes], users={})
+    files[f"{pkg}/TOOLS.md"] = env.get_template("forge_TOOLS.md.jinja").render(**context)
+    requirements = sorted({packaging.runtime_pin, *(f"{srv.name}=={srv.version}" for srv in servers)},
+                          key=str.lower)
+    files[f"{pkg}/pyproject.toml"] = env.get_template("pyproject.toml.jinja").render(
+        **context, packaging=packaging, requirements=requirements)
+    files[f"{pkg}/MANIFEST.json"] = json.dumps({
+        "fingerprint": fp,
+        "generator": {"name": NAME, "version": __version__},
+        "forge_file": {"file": decl.display, "sha256": sha256_text(decl.text)},
+        "parts": {srv.package: fp_ for srv, fp_ in zip(servers, part_fingerprints, strict=True)},
+        "files": {path.split("/", 1)[1]: sha256_text(text) for path, text in sorted(files.items())},
+        "tools": len(tools),
+    }, indent=2, sort_keys=True) + "\n"
+    return files
+
+
+def forge_table(decl: ForgeDecl, servers: Sequence[IRServer], out: TextIO) -> None:
+    """`make generate`'s summary of a forge server: its toolsets' bytes, the default set's and
+    all of them, against the forge file's budget on what a model reads of the default set."""
+    s = decl.file.server
+    toolsets = _toolsets(servers, decl.file.default_toolsets)
+    print(f"{s.name} ({s.package}): {len(toolsets)} toolsets from {len(servers)} override file(s)",
+          file=out)
+    print(f"{'toolset':<28} {'tools':>5} {'model-visible':>13} {'tools/list':>10}  default", file=out)
+    for t in toolsets:
+        print(f"{t.name:<28} {len(t.tools):>5} {t.model_bytes:>13} {t.wire_bytes:>10}  "
+              f"{'yes' if t.default else ''}", file=out)
+    for label, (count, seen, wire) in _totals(toolsets):
+        budget = s.model_budget_bytes if label == "default set" else None
+        note = f"  budget {budget} ({100 * seen // budget}%)" if budget else ""
+        print(f"{label:<28} {count:>5} {seen:>13} {wire:>10}{note}", file=out)

@@ -1,0 +1,58 @@
+"""forgejo-mcp, the Forgejo forge's one server: every Forgejo override file's toolsets in one
+server, through the official MCP client in both eras against the Forgejo fake (every request and
+answer checked against the pinned Forgejo description) and over a real stdio subprocess."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from fakeforgejo import FakeForgejo
+from forgejo_mcp import SERVER
+from ghmcp_runtime.guards.exposure import ExposureFlags
+from tests.forgejo.forgejo_support import ORG, OWNER_TOKEN, REPO, in_memory_server, stdio_params
+from tests.functional.session import Opened
+from tests.support.servers import FORGE_SERVERS
+
+pytestmark = pytest.mark.anyio
+FORGEJO = next(f for f in FORGE_SERVERS if f.package == "forgejo_mcp")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def published() -> list[dict[str, Any]]:
+    tools = [t for part in FORGEJO.parts for t in json.loads(
+        (ROOT / "generated" / part.package / "tools.json").read_text(encoding="utf-8"))["tools"]]
+    return sorted(tools, key=lambda t: t["name"])
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_all_serves_every_forgejo_tool_and_toolsets_narrow(
+        fake: FakeForgejo, ids: dict[str, Any], mode: str) -> None:
+    server = in_memory_server(fake, spec=SERVER, exposure=ExposureFlags(toolsets=("all",)))
+    async with Client(server, mode=mode, cache=None) as client:
+        served = [t.model_dump(by_alias=True, exclude_none=True, mode="json")
+                  for t in (await client.list_tools()).tools]
+        assert client.server_info is not None and client.server_info.name == "forgejo-mcp"
+    assert served == published()
+    only = in_memory_server(fake, spec=SERVER, exposure=ExposureFlags(toolsets=("org_labels",)))
+    async with Opened(only, mode=mode) as s:
+        names = sorted(t.name for t in (await s.client.list_tools()).tools)
+        assert names == sorted(t.name for t in SERVER.tools if t.toolset == "org_labels")
+        listed = await s.ok("forgejo_list_org_labels", {"org": ORG})
+        assert listed["labels"]
+
+
+async def test_the_console_script_serves_it_over_stdio(fake: FakeForgejo, ids: dict[str, Any]) -> None:
+    with fake.serve() as url:
+        params = stdio_params(url, OWNER_TOKEN)
+        params.command, params.args = str(Path(sys.executable).parent / "forgejo-mcp"), []
+        async with Client(params, mode="legacy", cache=None) as client:
+            names = sorted(t.name for t in (await client.list_tools()).tools)
+            result = await client.call_tool("forgejo_list_repo_labels", {"owner": ORG, "repo": REPO})
+    assert names == sorted(t.name for t in SERVER.tools)  # the default set is every toolset here
+    assert not result.is_error, result.structured_content
