@@ -22,7 +22,10 @@ class Operation:
     required: tuple[str, ...] = ()
 
     def is_answer(self, status: int, data: Any) -> bool:
-        """Whether a success answer's body is what this operation returns (a 204 has none)."""
+        """Whether a success answer is what this operation returns: a status the description
+        lists, and a body of its type and keys (a 204 has none)."""
+        if self.success_status and status not in self.success_status:
+            return False
         if self.answer is None or status == 204:
             return True
         if self.answer == "array":

@@ -40,7 +40,8 @@ async def _dry(ctx: ToolContext, args: Any) -> dict[str, Any]:
 
 
 SINGLE = next(t for t in SERVER.tools if t.name == "github_update_issue")
-PROBED = dataclasses.replace(SERVER, tools=(*SERVER.tools, dataclasses.replace(SINGLE, name=PROBE, handler=_dry)))
+PROBED = dataclasses.replace(SERVER, tools=(*SERVER.tools, dataclasses.replace(
+    SINGLE, name=PROBE, handler=_dry, runs=("github_update_issue",))))
 
 ISSUES = st.fixed_dictionaries({
     "state": st.sampled_from([("open", None), ("open", "reopened"), ("closed", "completed"),
