@@ -54,9 +54,11 @@ update-spec: venv
 	$(PY) -m generator.update_spec $(VERSION) --forge $(or $(FORGE),github) $(if $(SOURCE),--source $(SOURCE))
 
 # MCP Inspector CLI 2.12.0 (installed into the git-ignored .compat/ by npm on first use) against
-# the stdio server and the demo fake, legacy and modern eras; needs node and npm.
+# the stdio server and the demo fake, legacy and modern eras; then github-mcp --dynamic-toolsets
+# through the Inspector CLI and its connection CLI mcpdo (stdio and HTTP); needs node and npm.
 compat: venv
 	$(PY) tests/compat/inspector_compat.py
+	$(PY) tests/compat/dynamic_compat.py
 
 # The official MCP conformance suite (server mode, 0.2.0-alpha.11; Node 22 comes from npm when
 # the node on PATH is older) against the HTTP server, wires 2025-11-25 and 2026-07-28, with the
@@ -76,8 +78,8 @@ bench: venv
 	$(PY) bench/run.py $(if $(ONLY),--only $(ONLY))
 
 # Long fuzz: 2 property tests x 9 tools x 560 examples = 10,080 calls (make test runs 40 per tool),
-# plus the label-meaning and pull-request-page properties (4 x 560 examples), and 5,600 hostile
-# Markdown documents against the CommonMark oracle (make test: 300).
+# plus the label-meaning and pull-request-page properties (4 x 560 examples), and 11,200 hostile
+# Markdown documents against GitHub's own renderer (cmark-gfm) as the oracle (make test: 600).
 fuzz: venv
 	FUZZ_EXAMPLES=560 $(PY) -m pytest -q tests/functional/test_fuzz.py tests/reliability/test_fuzz_hostile.py \
 		tests/reliability/test_fuzz_labels.py tests/runtime/test_markup.py

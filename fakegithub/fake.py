@@ -283,18 +283,30 @@ class FakeGitHub(FakeForge):
         with self.lock:
             return self._item(owner, repo, number)
 
-    def add_sub_issue(self, owner: str, repo: str, parent: int, child: int) -> None:
-        """Seed a sub-issue link (no checks): `child` goes last under `parent` (numbers)."""
+    def add_sub_issue(self, owner: str, repo: str, parent: int, child: int, *,
+                      child_in: str | None = None) -> None:
+        """Seed a sub-issue link (no checks): `child` goes last under `parent` (numbers);
+        `child_in` ("owner/repo"): the child is an issue of that repository, as GitHub allows."""
         with self.lock:
-            p, c = self._item(owner, repo, parent), self._item(owner, repo, child)
+            p, c = self._item(owner, repo, parent), self._item(*self._where(owner, repo, child_in), child)
             self.state.sub_issues.setdefault(p.id, []).append(c.id)
             self.state.parent_of[c.id] = p.id
 
-    def add_blocker(self, owner: str, repo: str, number: int, blocked_by: int) -> None:
-        """Seed a dependency (no checks): issue `number` is blocked by `blocked_by`."""
+    def add_blocker(self, owner: str, repo: str, number: int, blocked_by: int, *,
+                    blocker_in: str | None = None) -> None:
+        """Seed a dependency (no checks): issue `number` is blocked by `blocked_by` (an issue
+        of `blocker_in`, "owner/repo", when given)."""
         with self.lock:
-            item, blocker = self._item(owner, repo, number), self._item(owner, repo, blocked_by)
+            item = self._item(owner, repo, number)
+            blocker = self._item(*self._where(owner, repo, blocker_in), blocked_by)
             self.state.blocked_by.setdefault(item.id, []).append(blocker.id)
+
+    @staticmethod
+    def _where(owner: str, repo: str, other: str | None) -> tuple[str, str]:
+        if other is None:
+            return owner, repo
+        other_owner, _, other_repo = other.partition("/")
+        return other_owner, other_repo
 
     def sub_issue_numbers(self, owner: str, repo: str, parent: int) -> list[int]:
         """The numbers of a parent's sub-issues in this repository, in their order."""

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from generator import packaging, render
+from generator import doc_sections, packaging, render
 from generator.baseline import BaselineError
 from generator.diagnostics import Diagnostic, Level
 from generator.forge_server import forge_table
@@ -33,13 +33,16 @@ OVERRIDES_DIR = REPO_ROOT / "overrides"
 WRITTEN = {"MISSING": "created", "CHANGED": "updated", "EXTRA": "deleted"}
 DEFAULT_OUT = REPO_ROOT / "generated"
 SCHEMA_FILE = REPO_ROOT / "docs" / "overrides.schema.json"
+DOCS_FILE = REPO_ROOT / "docs" / "overrides.md"  # its generated sections (generator/doc_sections.py)
 
 
 def _owned_outside(command: str) -> bool:
     """Repository files the generator owns outside generated/ (the override schema follows the
     override models, the runtime's pyproject its imports): `generate` rewrites them."""
     current = True
-    owned = ((SCHEMA_FILE, schema_text()), (RUNTIME_PYPROJECT, runtime_pyproject(current_packaging())))
+    docs = DOCS_FILE.read_text(encoding="utf-8") if DOCS_FILE.is_file() else None
+    owned = ((SCHEMA_FILE, schema_text()), (RUNTIME_PYPROJECT, runtime_pyproject(current_packaging())),
+             *(((DOCS_FILE, doc_sections.render(docs)),) if docs is not None else ()))
     for path, want in owned:
         have = path.read_text(encoding="utf-8") if path.is_file() else None
         if have == want:

@@ -71,6 +71,7 @@ from ghmcp_runtime.core.errors import ENVELOPE_OUTPUT_SCHEMA, UNIVERSAL_CODES
 from ghmcp_runtime.core.forges import FORGES, GITHUB
 from ghmcp_runtime.core.model import (
     HIDDEN_FIELD,
+    OUTSIDE_ALLOWLIST_FIELD,
     WITHHELD_FIELD,
     WITHHELD_REASONS,
     LockdownRule,
@@ -101,6 +102,8 @@ DEFAULT_TOOL_BUDGET = 2000  # bytes of tools/list per tool, on average (issue 12
 DEFAULT_MODEL_BUDGET = 1500  # model-visible bytes per tool (name, description, inputSchema; issue 24)
 REQUEST_ID = {"type": "string"}
 RATE_LIMIT_REMAINING = {"type": "integer", "description": "Only when <10 % left."}
+# what a tool returning rows says it left out under a repository allowlist (guards/allowlist.py)
+OUTSIDE_ALLOWLIST = {"type": "integer", "description": "Only with --repos: rows left out."}
 # the presence rule: a row's optional fields are the ones its density leaves out
 DENSITY_NOTE = "Optional fields: only with detail full."
 
@@ -680,6 +683,8 @@ class Builder:
                 **{f.name: f.schema for f in built_output},
                 "request_id": REQUEST_ID,
                 "rate_limit_remaining": RATE_LIMIT_REMAINING,
+                **({OUTSIDE_ALLOWLIST_FIELD: OUTSIDE_ALLOWLIST} if batch is None and any(
+                    _rows(f.schema) for f in built_output) else {}),
             },
             "required": [*[f.name for f in built_output if f.required], "request_id"],
         })
@@ -1116,6 +1121,12 @@ def added_fields(fields: tuple[IRField, ...],
 
 HIDDEN_NOTE = ("Hidden pieces (HTML comments, invisible characters) cut from this item's text, as "
                "GitHub's page hides them; GitHub still stores them.")
+
+
+def _rows(schema: JSONObject) -> bool:
+    """An output field holding rows (objects): rows from a repository outside --repos are
+    left out of it."""
+    return schema.get("type") == "array" and schema.get("items", {}).get("type") == "object"
 
 
 def explain_hidden(schema: JSONObject) -> JSONObject:

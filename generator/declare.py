@@ -352,6 +352,7 @@ class DeclarationBuilder:
                           ((*loc, "absent", "refuse"), _error_templates(raw.absent.refuse))]
         self.required_bound(raw, op, loc, query, body, conditions)
         self.error_fields(raw, loc, names)
+        self.body_types(raw, op, body, loc, known)
         reads: set[str] = set()
         for tloc, template in templates:
             reads |= self.check_refs(template, tloc, names, known, allow_count="guard" in tloc)
@@ -368,6 +369,38 @@ class DeclarationBuilder:
                     on_error=tuple(on_error), reject=tuple(reject), paginate=paginate,
                     compare=compare, guard=guard, names_exist=names_exist, absent=absent,
                     verify=verify, settle=settle, stored=stored, update=update)
+
+    def body_types(self, raw: StepDef, op: SpecOperation, body: Mapping[str, Any], loc: Loc,
+                   known: set[str]) -> None:
+        """A body field filled by one reference gets a value of a type the operation accepts
+        there: a parameter's (without a transform, which may change it) or an earlier step's
+        answer at that path; text around references makes a string."""
+        accepted = spec_fields(self.document, op, "body")
+        params = {p.name: p for p in self.params}
+        for key, template in body.items():
+            target = schema_types(compact(self.document, accepted[key])) if key in accepted else set()
+            if not target or not isinstance(template, str):
+                continue
+            ref = _whole(template)
+            if ref is None:
+                given = {"string"} if references(template) else set()
+            elif ref.filters:
+                continue
+            elif ref.path[0] in params and len(ref.path) == 1 and not params[ref.path[0]].transform:
+                given = schema_types(params[ref.path[0]].schema) - {"null"}
+            elif ref.path[0] in known:
+                nodes = [walk(self.document, a.schema, ref.path[1:])[0] for a in self.answers.get(ref.path[0], [])
+                         if a.schema is not None]
+                given = {k for n in nodes if n is not None for k in schema_types(compact(self.document, n))} - {"null"}
+            else:
+                continue
+            wanted = target | ({"integer"} if "number" in target else set())
+            if given and not given & wanted:
+                where = (*loc, "body", key) if key in raw.body else (*loc, "call")
+                self.error(where, f"{raw.call} takes body field {key!r} as {'/'.join(sorted(target))}, but "
+                           f"{template!r} gives {'/'.join(sorted(given))}",
+                           "bind a value of the type the operation takes (an id, not a number; a list, "
+                           "not its text)", "binding-paths")
 
     def error_fields(self, raw: StepDef, loc: Loc, names: set[str]) -> None:
         """`details.field` names the argument an agent would change: every `field` an error

@@ -23,8 +23,9 @@ from generator.ir import HookPart, IRServer
 from generator.lint import lint
 from generator.overrides import OverrideFile, parse_overrides
 from generator.packaging import Packaging, current_packaging, distribution_problems
-from generator.patches import apply_patches
+from generator.patches import SpecPatch, apply_patches
 from generator.render import FileMap, format_python, render
+from generator.review_facts import review_facts
 from generator.spec import REPO_ROOT, SPEC_DIR, LoadedSpec, SpecCache, declared_spec
 from generator.yamlsrc import Located
 
@@ -237,7 +238,7 @@ def complete(prepared: Prepared, peers: Sequence[IRServer] = ()) -> Result:
         return Result(None, _sorted(problems + missing), server, timings=timings)
     lap.clock = time.perf_counter()
     files[f"{server.package}/MANIFEST.json"] = manifest(inputs, server, hooks_display,
-                                                        prepared.hooks_source, files)
+                                                        prepared.hooks_source, files, overrides.spec_patches)
     lap("render")
     return Result(files, _sorted(problems), server, stats, timings, notes)
 
@@ -267,7 +268,7 @@ def _sorted(problems: list[Diagnostic]) -> list[Diagnostic]:
 
 
 def manifest(inputs: Inputs, server: IRServer, hooks_display: str | None, hooks_source: str,
-             files: FileMap) -> str:
+             files: FileMap, patches: Sequence[SpecPatch] = ()) -> str:
     from generator.render import fingerprint, wire_tool
 
     data: dict[str, Any] = {
@@ -279,6 +280,7 @@ def manifest(inputs: Inputs, server: IRServer, hooks_display: str | None, hooks_
         "generator": {"name": NAME, "version": __version__},
         **({"hooks": {"file": hooks_display, "sha256": sha256_text(hooks_source)}} if hooks_display else {}),
         "overrides": {"file": inputs.overrides_display, "sha256": sha256_text(inputs.overrides_text)},
+        "review": review_facts(server, patches),  # what `generator review` shows beyond tools.json
         "spec": {"package": inputs.spec.pinned.package, "version": inputs.spec.pinned.version,
                  "sha256": inputs.spec.pinned.sha256},
         "files": {path.split("/", 1)[1]: sha256_text(text) for path, text in sorted(files.items())},

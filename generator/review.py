@@ -21,7 +21,8 @@ from generator.baseline import BaselineError, base_ref, committed, on_disk
 from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
 from generator.overrides import parse_overrides
 from generator.pipeline import Inputs, generate, load_inputs, override_files, sha256_text
-from generator.review_report import Contract, Side, Surface, code, review
+from generator.review_contract import code
+from generator.review_report import Contract, Side, Surface, review
 from generator.spec import SpecCache, SpecError
 
 OUT = "generated"
@@ -64,7 +65,7 @@ def _surface(files: Mapping[str, str], package: str, where: str) -> Surface:
     try:
         tools = {t["name"]: t for t in _json(files, path, where)["tools"]}
         if f"{package}/errors.json" not in files:
-            return Surface(tools, None, _budget(files, package))
+            return Surface(tools, None, _budget(files, package), (_manifest(files, package) or {}).get("review") or {})
         path = f"{package}/errors.json"
         codes: dict[str, list[str]] = {name: [] for name in tools}
         for entry in _json(files, path, where)["codes"]:
@@ -73,7 +74,8 @@ def _surface(files: Mapping[str, str], package: str, where: str) -> Surface:
     except (KeyError, TypeError) as exc:
         raise ReviewError(f"{OUT}/{path} ({where}) is not shaped like generator output: "
                           f"{type(exc).__name__} {exc}") from None
-    return Surface(tools, {tool: tuple(sorted(found)) for tool, found in codes.items()}, _budget(files, package))
+    return Surface(tools, {tool: tuple(sorted(found)) for tool, found in codes.items()}, _budget(files, package),
+                   (_manifest(files, package) or {}).get("review") or {})
 
 
 def _budget(files: Mapping[str, str], package: str) -> int | None:

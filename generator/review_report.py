@@ -26,13 +26,21 @@ from generator.breaking import (
 from generator.diagnostics import Diagnostic
 from generator.overrides import BreakingChange
 from generator.render import compact_bytes
+from generator.review_contract import (
+    Facts,
+    code,
+    schema_lines,
+    server_lines,
+    tool_changes,
+    tool_lines,
+)
 from generator.schemas import schema_types
 
 Wire = Mapping[str, Any]
 BOUNDS = (*UPPER, *LOWER, "pattern", "format", "multipleOf", "minProperties", "maxProperties",
           "uniqueItems")
-KIND_ORDER = ("property", "required", "type", "enum", "bound", "annotation", "error code", "title",
-              "description", "other")
+KIND_ORDER = ("property", "required", "type", "enum", "bound", "annotation", "error code", "endpoint",
+              "error mapping", "confirmation", "idempotency", "title", "description", "other")
 ABSENT = object()
 
 
@@ -43,6 +51,13 @@ class Surface:
     tools: Mapping[str, Wire]
     codes: Mapping[str, tuple[str, ...]] | None  # None when errors.json is missing
     budget: int | None = None  # server.tools_budget_bytes, from MANIFEST.json
+    # MANIFEST.json's `review` (generator/review_facts.py): per-tool calls, error mappings,
+    # confirmation, idempotency; the server's spec patches, error rules, budgets ({} when absent)
+    review: Facts = field(default_factory=dict)
+
+    def facts(self, tool: str) -> Facts | None:
+        found = self.review.get("tools", {}).get(tool)
+        return found if isinstance(found, Mapping) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,14 +84,6 @@ class Delta:
 
 
 # --- text helpers ---------------------------------------------------------------------------------
-
-
-def code(text: str) -> str:
-    """An inline code span that survives backticks in `text`."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def block(text: str, indent: str = "") -> str:
@@ -204,7 +211,8 @@ def _output(old: Wire, new: Wire) -> Iterator[Delta]:
 
 
 def tool_deltas(old: Wire, new: Wire, codes_old: Sequence[str] | None,
-                codes_new: Sequence[str] | None) -> list[Delta]:
+                codes_new: Sequence[str] | None, facts_old: Facts | None = None,
+                facts_new: Facts | None = None) -> list[Delta]:
     deltas: list[Delta] = []
     if old.get("title") != new.get("title"):
         deltas.append(Delta("title", "tool", f"{title(old.get('title', ABSENT))} → "
@@ -224,6 +232,7 @@ def tool_deltas(old: Wire, new: Wire, codes_old: Sequence[str] | None,
                  (("added", set(codes_new) - set(codes_old)), ("removed", set(codes_old) - set(codes_new)))
                  if values]
         deltas.append(Delta("error code", "tool", "; ".join(parts)))
+    deltas += [Delta(kind, where, text) for kind, where, text in tool_changes(facts_old, facts_new)]
     known = set(old.keys() | new.keys()) - {"name", "title", "description", "inputSchema",
                                               "outputSchema", "annotations"}
     for key in sorted(known):
@@ -244,21 +253,18 @@ def render_deltas(deltas: Sequence[Delta]) -> list[str]:
     return lines
 
 
-def describe_added(tool: Wire, codes: Sequence[str] | None) -> list[str]:
-    schema = tool.get("inputSchema", {})
-    required = set(schema.get("required", []))
-    inputs = [f"{code(name)} {show_types(schema_types(prop))}" + (" (required)" if name in required else "")
-              for name, prop in schema.get("properties", {}).items()]
+def describe_added(tool: Wire, codes: Sequence[str] | None, facts: Facts | None = None) -> list[str]:
+    """A new tool in full: inputs with their enums and defaults, outputs object by object, the
+    endpoints it calls, its error mappings with repairs, confirmation and idempotency."""
     success = output_branches(tool.get("outputSchema", {})).get("", {})
-    outputs = [f"{code(name)} {show_types(schema_types(prop))}"
-               for name, prop in success.get("properties", {}).items()]
     hints = ", ".join(f"{k} {json.dumps(v)}" for k, v in sorted(tool.get("annotations", {}).items()))
     lines = [f"- title: {title(tool.get('title', ABSENT))}",
              f"- annotations: {hints or 'none'}",
-             f"- input: {', '.join(inputs) or 'none'}",
-             f"- output: {', '.join(outputs) or 'none'}"]
+             "- input:", *(schema_lines(tool.get("inputSchema", {})) or ["  - none"]),
+             "- output (success):", *(schema_lines(success, required=()) or ["  - none"])]
     if codes is not None:
         lines.append(f"- error codes: {', '.join(code(c) for c in codes) or 'none'}")
+    lines += tool_lines(facts)
     return [*lines, "- description:", block(_text(tool.get("description")), "  ")]
 
 
@@ -355,7 +361,9 @@ def review_server(package: str, base: Surface | None, head: Surface | None,
     removed = sorted(old.keys() - new.keys() - renames.keys())
     added = sorted(new.keys() - old.keys() - set(renames.values()))
     pairs = {name: name for name in old.keys() & new.keys()} | renames
-    changed = {a: tool_deltas(old[a], new[b], _codes(base, a), _codes(head, b)) for a, b in pairs.items()}
+    changed = {a: tool_deltas(old[a], new[b], _codes(base, a), _codes(head, b),
+                              base.facts(a) if base else None, head.facts(b) if head else None)
+               for a, b in pairs.items()}
     changed = {a: d for a, d in changed.items() if d or a in renames}
     compare_codes = base is not None and head is not None and head.codes is not None
     changes = diff_surfaces(list(old.values()), list(new.values()),
@@ -370,7 +378,11 @@ def review_server(package: str, base: Surface | None, head: Surface | None,
         lines += ["New server.", ""]
     if head is None:
         lines += ["Server removed (no `tools.json` in the working tree).", ""]
-    lines += _budget(base, head)
+    if head is not None and head.review:  # spec patches, server-wide rules, every budget
+        server = server_lines(base.review if base else None, head.review)
+        lines += [*server, ""] if server else []
+    else:
+        lines += _budget(base, head)
     if not (added or removed or changed):
         lines += ["No change to the tool surface.", ""]
         return ServerReview(package, lines, counts, sizes, undeclared)
@@ -393,7 +405,8 @@ def review_server(package: str, base: Surface | None, head: Surface | None,
         heading = f"#### {code(b)} (renamed from {code(a)})" if a != b else f"#### {code(b)} (changed)"
         lines += [heading, "", *(render_deltas(changed[a]) or ["- no change besides the name"]), ""]
     for b in added:
-        lines += [f"#### {code(b)} (added)", "", *describe_added(new[b], _codes(head, b)), ""]
+        lines += [f"#### {code(b)} (added)", "", *describe_added(new[b], _codes(head, b),
+                                                                 head.facts(b) if head else None), ""]
     for a in removed:
         lines += [f"#### {code(a)} (removed)", "", f"- was: {title(old[a].get('title', ABSENT))}", ""]
     return ServerReview(package, lines, counts, sizes, undeclared)

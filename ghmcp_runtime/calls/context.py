@@ -23,6 +23,8 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
                         ctx.call refuses requests outside it before sending them
     ctx.confine_query(q) -> str   (a search query confined to ctx.repos; raises ToolError)
     ctx.requests_sent   int, upstream requests this call has started through ctx.call
+    ctx.outside_allowlist  int, rows the allowlist left out of this call's answers (a tool
+                        returning rows reports it as `outside_allowlist`)
     ctx.changes         Changes: write requests that may have changed something (answered with
                         success, or their answer lost), this call's and the tools' it ran
     ctx.forge_clock     ForgeClock: the forge's clock offset, as its answers' Date headers show it
@@ -36,8 +38,11 @@ INTERFACE CONTRACT (hooks and generated code rely on exactly these names):
     await ctx.run_tool(name, args, dry_run=..., paced=...) -> dict   another tool of the server, as
                         a call of it would run (validation, rules, envelope); raises ToolError
     await ctx.progress(done, total, message)   notifications/progress, when the client asked
+    await ctx.cancelled()   returns once the client cancelled the call or went away
     await ctx.confirm(message, digest)   ask the user through the protocol (see confirm.py)
     ctx.forge           ForgeProfile: the forge's conventions (page parameters, largest page)
+    ctx.host            Host | None: the server around the call (its caller, the tools it runs,
+                        progress, confirmations, tool-list changes)
 """
 
 from __future__ import annotations
@@ -63,6 +68,7 @@ from ghmcp_runtime.core.operation import (
 if TYPE_CHECKING:
     from ghmcp_runtime.core.forge_profile import ForgeProfile
     from ghmcp_runtime.guards.allowlist import RepoAllowlist
+    from ghmcp_runtime.guards.caller import Caller
     from ghmcp_runtime.guards.lockdown import Lockdown
     from ghmcp_runtime.stores.idempotency import History
 
@@ -133,6 +139,16 @@ class Host(Protocol):
 
     async def confirm(self, message: str, digest: str) -> None: ...
 
+    async def cancelled(self) -> None:
+        """Returns once the client cancelled this call or went away (never, if it does not)."""
+
+    @property
+    def caller(self) -> Caller:
+        """Who is calling (their surface, their request's headers)."""
+
+    async def tools_changed(self) -> bool:
+        """Tell the caller's client its tool list changed; False when no channel can carry it."""
+
 
 class Projector(Protocol):
     def project(
@@ -169,6 +185,7 @@ class ToolContext:
     lockdown: Lockdown | None = None
     repos: RepoAllowlist | None = None
     requests_sent: int = 0
+    outside_allowlist: int = 0  # rows `repos` left out of this call's answers
     changes: Changes = field(default_factory=Changes)  # shared with the tools a composite runs
     writes: WriteLog = field(default_factory=WriteLog)
     _own_clock: ForgeClock = field(default_factory=ForgeClock, repr=False)
@@ -216,7 +233,9 @@ class ToolContext:
                     "repository or a transferred issue); redirects are not followed under an "
                     "allowlist") from None
             raise
-        return self.repos.screen(resp, self.forge)
+        screened, dropped = self.repos.screen(resp, self.forge)
+        self.outside_allowlist += dropped
+        return screened
 
     async def _send(self, op: Operation, *, path: Mapping[str, str | int], query: Mapping[str, Any] | None,
                     body: Any) -> UpstreamResponse:
@@ -252,6 +271,14 @@ class ToolContext:
     async def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
         if self.host is not None:
             await self.host.progress(done, total, message)
+
+    async def cancelled(self) -> None:
+        """Returns once the client cancelled this call or went away (a batch stops between
+        items then); never without a host."""
+        if self.host is None:
+            await anyio.sleep_forever()
+        else:
+            await self.host.cancelled()
 
     async def confirm(self, message: str, digest: str) -> None:
         """Ask the user (see ghmcp_runtime.engine.confirm); returns when confirmed or when the client
@@ -324,8 +351,7 @@ class ToolContext:
     def row(self, output: str, shape: str, raw: Mapping[str, Any]) -> dict[str, Any]:
         """`raw` as the tool's success output `output` publishes it: the fields its outputSchema
         lists (a fixed density, with any declared `include`/`omit`), for hooks."""
-        success = self.tool.output_schema.get("oneOf", [self.tool.output_schema])[0]
-        published = success["properties"][output]["properties"]
+        published = self.tool.success_fields[output]["properties"]
         unpublished = [name for name in self.projector.fields(shape) if name not in published]
         full = self.projector.project(shape, raw, "full", {}, (), self.cleaned, unpublished)
         return self._held(shape, raw, {name: full[name] for name in published})

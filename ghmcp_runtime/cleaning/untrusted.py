@@ -1,13 +1,13 @@
 """Untrusted text as an agent gets it: what GitHub's page hides is removed, and counted.
 
-`sanitize` first removes hidden markup (HTML comments and their kin, outside code: see
+`sanitize` first removes what GitHub's rendering of the Markdown hides (decided from a parse, see
 `markup`), then invisible characters everywhere (see `invisible`). The count tells the agent that
 something was there: each removed piece of markup and each removed character counts one.
 
-Cleaning a long field costs up to a millisecond or two (docs/BENCHMARKS.md); a page of them
-would hold the event loop, and every other caller, for that long times the rows. So the large
-strings of every upstream answer are cleaned ahead (`clean_ahead`), one at a time with the event
-loop free in between, before the synchronous projection reads them from the call's `Cleaned`.
+Cleaning a long field costs milliseconds (docs/BENCHMARKS.md §10); a page of them would hold the
+event loop, and every other caller, for that long times the rows. So the large strings of every
+upstream answer are cleaned ahead (`clean_ahead`), one at a time with the event loop free in
+between, before the synchronous projection reads them from the call's `Cleaned`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,12 @@ from ghmcp_runtime.cleaning.invisible import strip_invisible
 
 if TYPE_CHECKING:
     from ghmcp_runtime.cleaning import markup as _markup
-else:  # the markup scanner (and its tables) loads with the first text that needs it (issue 24)
+else:  # the Markdown parser loads with the first text that needs it (issue 24, cold start)
     _markup = lazy_module("ghmcp_runtime.cleaning.markup")
+# nothing can be hidden in Markdown without one of these (raw HTML, a character reference, a
+# link or footnote definition's `]:`, a fence, a table row's cells past its header's count): a
+# text without them is not parsed
+_MAY_HIDE = ("<", "&", "]:", "```", "~~~", "|")
 
 
 class Clean(str):
@@ -40,11 +44,13 @@ AHEAD_CHARS = 2048  # strings at least this long are cleaned ahead, each its own
 
 def sanitize(text: str) -> tuple[str, int]:
     """`text` as a reader of GitHub's page sees it, and how many hidden pieces were removed."""
-    if text.isascii() and text.isprintable() and "<" not in text and "&" not in text:
-        return text, 0  # most names, dates, URLs: nothing could hide there
-    visible, pieces = _markup.strip_hidden_markup(text)
-    visible, characters = strip_invisible(visible)
-    return visible, pieces + characters
+    pieces = 0
+    if any(mark in text for mark in _MAY_HIDE):
+        text, pieces = _markup.strip_hidden_markup(text)
+    if text.isascii() and text.isprintable():
+        return text, pieces  # most names, dates, URLs: no invisible character either
+    text, characters = strip_invisible(text)
+    return text, pieces + characters
 
 
 async def clean_ahead(data: Any, cleaned: Cleaned) -> None:

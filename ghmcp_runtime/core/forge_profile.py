@@ -148,6 +148,9 @@ class ForgeProfile:
     # confined by their request alone (the answer is not screened)
     search_rows: str | None = None
     row_repository: str | None = None
+    # the fields of an answer's objects that name, as an API URL, the repository the object
+    # belongs to: under a repository allowlist, one naming another repository is left out
+    repository_links: tuple[str, ...] = ()
     searches: tuple[SearchScope, ...] = ()
     errors: ErrorDialect
     token_rule: str  # what a well-formed token looks like, for the malformed-token refusal

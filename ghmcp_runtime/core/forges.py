@@ -160,6 +160,7 @@ GITHUB = ForgeProfile(
     trust=GITHUB_TRUST,
     search_rows="items",  # {total_count, incomplete_results, items}
     row_repository="repository_url",
+    repository_links=("repository_url", "url"),  # an issue's repository; any object's own URL
     # every search endpoint takes its query in `q`, where qualifiers say which repositories
     searches=(SearchScope(param="q", qualifiers=True),),
     errors=GitHubErrors(),
@@ -260,6 +261,7 @@ FORGEJO = ForgeProfile(
     # the issue search answers a plain list (nothing to screen) and, without `owner`, searches
     # every repository the token can read: under an allowlist it must name an allowed owner
     searches=(SearchScope(param="owner", path="/repos/issues/search"),),
+    repository_links=("url",),  # an object's own API URL (issues, repository labels, comments)
     viewer=_read("userGetCurrent", "/user"),
     trust=FORGEJO_TRUST,
     errors=ForgejoErrors(),

@@ -38,6 +38,8 @@ class FieldRule:
 # Row fields the runtime adds: how many hidden pieces sanitizing removed (shapes with untrusted
 # fields), and why lockdown withheld the author's text (shapes with a lockdown rule).
 HIDDEN_FIELD = "hidden_removed"
+# The result field counting rows left out under a repository allowlist (tools that return rows)
+OUTSIDE_ALLOWLIST_FIELD = "outside_allowlist"
 WITHHELD_FIELD = "withheld"
 WITHHELD_REASONS = ("untrusted_author", "trust_unknown")
 
@@ -101,6 +103,13 @@ class ToolSpec:
     # other tools this one runs on the caller's behalf (a batch's item tool and listing): a
     # surface that hides any of them hides this one too (guards.exposure)
     runs: tuple[str, ...] = ()
+
+    @property
+    def success_fields(self) -> Mapping[str, Any]:
+        """The properties of output_schema's success branch (the first of its `oneOf`)."""
+        success: Mapping[str, Any] = self.output_schema.get("oneOf", [self.output_schema])[0]
+        fields: Mapping[str, Any] = success.get("properties", {})
+        return fields
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -178,6 +187,12 @@ class ServerSpec:
     default_toolsets: tuple[str, ...] | None = None
     # composability: tool -> identifier parameter -> the tools of the server that return it
     inputs: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
+
+    @property
+    def declares_lockdown(self) -> bool:
+        """Some shape of the server (or of a part) says what lockdown withholds."""
+        return any(s.lockdown is not None for s in self.shapes.values()) or any(
+            p.declares_lockdown for p in self.parts)
 
     def part_of(self, tool: str) -> ServerSpec:
         """The per-file server `tool` comes from (the server itself when it has no parts)."""

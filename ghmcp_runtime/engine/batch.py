@@ -15,7 +15,8 @@ and checks but no write (`ToolContext.dry_run`: a planning tool answers what it 
 and ctx.call refuses any write it would still send).
 
 Pacing, as GitHub's best practices ask for bursts of writes: one item at a time, each with one
-request in flight (`host.run_tool`), and write requests started `write_interval_s` apart. A rate
+request in flight (`host.run_tool`), and write requests started `write_interval_s` apart, per
+token: every batch of one caller shares its pace (engine/pacing.py). A rate
 limit (primary or secondary) is waited out when GitHub's wait is at most `max_wait_s`, and the
 item retried (a refused request wrote nothing; a partly applied update finishes on the retry);
 a longer wait stops the batch: the answer lists what was done, names the stop, and its
@@ -24,9 +25,11 @@ next_cursor starts at the item that was refused.
 A credential GitHub refuses (missing, invalid, short of a scope) fails every item alike: on the
 first item it is the batch's error, later it stops the batch (`credential`) where it met it.
 
-Cancellation (`notifications/cancelled`) takes effect between items: the item in flight runs to
-its end, then the batch stops; with an idempotency key its answer so far is stored, so a repeat
-of the call with the key says what was done (the cancelled request itself is never answered).
+Cancellation (`notifications/cancelled`, or the client going away: `host.cancelled`) takes
+effect between items: the item in flight runs to its end, then the batch stops with
+`stopped: {reason: cancelled}` and what was done; with an idempotency key that answer is stored,
+so a repeat of the call with the key says what was done (a request the SDK itself cancelled is
+never answered; over stateless HTTP a cancelled call still answers, if its client is there).
 """
 
 from __future__ import annotations
@@ -95,7 +98,7 @@ class _Batch:
         name = self.spec.key
         key = self.given.get(name) if name else None
         if name is None or key is None or self.dry:  # a dry run writes nothing, so it takes no key
-            return await _between_items(self.work)
+            return await _between_items(self.work, self.ctx.cancelled)
         scope = (self.ctx.tool.name, *(str(self.given.get(p, "")) for p in self.spec.scope))
         fingerprint = hashlib.sha256(canonical_json(without(self.given, name))).hexdigest()
 
@@ -104,7 +107,7 @@ class _Batch:
                 str(key), scope=scope, fingerprint=fingerprint, run=lambda: self.work(stop))
             return result
 
-        return await _between_items(keyed)
+        return await _between_items(keyed, self.ctx.cancelled)
 
     async def work(self, stop: anyio.Event) -> dict[str, Any]:
         state = open_state(self.ctx, self.given, self.spec.cursor)
@@ -250,25 +253,6 @@ class _Batch:
         return {"after": targets.items[index - 1] if index else targets.after}
 
 
-class Pacer:
-    """Write requests at least `interval_s` apart, measured from each one's start (GitHub: "wait
-    at least one second between each" mutative request of a burst)."""
-
-    def __init__(self, interval_s: float, *, clock: Callable[[], float] = anyio.current_time,
-                 sleep: Callable[[float], Awaitable[None]] = anyio.sleep) -> None:
-        self.interval_s = interval_s
-        self.clock = clock
-        self.sleep = sleep
-        self.last: float | None = None
-
-    async def __call__(self) -> None:
-        if self.last is not None:
-            wait = self.last + self.interval_s - self.clock()
-            if wait > 0:
-                await self.sleep(wait)
-        self.last = self.clock()
-
-
 @dataclass(frozen=True, slots=True)
 class _Targets:
     items: list[Any]
@@ -324,10 +308,11 @@ def _as_param(err: ToolError, param: str, fixed: Mapping[str, Any]) -> ToolError
     return err
 
 
-async def _between_items(work: Callable[[anyio.Event], Awaitable[T]]) -> T:
-    """Run `work(stop)` shielded from cancellation: a cancelled request sets `stop` instead, and
-    `work` ends at its next item boundary (its answer stored, if it keeps one), then the
-    cancellation goes on."""
+async def _between_items(work: Callable[[anyio.Event], Awaitable[T]],
+                         cancelled: Callable[[], Awaitable[None]]) -> T:
+    """Run `work(stop)` shielded from cancellation: a cancelled request, or `cancelled()`
+    returning (the client cancelled or went away), sets `stop` instead, and `work` ends at its
+    next item boundary (its answer stored, if it keeps one), then any cancellation goes on."""
     stop = anyio.Event()
     box: list[T] = []
     failure: list[BaseException] = []
@@ -341,7 +326,7 @@ async def _between_items(work: Callable[[anyio.Event], Awaitable[T]]) -> T:
 
     async def watch() -> None:
         try:
-            await anyio.sleep_forever()
+            await cancelled()
         finally:
             stop.set()
 

@@ -194,19 +194,58 @@ class RepoAllowlist:
             elif not search.qualifiers:
                 self.check_arguments({"owner": value}, field=search.param)
 
-    def screen(self, resp: UpstreamResponse, forge: ForgeProfile) -> UpstreamResponse:
-        """Search rows from outside the allowlist dropped (where the forge's profile says where a
-        search answer's rows and their repositories are): a confined query never returns any,
-        so this only catches a query GitHub read differently than `confine` did."""
+    def screen(self, resp: UpstreamResponse, forge: ForgeProfile) -> tuple[UpstreamResponse, int]:
+        """The answer without what names a repository outside the allowlist, and how many rows
+        were left out. An object in a list (a sub-issue, a blocker, a search row) whose
+        `repository_links` name another repository is left out and counted; an object that is
+        not one row of many (the answer itself, a parent) is refused (`repo_not_allowed`), since
+        leaving it out would change what the answer says. Search rows must also name an allowed
+        repository (`search_rows`, `row_repository`): a confined query never returns any from
+        elsewhere, so this catches a query the forge read differently than `confine` did."""
+        data, dropped = self._screened(resp.data, forge)
         key, field = forge.search_rows, forge.row_repository
-        items = resp.data.get(key) if key and isinstance(resp.data, dict) else None
-        if field is None or not isinstance(items, list):
-            return resp
-        kept = [row for row in items if self._row_allowed(row, field, forge)]
-        if len(kept) == len(items):
-            return resp
-        log_event("allowlist_screened", level=logging.WARNING, dropped=len(items) - len(kept))
-        return replace(resp, data={**resp.data, key: kept})
+        items = data.get(key) if key and field and isinstance(data, dict) else None
+        if isinstance(items, list) and field is not None:
+            kept = [row for row in items if self._row_allowed(row, field, forge)]
+            dropped, data = dropped + len(items) - len(kept), {**data, key: kept}
+        if not dropped:
+            return resp, 0
+        log_event("allowlist_screened", level=logging.WARNING, dropped=dropped)
+        return replace(resp, data=data), dropped
+
+    def _screened(self, value: Any, forge: ForgeProfile) -> tuple[Any, int]:
+        """`value` without list items naming another repository (the same object when nothing
+        is left out), and how many were."""
+        if isinstance(value, dict):
+            if self._outside(value, forge):
+                raise self.refusal("repo", f"{forge.display_name}'s answer is about a "
+                                   "repository outside the allowlist; nothing of it is returned")
+            out, dropped = value, 0
+            for key, item in value.items():
+                kept, n = self._screened(item, forge)
+                if n:
+                    out = {**out, key: kept}
+                    dropped += n
+            return out, dropped
+        if isinstance(value, list):
+            rows, dropped = [], 0
+            for item in value:
+                if isinstance(item, dict) and self._outside(item, forge):
+                    dropped += 1
+                    continue
+                kept, n = self._screened(item, forge)
+                rows.append(kept)
+                dropped += n
+            return (rows if dropped else value), dropped
+        return value, 0
+
+    def _outside(self, obj: Mapping[str, Any], forge: ForgeProfile) -> bool:
+        for link in forge.repository_links:
+            url = obj.get(link)
+            named = forge.repository_of(url) if isinstance(url, str) else None
+            if named is not None and not self.allows(*named):
+                return True
+        return False
 
     def _row_allowed(self, row: Any, field: str, forge: ForgeProfile) -> bool:
         url = row.get(field) if isinstance(row, dict) else None

@@ -71,6 +71,7 @@ class ExposureFlags:
     tools: tuple[str, ...] = ()
     exclude_tools: tuple[str, ...] = ()
     repos: tuple[str, ...] = ()
+    dynamic: bool = False  # --dynamic-toolsets
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ExposureFlags:
@@ -81,6 +82,7 @@ class ExposureFlags:
             tools=parse_entries(env.get("GHMCP_TOOLS")),
             exclude_tools=parse_entries(env.get("GHMCP_EXCLUDE_TOOLS")),
             repos=parse_entries(env.get("GHMCP_REPOS")),
+            dynamic=_flag(env.get("GHMCP_DYNAMIC_TOOLSETS"), "GHMCP_DYNAMIC_TOOLSETS"),
         )
 
 
@@ -98,8 +100,10 @@ class ExposurePolicy:
     """The server's surface from its flags, and each HTTP request's surface within it."""
 
     def __init__(self, tools: Sequence[ToolSpec], toolsets: Mapping[str, str],
-                 flags: ExposureFlags, default_toolsets: Sequence[str] | None = None) -> None:
+                 flags: ExposureFlags, default_toolsets: Sequence[str] | None = None,
+                 meta: Sequence[str] = ()) -> None:
         self.names = frozenset(t.name for t in tools)
+        self.meta = frozenset(meta)  # --dynamic-toolsets: the tools that list and enable toolsets
         self.members = {name: frozenset(t.name for t in tools if t.toolset == name)
                         for name in toolsets}
         # what no selection means: the default toolsets' tools (a forge server), else every tool
@@ -112,9 +116,17 @@ class ExposurePolicy:
             repos = RepoAllowlist.parse(flags.repos) if flags.repos else None
         except ValueError as exc:
             raise ExposureError(f"--repos: {exc}") from None
-        chosen = self._select(flags.read_only, flags.toolsets, flags.tools, flags.exclude_tools,
-                              within=self.names, unselected=self.default,
-                              source=("--toolsets", "--tools", "--exclude-tools"))
+        source = ("--toolsets", "--tools", "--exclude-tools")
+        if flags.dynamic:
+            self.bounds = self._select(flags.read_only, [ALL], [], flags.exclude_tools,
+                                       within=self.names, unselected=frozenset(), source=source)
+            chosen = self.meta | self._select(flags.read_only, flags.toolsets, flags.tools,
+                                              flags.exclude_tools, within=self.bounds,
+                                              unselected=frozenset(), source=source)
+        else:
+            chosen = self._select(flags.read_only, flags.toolsets, flags.tools, flags.exclude_tools,
+                                  within=self.names, unselected=self.default, source=source)
+            self.bounds = chosen
         if not chosen:
             raise ExposureError("the exposure flags leave no tool: check --read-only, --toolsets, "
                                 "--tools and --exclude-tools")
@@ -161,6 +173,12 @@ class ExposurePolicy:
             closed -= hidden
         return closed
 
+    def enable(self, surface: Surface, toolsets: Sequence[str]) -> Surface:
+        """`surface` with the tools of `toolsets` the flags allow (--dynamic-toolsets)."""
+        added = frozenset().union(*(self.members[name] for name in toolsets)) & self.bounds
+        grown = self._with_what_they_run(set(surface.tools | added))
+        return Surface(frozenset(grown), surface.repos, per_request=surface.per_request)
+
     def for_request(self, headers: Mapping[str, str]) -> Surface:
         """The surface of an HTTP request: the server's, narrowed by its X-MCP-* headers."""
         values = tuple(headers.get(name, "") for name in HEADERS)
@@ -173,8 +191,8 @@ class ExposurePolicy:
         read_only, toolsets, tools, exclude, repos = values
         chosen = self._select(
             _flag(read_only, "X-MCP-Readonly"), parse_entries(toolsets), parse_entries(tools),
-            parse_entries(exclude), within=self.base.tools, unselected=self.base.tools,
-            source=("X-MCP-Toolsets", "X-MCP-Tools", "X-MCP-Exclude-Tools"))
+            parse_entries(exclude), within=self.bounds, unselected=self.base.tools,
+            source=("X-MCP-Toolsets", "X-MCP-Tools", "X-MCP-Exclude-Tools")) | self.meta
         allowlist = self.base.repos
         if parse_entries(repos):
             try:
@@ -204,6 +222,12 @@ def add_exposure_arguments(parser: argparse.ArgumentParser, toolsets: Mapping[st
                              "(env GHMCP_TOOLS)")
     parser.add_argument("--exclude-tools", metavar="TOOL,...",
                         help="hide these tools, whatever selects them (env GHMCP_EXCLUDE_TOOLS)")
+    parser.add_argument("--dynamic-toolsets", action="store_true", default=None,
+                        help="start with only the tools that list, show and enable toolsets; the "
+                             "model enables what it needs (stdio: tools/list grows and the client "
+                             "is notified; HTTP: each request names its toolsets in X-MCP-Toolsets). "
+                             "--toolsets and --tools then say what starts enabled; --read-only and "
+                             "--exclude-tools still bound it (env GHMCP_DYNAMIC_TOOLSETS=1)")
     parser.add_argument("--repos", metavar="OWNER/REPO,OWNER/*,...",
                         help="repository allowlist: calls, resources, completions and searches "
                              "reach only these repositories (env GHMCP_REPOS)")
@@ -214,4 +238,5 @@ def exposure_flags(args: argparse.Namespace, env: ExposureFlags) -> ExposureFlag
     given = {"toolsets": args.toolsets, "tools": args.tools,
              "exclude_tools": args.exclude_tools, "repos": args.repos}
     return replace(env, read_only=bool(args.read_only) or env.read_only,
+                   dynamic=bool(args.dynamic_toolsets) or env.dynamic,
                    **{k: parse_entries(v) for k, v in given.items() if v is not None})

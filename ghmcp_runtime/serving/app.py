@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 from mcp import MCPError
-from mcp.server import CacheHint, Server, ServerRequestContext
+from mcp.server import CacheHint, NotificationOptions, Server, ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
 from mcp.types import (
     CallToolRequestParams,
     CallToolResult,
+    CancelledNotificationParams,
     InputRequiredResult,
 )
 from starlette.applications import Starlette
@@ -40,6 +41,7 @@ from ghmcp_runtime.guards.host_guard import (
 )
 from ghmcp_runtime.serving.discovery import LIST_TTL_MS, SurfaceDiscovery, fingerprint_line
 from ghmcp_runtime.serving.environment import help_epilog
+from ghmcp_runtime.serving.forge_server import missing_inputs
 from ghmcp_runtime.serving.resources import ResourceRuntime, internal_rpc_error, new_request_id
 from ghmcp_runtime.serving.served import Served
 from ghmcp_runtime.serving.settings import Settings
@@ -116,6 +118,16 @@ class _Calls:
         return self.runtime.context_for(tool, caller, args, request_id)
 
 
+def lockdown_refusal(spec: ServerSpec, settings: Settings) -> str | None:
+    """Lockdown asked of a server none of whose rows carry text it could withhold: it would
+    silently do nothing, so the server refuses to start."""
+    if not settings.lockdown or spec.declares_lockdown:
+        return None
+    return (f"--lockdown (GHMCP_LOCKDOWN) withholds text by authors without push access, but "
+            f"{spec.name} declares no lockdown rule (no shape of its override file has `lockdown:`), so it "
+            "would withhold nothing: drop the flag, or serve a server that declares one")
+
+
 def build_server(
     spec: ServerSpec,
     settings: Settings,
@@ -123,16 +135,31 @@ def build_server(
     upstream: Upstream | None = None,
     cursors: CursorCodec | None = None,
     idempotency: Idempotency | None = None,
+    notify: bool = True,
 ) -> Server[Any]:
     """The low-level MCP server for `spec`. Components default from `settings`; tests inject.
 
     Without an HTTP request (stdio, in-memory) calls use `settings.token`; over HTTP each
-    caller's own bearer token (see ghmcp_runtime.guards.caller)."""
+    caller's own bearer token (see ghmcp_runtime.guards.caller). `notify`: whether tool-list
+    changes (--dynamic-toolsets) can reach the client; stateless HTTP cannot carry them."""
     settings.check(spec.forge)
+    refused = lockdown_refusal(spec, settings)
+    if refused is not None:
+        raise ValueError(refused)
     parse_http_cache(settings.http_cache)  # a ValueError names the choices
     if idempotency is None:
         idempotency = open_idempotency(settings)
     served = Served(spec, settings)
+    listen = None
+    if served.dynamic is not None and notify:
+        from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+
+        served.bus = InMemorySubscriptionBus()
+        listen = ListenHandler(served.bus)
+    spec = served.spec
+    for sentence in missing_inputs(spec, served.exposure.base.tools):
+        log_event("config_warning", level=logging.WARNING,
+                  reason=f"{sentence}, which this server's flags do not select: add it to --toolsets")
     calls = _Calls(served, upstream, cursors, idempotency)
     resources = (ResourceRuntime(spec, served.caller_of, calls.context_for, served.view_of)
                  if spec.resources or spec.templates else None)
@@ -151,8 +178,12 @@ def build_server(
         on_list_resource_templates=guarded(resources.list_templates) if resources else None,
         on_read_resource=guarded(resources.read) if resources else None,
         on_completion=guarded(resources.complete) if resources and spec.templates else None,
+        on_subscriptions_listen=listen,
     )
-    SurfaceDiscovery(server, served.caller_of, served.view_of, served.exposure.base).install(guarded)
+    SurfaceDiscovery(server, served.caller_of, served.view_of, served.exposure.base,
+                     served.list_ttl_ms).install(guarded)
+    server.add_notification_handler("notifications/cancelled", CancelledNotificationParams,
+                                    served.cancel_notified)
     # MRTR: the requestState of a confirmation is sealed (AES-GCM) and bound to the tool, its
     # arguments and the caller; replicas sharing GHMCP_SERVER_SECRET accept each other's
     secret = settings.server_secret
@@ -194,7 +225,7 @@ def http_app(
         raise ValueError(refusal)
     if allow_server_token and not settings.token:
         raise ValueError(f"--allow-server-token needs {forge.token_env}")
-    server = server or build_server(spec, settings)
+    server = server or build_server(spec, settings, notify=False)
     assert settings.server_secret is not None
     auth = HttpAuth(
         resource_url=settings.public_url or _endpoint_url(host, port),
@@ -210,9 +241,12 @@ def http_app(
     )
 
 
-async def serve_stdio(server: Server[Any]) -> None:
+async def serve_stdio(server: Server[Any], tools_changed: bool = False) -> None:
+    """`tools_changed`: the tool list may change (--dynamic-toolsets), as 2025-era clients are told
+    (2026-07-28 ones learn it from the subscriptions/listen the server then serves)."""
     async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+        await server.run(read, write, server.create_initialization_options(
+            NotificationOptions(tools_changed=tools_changed)))
 
 
 def _parser(spec: ServerSpec) -> argparse.ArgumentParser:
@@ -288,6 +322,9 @@ def run(spec: ServerSpec, argv: Sequence[str] | None = None) -> None:
         settings.check(forge)
     except ValueError as exc:
         parser.error(str(exc))
+    refused = lockdown_refusal(spec, settings)
+    if refused is not None:
+        parser.error(refused)
     if args.allow_server_token and args.transport == "http":
         refusal = server_token_refusal(args.host, args.allowed_host, args.allowed_origin,
                                        settings.public_url)
@@ -303,13 +340,14 @@ def run(spec: ServerSpec, argv: Sequence[str] | None = None) -> None:
             log_event("config_warning", level=logging.WARNING, reason=reason)
     settings = settings.with_secret()
     try:
-        server = build_server(spec, settings, idempotency=idempotency)
+        server = build_server(spec, settings, idempotency=idempotency,
+                              notify=args.transport == "stdio")
     except ExposureError as exc:
         parser.error(str(exc))
     started = {"server": spec.name, "version": spec.version, "transport": args.transport}
     if args.transport == "stdio":
         log_event("server_started", **started)
-        anyio.run(serve_stdio, server)
+        anyio.run(serve_stdio, server, settings.exposure.dynamic)
         return
     import uvicorn  # only the HTTP transport needs it
 

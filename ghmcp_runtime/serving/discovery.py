@@ -35,11 +35,13 @@ def fingerprint_line(view: SurfaceView) -> str:
 
 class SurfaceDiscovery:
     def __init__(self, server: Server[Any], caller_of: Callable[[Any], Caller],
-                 view_of: Callable[[Caller], SurfaceView], base: Surface) -> None:
+                 view_of: Callable[[Caller], SurfaceView], base: Surface,
+                 ttl_of: Callable[[Caller], int] = lambda caller: LIST_TTL_MS) -> None:
         self.server = server
         self.caller_of = caller_of
         self.view_of = view_of
         self.base = base
+        self.ttl_of = ttl_of
 
     def install(self, guard: Callable[[Handler], Handler]) -> None:
         self.server.add_request_handler("server/discover", RequestParams, guard(self.discover))
@@ -53,7 +55,7 @@ class SurfaceDiscovery:
             capabilities = capabilities.model_copy(update={"tools": None})
         return DiscoverResult(
             supported_versions=list(MODERN_PROTOCOL_VERSIONS), capabilities=capabilities,
-            instructions=view.instructions, ttl_ms=LIST_TTL_MS,
+            instructions=view.instructions, ttl_ms=self.ttl_of(caller),
             cache_scope=cache_scope(caller),
         )
 

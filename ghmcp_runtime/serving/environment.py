@@ -22,7 +22,7 @@ VARIABLES: tuple[tuple[str, str], ...] = (
     ("GHMCP_MAX_INFLIGHT_PER_CALLER", "upstream requests in flight per caller (default 16)"),
     ("GHMCP_TIMEOUT_S", "upstream request timeout in seconds (default 20)"),
     ("GHMCP_CONNECT_TIMEOUT_S", "upstream connect timeout in seconds (default 5)"),
-    ("GHMCP_WRITE_INTERVAL_S", "batches: seconds between write requests (default 1)"),
+    ("GHMCP_WRITE_INTERVAL_S", "batches: seconds between write requests, per token (default 1)"),
     ("GHMCP_BATCH_MAX_WAIT_S", "batches: the longest rate-limit wait before stopping (default 60)"),
     ("GHMCP_LOCKDOWN", "as --lockdown"),
     ("GHMCP_READ_ONLY", "as --read-only"),
@@ -30,6 +30,7 @@ VARIABLES: tuple[tuple[str, str], ...] = (
     ("GHMCP_TOOLS", "as --tools"),
     ("GHMCP_EXCLUDE_TOOLS", "as --exclude-tools"),
     ("GHMCP_REPOS", "as --repos"),
+    ("GHMCP_DYNAMIC_TOOLSETS", "as --dynamic-toolsets"),
     ("GHMCP_LOG_LEVEL", "DEBUG, INFO (default), WARNING or ERROR; logs are JSON lines on stderr"),
 )
 

@@ -117,9 +117,10 @@ def missing_inputs(spec: ServerSpec, tools: frozenset[str]) -> list[str]:
     return out
 
 
-def forge_exposure_text(spec: ServerSpec, tools: frozenset[str]) -> str:
-    """What a forge server's narrowed surface shows, by toolset; what it leaves out; and the
-    tools whose identifiers only a toolset it leaves out returns."""
+def forge_exposure_text(spec: ServerSpec, tools: frozenset[str], meta: Sequence[str] = ()) -> str:
+    """What a narrowed surface shows, by toolset; what it leaves out and how to get it (`meta`:
+    the --dynamic-toolsets tools: list, show, enable); and the tools whose identifiers only a
+    toolset it leaves out returns."""
     members: dict[str, list[str]] = {name: [] for name in spec.toolsets}
     for tool in spec.tools:
         if tool.toolset is not None:
@@ -129,11 +130,21 @@ def forge_exposure_text(spec: ServerSpec, tools: frozenset[str]) -> str:
     absent = [n for n, m in members.items() if not set(m) & tools]
     shown = [f"every tool of toolset{'s' * (len(whole) > 1)} {', '.join(whole)}"] if whole else []
     shown += [f"{', '.join(names)} of {name}" for name, names in some.items()]
-    text = (f"Exposure: this endpoint serves part of {spec.name} (its operator's flags, or this "
-            f"request's headers). Tools here: {'; '.join(shown) or 'none'} ({len(tools)} of "
-            f"{len(spec.tools)}; any other tool named in this summary is absent and unknown when "
-            f"called).")
-    if absent:
+    counted = [t.name for t in spec.tools if t.toolset is not None]
+    why = ("the toolsets enabled so far" if meta
+           else "its operator's flags, or this request's headers")
+    text = (f"Exposure: this endpoint serves part of {spec.name} ({why}). Tools here: "
+            f"{'; '.join(shown) or 'none'} "
+            f"({len(tools & set(counted))} of {len(counted)}; any other tool named in this summary "
+            f"is absent and unknown when called).")
+    if meta:
+        list_tool, _, enable_tool = meta
+        text += (f" Dynamic toolsets: {list_tool} lists every toolset, {enable_tool} enables "
+                 f"some (their tools then join tools/list; over HTTP send the X-MCP-Toolsets "
+                 f"header it returns).")
+        if absent:
+            text += f" Not enabled: {', '.join(absent)}."
+    elif absent:
         text += (f" Toolsets not here: {', '.join(absent)} (the operator's --toolsets, or the "
                  f"X-MCP-Toolsets header over HTTP, adds them).")
     missing = missing_inputs(spec, tools)

@@ -4,6 +4,7 @@ Request path for POST /mcp:
     AuthenticationMiddleware (SDK BearerAuthBackend + CallerTokenVerifier: sets scope["user"])
     → HostGuard (exact Host/Origin: 421/403)
     → CallerGate (GET → 405; no usable bearer → 401 + WWW-Authenticate, unless opted in)
+    → ClientGone (marks the request when its client goes away: a running batch stops)
     → the SDK's streamable HTTP session manager (body limit, JSON-RPC) → the low-level Server.
 The RFC 9728 metadata routes sit beside /mcp, public and unauthenticated.
 """
@@ -24,6 +25,7 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.routing import Route
 
 from ghmcp_runtime.guards.host_guard import HostGuard
+from ghmcp_runtime.serving.cancellation import ClientGone
 from ghmcp_runtime.serving.http_auth import (
     CallerGate,
     CallerTokenVerifier,
@@ -54,7 +56,7 @@ def streamable_http_app(
         security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_request_body_size=max_body_bytes,
     )
-    endpoint = HostGuard(CallerGate(StreamableHTTPASGIApp(manager), auth), hosts, origins)
+    endpoint = HostGuard(CallerGate(ClientGone(StreamableHTTPASGIApp(manager)), auth), hosts, origins)
     return Starlette(
         routes=[Route(MCP_PATH, endpoint=endpoint), *metadata_routes(auth)],
         middleware=[

@@ -39,7 +39,13 @@ from ghmcp_runtime.cleaning.outbound import (
 )
 from ghmcp_runtime.core.errors import INTERNAL_MESSAGE, ToolError, jsonrpc_data
 from ghmcp_runtime.core.logs import call_fields, log_event
-from ghmcp_runtime.core.model import ServerSpec, StaticResource, TemplateResource, ToolSpec
+from ghmcp_runtime.core.model import (
+    OUTSIDE_ALLOWLIST_FIELD,
+    ServerSpec,
+    StaticResource,
+    TemplateResource,
+    ToolSpec,
+)
 from ghmcp_runtime.guards.caller import Caller
 from ghmcp_runtime.guards.validation import ArgumentValidator
 from ghmcp_runtime.serving.discovery import cache_scope
@@ -186,6 +192,8 @@ class ResourceRuntime:
             tctx = self.make_context(tool, caller, args, request_id)
             body = await template.handler(tctx, args)
             await tctx.release_held()
+            if tctx.outside_allowlist and isinstance(body, dict):
+                body = {**body, OUTSIDE_ALLOWLIST_FIELD: tctx.outside_allowlist}
         except ToolError as err:
             outcome = err.code
             err.__traceback__ = None  # as in tool_calls.ToolRuntime: no cycle holding the arguments

@@ -8,28 +8,48 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
+from mcp import MCPError
 from mcp.server import ServerRequestContext
-from mcp.types import INVALID_PARAMS, ListToolsResult, PaginatedRequestParams
+from mcp.types import (
+    INVALID_PARAMS,
+    CancelledNotificationParams,
+    ListToolsResult,
+    PaginatedRequestParams,
+)
 
 from ghmcp_runtime.cleaning.outbound import rpc_error
+from ghmcp_runtime.core.logs import log_event
 from ghmcp_runtime.core.model import ServerSpec
 from ghmcp_runtime.core.projection import ShapeProjector
 from ghmcp_runtime.guards.caller import Caller, identity_key, resolve_caller
 from ghmcp_runtime.guards.exposure import ExposureError, ExposurePolicy, Surface
 from ghmcp_runtime.guards.validation import ArgumentValidator, plain
+from ghmcp_runtime.serving.cancellation import InFlight
 from ghmcp_runtime.serving.discovery import LIST_TTL_MS, cache_scope
+from ghmcp_runtime.serving.dynamic_toolsets import DynamicToolsets
 from ghmcp_runtime.serving.settings import Settings
 from ghmcp_runtime.serving.surface import SurfaceView, SurfaceViews
+
+if TYPE_CHECKING:
+    from mcp.server.subscriptions import SubscriptionBus
 
 _CALLER_SCOPE_KEY = "ghmcp.caller"  # the request's resolved Caller, in its ASGI scope
 
 
 class Served:
     def __init__(self, spec: ServerSpec, settings: Settings) -> None:
+        # --dynamic-toolsets: three more tools, and the surface of the process's one client
+        self.dynamic = DynamicToolsets(spec) if settings.exposure.dynamic else None
+        if self.dynamic is not None:
+            if not spec.toolsets:
+                raise ExposureError(f"--dynamic-toolsets: {spec.name} declares no toolsets")
+            spec = replace(spec, tools=(*spec.tools, *self.dynamic.tools()))
         self.spec = spec
         self.settings = settings
+        self.bus: SubscriptionBus | None = None  # where tool-list changes go (build_server sets it)
         self.identity_key = identity_key(settings.server_secret or secrets.token_bytes(32))
         self.tools = {t.name: t for t in spec.tools}
         self.schemas = {t.name: plain(t.input_schema) for t in spec.tools}
@@ -38,9 +58,13 @@ class Served:
         self.part = {t.name: spec.part_of(t.name) for t in spec.tools}
         projectors = {p.name: ShapeProjector(p.shapes) for p in (*spec.parts, spec)}
         self.projectors = {name: projectors[part.name] for name, part in self.part.items()}
+        meta = tuple(self.dynamic.names.values()) if self.dynamic else ()
         self.exposure = ExposurePolicy(spec.tools, spec.toolsets, settings.exposure,
-                                       spec.default_toolsets)
-        self.views = SurfaceViews(spec)
+                                       spec.default_toolsets, meta)
+        if self.dynamic is not None:
+            self.dynamic.bind(self.exposure)
+        self.views = SurfaceViews(spec, meta)
+        self.in_flight = InFlight()  # running calls, for notifications/cancelled (cancellation.py)
         self._local_caller: Caller | None = None  # stdio, in-memory: always the same caller
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
@@ -66,8 +90,29 @@ class Served:
             scope[_CALLER_SCOPE_KEY] = caller
         return caller
 
+    async def cancel_notified(self, ctx: ServerRequestContext[Any], params: CancelledNotificationParams) -> None:
+        """`notifications/cancelled`: stop the caller's own running call of that id, if any
+        (over stdio the SDK has cancelled it already; over stateless HTTP only this finds it)."""
+        try:
+            caller = self.caller_of(ctx.request)
+        except MCPError:
+            return  # an X-MCP-* header it cannot apply: no caller, nothing to stop
+        if self.in_flight.cancel(caller.identity, params.request_id):
+            log_event("call_cancelled", caller=caller.identity, reason="notifications/cancelled")
+
     def surface_of(self, caller: Caller) -> Surface:
-        return caller.surface if caller.surface is not None else self.exposure.base
+        if caller.surface is not None and (caller.surface.per_request or self.dynamic is None):
+            return caller.surface
+        if self.dynamic is not None and self.dynamic.surface is not None:
+            return self.dynamic.surface  # the process's one client: what it enabled so far
+        return self.exposure.base
+
+    def list_ttl_ms(self, caller: Caller) -> int:
+        """How long a client may keep a list: not at all over HTTP with --dynamic-toolsets, where
+        the same client's next request may name other toolsets in its headers (a client's cache
+        is not keyed by them); a list_changed notification evicts it elsewhere."""
+        per_request = caller.surface is not None and caller.surface.per_request
+        return 0 if self.dynamic is not None and per_request else LIST_TTL_MS
 
     def view_of(self, caller: Caller) -> SurfaceView:
         return self.views.view(self.surface_of(caller))
@@ -76,5 +121,5 @@ class Served:
         self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
     ) -> ListToolsResult:
         caller = self.caller_of(ctx.request)
-        return ListToolsResult(tools=list(self.view_of(caller).tools), ttl_ms=LIST_TTL_MS,
-                               cache_scope=cache_scope(caller))
+        return ListToolsResult(tools=list(self.view_of(caller).tools),
+                               ttl_ms=self.list_ttl_ms(caller), cache_scope=cache_scope(caller))

@@ -71,10 +71,11 @@ class SurfaceView:
         return err.envelope(request_id=request_id, fingerprint=self.fingerprint)
 
 
-def exposure_text(spec: ServerSpec, surface: Surface) -> str:
-    """The sentence the summary and instructions add for a narrowed surface."""
-    if spec.parts:
-        text = forge_exposure_text(spec, surface.tools)
+def exposure_text(spec: ServerSpec, surface: Surface, meta: Sequence[str] = ()) -> str:
+    """The sentence the summary and instructions add for a narrowed surface (`meta`: the
+    --dynamic-toolsets tools, list, show, enable)."""
+    if spec.parts or meta:
+        text = forge_exposure_text(spec, surface.tools, meta)
     else:
         names = sorted(surface.tools)
         text = (f"Exposure: this endpoint is narrowed by its operator's flags or this request's "
@@ -82,13 +83,14 @@ def exposure_text(spec: ServerSpec, surface: Surface) -> str:
                 f"{len(spec.tools)}; every other tool named in this summary is absent and unknown "
                 f"when called).")
     writes = {t.name for t in spec.tools if not t.annotations.read_only}
-    if writes and not writes & surface.tools:
+    if writes and not writes & surface.tools and not meta:  # enabling may add writes
         text += f" Read-only: no tool here writes to {spec.forge.display_name}."
     if surface.repos is not None:
         allowed = ", ".join(surface.repos.patterns()) or "none"
         text += (f" Repositories: only {allowed} (owner/* is every repository of that owner); "
-                 f"any other is refused with repo_not_allowed before anything is sent, and "
-                 f"searches are confined to these.")
+                 f"any other is refused with repo_not_allowed before anything is sent, "
+                 f"searches are confined to these, and rows of other repositories in an answer "
+                 f"(sub-issues, blockers) are left out and counted in outside_allowlist.")
     return text
 
 
@@ -103,10 +105,13 @@ def _fingerprint(base: str, surface: Surface) -> str:
 class SurfaceViews:
     """The views of one server's surfaces (bounded cache: surfaces come from request headers)."""
 
-    def __init__(self, spec: ServerSpec) -> None:
+    def __init__(self, spec: ServerSpec, meta: Sequence[str] = ()) -> None:
+        """`meta`: the --dynamic-toolsets tools (list, show, enable), never part of the whole
+        surface, so every surface holding them is described as narrowed."""
         self.spec = spec
+        self.meta = tuple(meta)
         self.wire = [(t.name, wire_tool(t)) for t in spec.tools]
-        self.full = Surface(frozenset(t.name for t in spec.tools))
+        self.full = Surface(frozenset(t.name for t in spec.tools if t.name not in self.meta))
         self.summary = spec.summary or spec.instructions.rsplit(FINGERPRINT_LINE, 1)[0]
         self._users = {t.name: frozenset(t.error_codes) for t in spec.tools}
         self.view = lru_cache(maxsize=256)(self._build)
@@ -115,7 +120,7 @@ class SurfaceViews:
         spec = self.spec
         narrowed = surface != self.full
         fingerprint = _fingerprint(spec.fingerprint, surface) if narrowed else spec.fingerprint
-        exposure = exposure_text(spec, surface) if narrowed else None
+        exposure = exposure_text(spec, surface, self.meta) if narrowed else None
         summary = surface_summary(spec, surface.tools) if spec.parts else self.summary
         instructions = (f"{summary}\n{exposure}{FINGERPRINT_LINE}{fingerprint}" if exposure
                         else spec.instructions)

@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 from mcp import MCPError
 from mcp.server import ServerRequestContext
+from mcp.server.subscriptions import ToolsListChanged
 from mcp.shared.exceptions import NoBackChannelError
 from mcp.types import INVALID_PARAMS, CallToolRequestParams, CallToolResult, InputRequiredResult
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
@@ -31,12 +32,13 @@ from ghmcp_runtime.cleaning.outbound import (
 )
 from ghmcp_runtime.core.errors import INTERNAL_MESSAGE, ToolError
 from ghmcp_runtime.core.logs import call_fields, log_event
-from ghmcp_runtime.core.model import ToolSpec
-from ghmcp_runtime.engine.batch import Pacer
+from ghmcp_runtime.core.model import OUTSIDE_ALLOWLIST_FIELD, ToolSpec
 from ghmcp_runtime.engine.confirm import FORM, QUESTION, InputRequired, accepted
+from ghmcp_runtime.engine.pacing import Pacer, Pacers
 from ghmcp_runtime.guards.caller import Caller
 from ghmcp_runtime.guards.lockdown import Lockdown, TrustCache, requested
 from ghmcp_runtime.guards.output_check import OutputCheck
+from ghmcp_runtime.serving.cancellation import stop_event
 from ghmcp_runtime.serving.resources import new_request_id
 from ghmcp_runtime.serving.served import Served
 from ghmcp_runtime.stores.idempotency import IdempotencyRunner
@@ -117,6 +119,7 @@ class ToolRuntime:
         self.validators = served.validators
         self.trust = TrustCache()
         self.output_check = OutputCheck()
+        self.pacers = Pacers(self.settings.write_interval_s)  # batches' writes, per token
         self.caller_of = served.caller_of
         self.surface_of = served.surface_of
         self.view_of = served.view_of
@@ -132,8 +135,9 @@ class ToolRuntime:
                 log_event("tool_call", tool=params.name[:64], ms=0,
                           outcome="unknown_tool" if tool is None else "hidden_tool")
                 raise unknown_tool(params.name)
-            host = CallHost(self, caller, ctx, params)
-            return await self._call_logged(tool, caller, params.arguments, request_id, host)
+            host = CallHost(self, caller, ctx, params, stop_event(ctx.request))
+            with self.served.in_flight.running(caller.identity, ctx.request_id, host.stop):
+                return await self._call_logged(tool, caller, params.arguments, request_id, host)
 
     async def _call_logged(
         self, tool: ToolSpec, caller: Caller, arguments: Mapping[str, Any] | None, request_id: str,
@@ -167,6 +171,8 @@ class ToolRuntime:
     ) -> dict[str, Any]:
         result, tctx = await self.run_tool(tool, caller, arguments, request_id, host=host)
         payload = {**result, "request_id": request_id}
+        if tctx.outside_allowlist and OUTSIDE_ALLOWLIST_FIELD in tool.success_fields:
+            payload[OUTSIDE_ALLOWLIST_FIELD] = tctx.outside_allowlist
         remaining, limit = tctx.rate_limit.get("remaining"), tctx.rate_limit.get("limit")
         if remaining is not None and limit and remaining < limit * LOW_RATE_LIMIT_FRACTION:
             payload["rate_limit_remaining"] = remaining
@@ -243,6 +249,7 @@ class CallHost:
     caller: Caller
     request: ServerRequestContext[Any]
     params: CallToolRequestParams
+    stop: anyio.Event  # set when the client cancels the call or goes away (cancellation.py)
     pacer: Pacer | None = None
 
     @property
@@ -261,7 +268,7 @@ class CallHost:
             raise RuntimeError(f"{ctx.tool.name} ran {name}, which it does not declare or the "
                                "caller's surface hides")
         if paced and self.pacer is None:
-            self.pacer = Pacer(self.write_interval_s)  # one pace for every item of the call
+            self.pacer = self.runtime.pacers.of(self.caller.identity)  # one pace per token
         try:
             result, _ = await self.runtime.run_tool(
                 self.runtime.tools[name], self.caller, args, ctx.request_id, host=self,
@@ -274,6 +281,21 @@ class CallHost:
 
     async def progress(self, done: float, total: float | None, message: str | None) -> None:
         await self.request.session.report_progress(done, total, message)  # no-op without a token
+
+    async def cancelled(self) -> None:
+        await self.stop.wait()
+
+    async def tools_changed(self) -> bool:
+        """2026-07-28: an event on the server's subscriptions/listen streams; the 2025 era: the
+        notification on this connection. Without a bus (stateless HTTP) neither can reach it."""
+        bus = self.runtime.served.bus
+        if bus is None:
+            return False
+        if self.request.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            await bus.publish(ToolsListChanged())
+        else:
+            await self.request.session.send_tool_list_changed()
+        return True
 
     async def confirm(self, message: str, digest: str) -> None:
         caps = self.request.session.client_capabilities

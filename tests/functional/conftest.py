@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import StdioServerParameters
 
@@ -16,6 +17,7 @@ from fakegithub import FakeGitHub
 from ghmcp_runtime.calls.upstream import ForgeUpstream, RetryPolicy
 from ghmcp_runtime.core.concurrent import MAX_CONCURRENT
 from ghmcp_runtime.core.model import ServerSpec
+from ghmcp_runtime.engine import pacing
 from ghmcp_runtime.guards.exposure import ExposureFlags
 from ghmcp_runtime.serving.app import Settings, build_server
 from github_issues_mcp import SERVER
@@ -103,3 +105,17 @@ def payload(result: Any) -> dict[str, Any]:
     if not result.is_error:
         assert json.loads(result.content[0].text) == data
     return data
+
+
+@pytest.fixture
+def pace_stamps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """When each paced write request got its turn (the server's clock), for every Pacer made."""
+    stamps: list[float] = []
+
+    class Recording(pacing.Pacer):
+        async def __call__(self) -> None:
+            await super().__call__()
+            stamps.append(anyio.current_time())
+
+    monkeypatch.setattr(pacing, "Pacer", Recording)
+    return stamps

@@ -16,7 +16,6 @@ from mcp import Client
 import github_issues_mcp.handlers as issues_handlers
 from fakegithub import FakeGitHub
 from ghmcp_runtime.engine.batch import batch
-from ghmcp_runtime.serving import tool_calls
 from github_issues_mcp import SERVER
 from github_milestones_mcp import SERVER as MILESTONES
 from tests.functional.conftest import OWNER, REPO, in_memory_server
@@ -161,16 +160,9 @@ async def test_a_long_rate_limit_stops_the_batch_and_loses_no_progress(fake: Fak
 
 
 async def test_writes_are_paced_one_request_at_a_time(
-    fake: FakeGitHub, five: list[int], monkeypatch: pytest.MonkeyPatch
+    fake: FakeGitHub, five: list[int], pace_stamps: list[float]
 ) -> None:
-    stamps: list[float] = []
-
-    class Recording(tool_calls.Pacer):
-        async def __call__(self) -> None:
-            await super().__call__()
-            stamps.append(anyio.current_time())
-
-    monkeypatch.setattr(tool_calls, "Pacer", Recording)
+    stamps = pace_stamps
     async with Opened(in_memory_server(fake, write_interval_s=0.05)) as s:
         mark = len(fake.timeline)
         await s.ok("github_update_issues", {**REPO_ARGS, "issue_numbers": five[:3], "add_labels": ["triage"],

@@ -184,3 +184,29 @@ async def test_the_issue_index_carries_no_bodies_so_nothing_is_marked_withheld(
         read = await client.read_resource(f"ghissues://repos/{OWNER}/{REPO}/issues?state=all")
     rows = json.loads(read.contents[0].text)["issues"]  # type: ignore[union-attr]
     assert rows and all("preview" not in r and r["withheld"] is None for r in rows)
+
+
+@pytest.mark.parametrize("how", [["--lockdown"], []], ids=["flag", "environment"])
+def test_lockdown_on_a_server_without_lockdown_rules_is_refused_at_start(
+        how: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 31: `--lockdown` on a server whose override file declares no lockdown rule was
+    accepted and silently withheld nothing. It now stops the server at start (exit 2), and
+    build_server refuses it too; the servers that declare rules start as before."""
+    from ghmcp_runtime.serving.app import build_server, run
+    from ghmcp_runtime.serving.settings import Settings
+    from github_mcp.server import SERVER as FORGE
+    from github_milestones_mcp.server import SERVER as MILESTONES
+
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    if not how:
+        monkeypatch.setenv("GHMCP_LOCKDOWN", "1")
+    with pytest.raises(SystemExit) as exited:
+        run(MILESTONES, how)
+    assert exited.value.code == 2
+    assert "github-milestones-mcp declares no lockdown rule" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="declares no lockdown rule"):
+        build_server(MILESTONES, Settings(lockdown=True).with_secret())
+    from github_issues_mcp.server import SERVER as ISSUES
+
+    for declared in (ISSUES, FORGE):  # github-issues-mcp, and github-mcp (its issues toolset)
+        build_server(declared, Settings(lockdown=True).with_secret())

@@ -29,10 +29,12 @@ HOSTILE_BODY = (
 CLEAN_BODY = (
     "Steps to repro: run it.\n\n"
     "The API returns `Promise<string>` and takes an <id>; admingnp.exe\n"
-    "```ts\nconst x: Promise<string> = load(); // <!-- code comments stay -->\n```\n"
+    "```\nconst x: Promise<string> = load(); // <!-- code comments stay -->\n```\n"
     "SYSTEM: visible text stays: a reader sees it too."
 )
-BODY_HIDDEN = 1 + 1 + 1 + len(TAGS)  # the comment, ZWSP, RLO, the tag characters
+# the comment, ZWSP, RLO, the tag characters, and the info string (`ts`: GitHub's page shows the
+# code, not the word after the fence)
+BODY_HIDDEN = 1 + 1 + 1 + len(TAGS) + 1
 HIDDEN_WORDS = ("ignore previous", "\u200b", "\u202e", TAGS[0])
 
 

@@ -95,3 +95,21 @@ def test_the_built_in_codes_table_is_the_catalog() -> None:
     rows = re.findall(r"^\| `(\w+)` \| (yes|no) \| (.+) \| (.+) \|$", text, re.MULTILINE)
     shown = {code: (temporary == "yes", description, repair) for code, temporary, description, repair in rows}
     assert shown == {code: (d.temporary, d.description, d.repair) for code, d in builtin_codes(GITHUB).items()}
+
+
+def test_the_generated_sections_of_the_page_say_what_the_code_decides() -> None:
+    """Issue 31: the verb list ended in "…" and two sections on not-found codes contradicted each
+    other. Both are now written from the code by `make generate` (generator/doc_sections.py)."""
+    from generator.build import NOT_FOUND_BY_PARAM
+    from generator.doc_sections import SECTION, render
+    from generator.lint_text import VERBS
+
+    text = DOC.read_text(encoding="utf-8")
+    assert render(text) == text, "docs/overrides.md is stale: run `make generate`"
+    sections = {m["name"]: m["body"] for m in SECTION.finditer(text)}
+    assert set(sections) == {"verbs", "not-found"}
+    assert set(re.findall(r"`([a-z]+)`", sections["verbs"].split("Synonyms")[0])) - {"name"} == set(VERBS)
+    assert all(f"`{{{param}}}` → `{code}`" in sections["not-found"] for param, code in NOT_FOUND_BY_PARAM.items())
+    assert "anything else → `not_found`" not in text  # the contradicting sentence is gone
+    stale = text.replace(sections["verbs"], "**Verbs**: list, get, …\n")
+    assert render(stale) == text

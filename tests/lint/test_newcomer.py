@@ -56,3 +56,27 @@ def test_codes_a_server_wide_rule_makes_impossible_leave_the_catalog() -> None:
                                                "github_merge_pull_request"]
     assert codes["head_changed"] == ["github_create_pull_request", "github_create_pull_request_review",
                                      "github_merge_pull_request"]
+
+
+def test_the_manifest_records_what_the_review_shows_beyond_tools_json() -> None:
+    """The newcomer's verdict: a reviewer still needed TOOLS.md or handlers.py. MANIFEST.json's
+    `review` now carries each tool's endpoints, error mappings with repairs, confirmation and
+    idempotency, and the file's spec patches, server-wide rules and budgets."""
+    files = generate(base_inputs("pulls")).files
+    assert files is not None
+    review = json.loads(files["acme_pulls_mcp/MANIFEST.json"])["review"]
+    merge = review["tools"]["github_merge_pull_request"]
+    assert merge["calls"] == ["PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge (pulls/merge)"]
+    assert merge["confirm"] == {"message": "Merge this pull request into its base branch? There is no undo.",
+                                "when": "always"}
+    assert merge["errors"] == [{"step": "merge", "when": {"status": 405}, "code": "not_mergeable",
+                                "message": "GitHub cannot merge the pull request; nothing was merged.",
+                                "repair": {"next_step": "read_pull_request", "tool": "github_get_pull_request",
+                                           "arguments": {"owner": "{owner}", "repo": "{repo}",
+                                                         "pull_number": "{pull_number}"}}}]
+    create = review["tools"]["github_create_pull_request"]["idempotency"]
+    assert create["recover"] == {"call": "pulls/list", "match": {"title": "{title}", "body": "{body}"}}
+    assert [r["code"] for r in review["on_error"]] == ["pull_request_not_found", "head_changed"]
+    assert {p["reason"].split(" (")[0] for p in review["spec_patches"]} >= {
+        "a requested team without the type its schema requires"}
+    assert review["budgets"] == {"description_bytes": 600, "model_bytes": 9000, "tools_list_bytes": 14000}

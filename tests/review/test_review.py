@@ -32,6 +32,7 @@ ROOT = HERE.parents[1]
 MINIMAL = ROOT / "tests" / "golden" / "minimal"
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
 EXIT = {"unchanged": 0, "description_changed": 0, "property_removed_undeclared": 1, "tool_added": 0,
+        "contract_changed": 0,
         "declared_and_renamed": 0, "server_added": 0, "parameter_added": 0}
 
 

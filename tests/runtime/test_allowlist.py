@@ -99,11 +99,29 @@ def test_screen_drops_search_rows_from_outside() -> None:
             {"repository_url": "https://api.github.com/repos/evil/x", "n": 2},
             {"n": 3}]
     resp = UpstreamResponse(status=200, data={"total_count": 3, "items": rows}, headers={})
-    assert [r["n"] for r in ALLOW.screen(resp, GITHUB).data["items"]] == [1]
+    screened, dropped = ALLOW.screen(resp, GITHUB)
+    assert [r["n"] for r in screened.data["items"]] == [1] and dropped == 2
     plain = UpstreamResponse(status=200, data=[{"n": 1}], headers={})
-    assert ALLOW.screen(plain, GITHUB) is plain
-    # Forgejo's searches are confined by their request (`owner`), the answer is not screened
-    assert ALLOW.screen(resp, FORGEJO) is resp
+    assert ALLOW.screen(plain, GITHUB) == (plain, 0)
+    # Forgejo's searches are confined by their request (`owner`): no search-row rule there, only
+    # the links every answer is screened by
+    forgejo, dropped = ALLOW.screen(resp, FORGEJO)
+    assert [r["n"] for r in forgejo.data["items"]] == [1, 2, 3] and dropped == 0
+
+
+def test_screen_leaves_out_rows_of_other_repositories_anywhere_and_refuses_a_lone_object() -> None:
+    inside, outside = (f"https://api.github.com/repos/{r}" for r in ("octo-org/roadmap", "evil/x"))
+    data = {"url": f"{inside}/issues/1", "labels": [{"url": f"{inside}/labels/a"}],
+            "nested": {"rows": [{"repository_url": outside, "n": 1}, {"repository_url": inside, "n": 2},
+                                {"url": f"{outside}/issues/3"}, {"login": "someone", "url": "https://api.github.com/users/x"}]}}
+    screened, dropped = ALLOW.screen(UpstreamResponse(status=200, data=data, headers={}), GITHUB)
+    assert dropped == 2 and screened.data["labels"] == data["labels"]
+    assert screened.data["nested"]["rows"] == [data["nested"]["rows"][1], data["nested"]["rows"][3]]
+    assert len(data["nested"]["rows"]) == 4  # the answer as received is left as it was
+    for lone in ({"url": f"{outside}/issues/9", "title": "TOP SECRET"},
+                 {"url": f"{inside}/issues/1", "parent": {"repository_url": outside}}):
+        err = refusal(ALLOW.screen, UpstreamResponse(status=200, data=lone, headers={}), GITHUB)
+        assert err.code == "repo_not_allowed" and "TOP SECRET" not in err.message
 
 
 def test_completions_never_name_anything_outside() -> None:

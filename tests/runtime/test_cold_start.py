@@ -25,7 +25,8 @@ PACKAGES = sorted(p.parent.name for p in (ROOT / "generated").glob("*/server.py"
 # what only a call needs (the generated package's own `handlers` and `hooks` are added per package)
 CALL_ONLY = ("ghmcp_runtime.serving.tool_calls", "ghmcp_runtime.engine.runner",
              "ghmcp_runtime.engine.batch", "ghmcp_runtime.core.declared", "ghmcp_runtime.calls.context",
-             "ghmcp_runtime.calls.upstream", "ghmcp_runtime.stores.idempotency", "httpx")
+             "ghmcp_runtime.calls.upstream", "ghmcp_runtime.stores.idempotency", "httpx",
+             "pyromark")  # the Markdown parser of the untrusted-text cleaner
 
 SCRIPT = """
 import asyncio, importlib, json, sys

@@ -16,9 +16,11 @@ from mcp.types import INVALID_PARAMS
 
 from fakegithub import FakeGitHub
 from forgejo_labels_mcp import SERVER as FORGEJO_LABELS
+from forgejo_mcp import SERVER as FORGEJO
 from ghmcp_runtime.core.model import ServerSpec
 from ghmcp_runtime.guards.exposure import ExposureError, ExposureFlags, ExposurePolicy
 from github_issues_mcp import SERVER
+from github_mcp import SERVER as GITHUB
 from github_milestones_mcp import SERVER as MILESTONES
 from github_sub_issues_mcp import SERVER as SUB_ISSUES
 from tests.functional.conftest import OWNER, REPO, TOKEN, in_memory_server, payload
@@ -26,7 +28,7 @@ from tests.http.http_support import http_server_process, server_env
 
 pytestmark = pytest.mark.anyio
 BASE = {"owner": OWNER, "repo": REPO}
-SERVERS = [SERVER, MILESTONES, SUB_ISSUES, FORGEJO_LABELS]
+SERVERS = [SERVER, MILESTONES, SUB_ISSUES, FORGEJO_LABELS, GITHUB, FORGEJO]
 WRITES = ("POST", "PATCH", "PUT", "DELETE")
 
 
@@ -50,7 +52,7 @@ def test_hiding_any_tool_a_composite_runs_hides_the_composite(spec: ServerSpec) 
                 assert tool.name not in policy.base.tools, (tool.name, ran, flags)
             policy = ExposurePolicy(spec.tools, spec.toolsets, ExposureFlags())
             assert tool.name not in policy.for_request({"x-mcp-exclude-tools": ran}).tools
-    assert spec.name not in ("github-issues-mcp", "github-milestones-mcp") or composites
+    assert spec.name not in ("github-issues-mcp", "github-milestones-mcp", "github-mcp") or composites
 
 
 @pytest.mark.parametrize("named", ["github_get_issue,github_update_issues",

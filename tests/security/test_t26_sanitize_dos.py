@@ -1,5 +1,6 @@
-"""Security review t26: one outside contributor's issue (65,535 characters of "<?\\n", and the
-costliest shape found since) must not stall other callers. Over real HTTP, a caller keeps reading
+"""Security reviews t26 and n1: one outside contributor's issue (65,535 characters of "<?\\n"; n1's
+`[]:b (` lines, which took the old scanner 21 s per read; the costliest shapes found since) must
+not stall other callers. Over real HTTP, a caller keeps reading
 the hostile issue (its body and three such comments) while another caller reads an ordinary
 issue: the other caller's median latency stays within 2x its idle median (before the fix, its
 calls waited out a 55 s read). The fake runs in its own process without spec validation
@@ -26,8 +27,8 @@ from tests.support.processes import stop
 OWNER, REPO = "octo-org", "roadmap"  # bench/fake_server.py's repository and token
 ATTACKER = "ghp_benchtoken00000000000000000000000000001"
 VICTIM = "ghp_victim00000000000000000000000000000002"
-HOSTILE = {"t26 '<?\\n' lines": "<?\n",
-           "multi-line comments full of '- '": "\n\n<!--" + "- " * 990 + "\n-->"}
+HOSTILE = {"t26 '<?\\n' lines": "<?\n", "n1 '[]:b (' lines": "[]:b (\n",
+           "list items of open fences": "- ```\n", "inline tags": "<a>"}
 
 
 @pytest.fixture(scope="module")

@@ -73,9 +73,9 @@ def repeated(unit: str, size: int = FIELD) -> str:
 
 
 def generated(count: int, seed: int = 19) -> Iterator[tuple[str, str]]:
-    """Documents of the CommonMark-oracle fragments (tests/runtime/test_markup.py LINES) and of
+    """Documents of the oracle's lines (tests/support/hostile_markdown.py LINES) and of
     invisible characters, drawn at random and repeated to a field's length."""
-    from tests.runtime.test_markup import LINES
+    from tests.support.hostile_markdown import LINES
 
     extra = ["\u200b", "\u200d", "\ufe0f", "\u202e", "&#8203;", "&zwj;", "\U000e0041", "- - -", "> >"]
     rng = random.Random(seed)
