@@ -44,7 +44,8 @@ from generator.format_cache import ENV as FORMAT_CACHE_ENV
 from generator.format_cache import Caches
 from generator.io import write
 from generator.overrides import parse_overrides
-from generator.pipeline import generate, load_inputs, override_files
+from generator.pipeline import override_files
+from generator.run_all import generate_all
 from generator.spec import (
     REPO_ROOT,
     SPEC_DIR,
@@ -67,19 +68,21 @@ def _timed(fn: Callable[[], Any]) -> float:
 
 
 def _generator_run(tmp: Path, rep: int) -> dict[str, float]:
-    """What `python -m generator generate` does in-process: each description once, then every
-    server's override file; stage times are summed over the servers."""
+    """What `python -m generator generate` does in-process: each description once, every override
+    file built, the checks that span each forge, every file linted and rendered, each forge's
+    server; stage times are summed over the files."""
     gc.collect()
     t0 = time.perf_counter()
     specs = SpecCache()
     specs.load(SPEC_DIR)
     sample: dict[str, float] = {"load": time.perf_counter() - t0}
-    files: dict[str, str] = {}
-    for path in override_files(OVERRIDES_DIR):  # each server on its own description, loaded once
-        result = generate(load_inputs(path, baseline_dir=GENERATED, specs=specs))
-        if result.files is None:
-            problems = "\n".join(d.render() for d in result.diagnostics)
-            raise SystemExit(f"generation failed; fix {path.name} first:\n{problems}")
+    run = generate_all(OVERRIDES_DIR, specs=specs, baseline_dir=GENERATED)
+    if not run.ok:
+        problems = "\n".join(d.render() for r in run.results for d in r.diagnostics)
+        raise SystemExit(f"generation failed; fix the override files first:\n{problems}")
+    files: dict[str, str] = dict(run.forge_files)
+    for result in run.results:
+        assert result.files is not None
         files.update(result.files)
         for stage, seconds in result.timings.items():
             sample[stage] = sample.get(stage, 0.0) + seconds

@@ -80,8 +80,9 @@ def _tool_table(server: IRServer, out: TextIO) -> None:
             "destructive" if tool.annotations.destructive else "mutating")
         print(f"{tool.name:<28} {len(tool.operations):>3} {size:>6} {size // 4:>7} {desc:>11}  {kind}", file=out)
     total = compact_bytes({"tools": wire})
+    enforced = f"budget {budget} ({100 * total // budget}%)" if budget else "reported, not enforced"
     print(f"{'total tools/list':<28} {len(server.coverage.used):>3} {total:>6} {total // 4:>7} "
-          f"{'':>11}  budget {budget} ({100 * total // budget}%)", file=out)
+          f"{'':>11}  {enforced}", file=out)
     seen, model_budget = compact_bytes(model_visible(wire)), server.model_budget_bytes
     print(f"{'model-visible (no outputs)':<28} {'':>3} {seen:>6} {seen // 4:>7} "
           f"{'':>11}  budget {model_budget} ({100 * seen // model_budget}%)", file=out)
@@ -125,7 +126,7 @@ def edited_inputs(files: FileMap, changes: list[Change], out: Path) -> list[str]
 
 
 def _generate_all(args: argparse.Namespace) -> Run | None:
-    directory = args.overrides.parent if args.overrides else OVERRIDES_DIR
+    directory = args.overrides.parent if args.overrides else args.overrides_dir
     run = generate_all(directory, specs=SpecCache(args.spec_dir or SPEC_DIR), baseline_dir=args.out,
                        only=args.overrides)
     for result in run.results:
@@ -148,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=["generate", "check", "diff", "drift", "review"])
     parser.add_argument("--overrides", type=Path, default=None,
                         help="one override file (default: every overrides/*.yaml)")
+    parser.add_argument("--overrides-dir", type=Path, default=OVERRIDES_DIR,
+                        help="the directory of the override files and their forges/ (default: overrides/)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--spec-dir", type=Path, default=None)
     parser.add_argument("--quiet", action="store_true")
@@ -160,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return review_main(args.root, args.base)
     if args.command == "drift":
-        paths = [args.overrides] if args.overrides else override_files(OVERRIDES_DIR)
+        paths = [args.overrides] if args.overrides else override_files(args.overrides_dir)
         from generator.drift import main as drift_main
 
         return max((drift_main(path, args.to, args.spec_dir) for path in paths), default=0)
@@ -186,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     repo_tree = args.out.resolve() == DEFAULT_OUT.resolve()
     owned_ok = _owned_outside(args.command) if repo_tree else True
     packaging.STORE.flush()  # what _owned_outside and generate() derived, kept for the next run
+    packaging.IMPORTS.flush()
     SCHEMA_STORE.flush()
     if args.command == "generate":
         changes = write(files, args.out, scope)

@@ -98,7 +98,6 @@ NOT_FOUND_BY_COLLECTION = {
     "milestones": "milestone_not_found",
 }
 REPO_PARAMS = ("owner", "repo")
-DEFAULT_TOOL_BUDGET = 2000  # bytes of tools/list per tool, on average (issue 12)
 DEFAULT_MODEL_BUDGET = 1500  # model-visible bytes per tool (name, description, inputSchema; issue 24)
 REQUEST_ID = {"type": "string"}
 RATE_LIMIT_REMAINING = {"type": "integer", "description": "Only when <10 % left."}
@@ -182,7 +181,7 @@ class Builder:
             version=s.version,
             api_version=s.api_version,
             summary=s.summary.strip(),
-            tools_budget_bytes=s.tools_budget_bytes or DEFAULT_TOOL_BUDGET * max(1, len(built)),
+            tools_budget_bytes=s.tools_budget_bytes,
             description_budget_bytes=s.description_budget_bytes,
             model_budget_bytes=s.model_budget_bytes or DEFAULT_MODEL_BUDGET * max(1, len(built)),
             tools=tuple(sorted(built, key=lambda t: t.name)),

@@ -59,6 +59,19 @@ def output_fields(schema: Any) -> Iterator[str]:
                 yield from output_fields(sub)
 
 
+def _fields(tool: IRTool) -> set[str]:
+    """output_fields of a tool's success schema, computed once per schema (a forge's files are
+    each other's peers: every file's check reads every tool of the forge)."""
+    known = _FIELDS.get(id(tool.success_schema))
+    if known is None or known[0] is not tool.success_schema:
+        known = (tool.success_schema, set(output_fields(tool.success_schema)))
+        _FIELDS[id(tool.success_schema)] = known
+    return known[1]
+
+
+_FIELDS: dict[int, tuple[Any, set[str]]] = {}  # id(schema) -> (schema, its fields); held, so ids stay
+
+
 def produces(field: str, param: str) -> bool:
     """Does a returned `field` give a value for `param` (the same name, or a suffix of it)?"""
     if param == field:
@@ -71,8 +84,7 @@ def sources(server: IRServer, peers: Sequence[IRServer] = ()) -> dict[str, dict[
     """tool -> identifier parameter -> the other tools that return it: the server's own first,
     then those of `peers` (the other override files of its forge); list/search tools first."""
     own = {t.name for t in server.tools}
-    fields = {t.name: set(output_fields(t.success_schema))
-              for s in (server, *peers) for t in s.tools}
+    fields = {t.name: _fields(t) for s in (server, *peers) for t in s.tools}
 
     def rank(name: str) -> tuple[bool, bool, str]:
         verb = name.removeprefix(name.split("_")[0] + "_").split("_")[0]

@@ -48,7 +48,7 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _write_files(directory: Path, files: Mapping[str, bytes]) -> None:
+def write_files(directory: Path, files: Mapping[str, bytes]) -> None:
     """Each file written whole (temporary file, then rename); errors only skip the cache."""
     try:
         directory.mkdir(parents=True, exist_ok=True)
@@ -100,7 +100,7 @@ class TextStore:
         if self.directory is None or not self._pending:
             return
         pending, self._pending = self._pending, {}
-        _write_files(self.directory, {name: (_digest(text) + "\n" + text).encode("utf-8")
+        write_files(self.directory, {name: (_digest(text) + "\n" + text).encode("utf-8")
                                       for name, text in pending.items()})
         try:
             entries = sorted(self.directory.glob("*" + self._suffix), key=lambda p: p.stat().st_mtime)
@@ -146,7 +146,7 @@ class TemplateCache(jinja2.FileSystemBytecodeCache):
 
     def flush(self) -> None:
         pending, self._pending = self._pending, {}
-        _write_files(self.path, {Path(name).name: data for name, data in pending.items()})
+        write_files(self.path, {Path(name).name: data for name, data in pending.items()})
 
 
 class Caches:

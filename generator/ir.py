@@ -199,7 +199,7 @@ class IRServer:
     version: str
     api_version: str | None
     summary: str
-    tools_budget_bytes: int
+    tools_budget_bytes: int | None  # the whole tools/list, enforced only when declared
     description_budget_bytes: int
     model_budget_bytes: int
     tools: tuple[IRTool, ...]

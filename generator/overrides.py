@@ -51,7 +51,8 @@ class ServerSection(Strict):
         "tools, templates or completions a declaration cannot express")
     summary: str = Field(description="capability summary: rules first, then context")
     tools_budget_bytes: int | None = Field(
-        default=None, gt=0, description="budget for the whole tools/list; default 2,000 B per tool")
+        default=None, gt=0, description="budget for the whole tools/list, output schemas included "
+        "(what a client stores, not what a model reads); default: reported, not enforced")
     description_budget_bytes: int = Field(default=600, gt=0, description="budget for one tool description")
     model_budget_bytes: int | None = Field(
         default=None, gt=0, description="budget for what a model reads of tools/list (name, description "

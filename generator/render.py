@@ -322,6 +322,7 @@ def render(
         "fingerprint": fp,
         "tool_bytes": tool_bytes,
         "total_bytes": compact_bytes({"tools": wire_tools}),
+        "model_bytes": compact_bytes(model_visible(wire_tools)),
         "needs_not_required": any(f.detail == "full" for s in server.shapes for f in s.fields)
         or any(not p.required for t in server.tools for p in t.params)
         or any(not f.required for t in server.tools for f in t.output),

@@ -78,16 +78,26 @@ def read_document_bytes(path: Path) -> bytes:
 
 
 def load_pinned_spec(spec_dir: Path = SPEC_DIR) -> LoadedSpec:
-    """Read the vendored description and refuse it unless its sha256 is the pinned one."""
+    """Read the vendored description and refuse it unless its sha256 is the pinned one. An
+    unchanged one is read from its parsed form, stored after the last full check
+    (generator/parsed_specs.py)."""
+    from generator import parsed_specs
+
     pinned = read_pinned(spec_dir)
-    raw = read_document_bytes(spec_dir / pinned.vendored_file)
+    vendored = (spec_dir / pinned.vendored_file).read_bytes()
+    known = parsed_specs.read(vendored, pinned.sha256)
+    if known is not None:
+        return LoadedSpec(pinned, known)
+    raw = gzip.decompress(vendored) if pinned.vendored_file.endswith(".gz") else vendored
     digest = hashlib.sha256(raw).hexdigest()
     if digest != pinned.sha256:
         raise SpecError(
             f"{spec_dir / pinned.vendored_file}: sha256 {digest} does not match the pinned "
             f"{pinned.sha256} in PINNED.json (re-vendor with `make update-spec`)"
         )
-    return LoadedSpec(pinned, json.loads(raw))
+    document = json.loads(raw)
+    parsed_specs.store(vendored, pinned.sha256, document)
+    return LoadedSpec(pinned, document)
 
 
 SPEC_NAME = re.compile(r"[a-z][a-z0-9_-]*")  # an override file's `server.spec`
@@ -149,7 +159,23 @@ def iter_operations(document: Mapping[str, JSON]) -> Iterator[SpecOperation]:
 
 
 def index_operations(document: Mapping[str, JSON]) -> dict[str, SpecOperation]:
-    return {op.operation_id: op for op in iter_operations(document)}
+    """operationId -> operation. Indexed once per `paths` mapping: spec patches copy whatever
+    they change (generator/patches.py), so a patched description has `paths` of its own and an
+    unpatched one shares its index; a copy is returned, as callers may add to it."""
+    paths = document.get("paths")
+    key = id(paths)
+    known = _INDEXES.get(key)
+    if known is None or known[0] is not paths:
+        known = (paths, {op.operation_id: op for op in iter_operations(document)})
+        if len(_INDEXES) >= _MAX_INDEXES:
+            _INDEXES.pop(next(iter(_INDEXES)))
+        _INDEXES[key] = known
+    return dict(known[1])
+
+
+# id(paths) -> (paths, its index); the mapping itself is held so its id cannot be reused
+_INDEXES: dict[int, tuple[Any, dict[str, SpecOperation]]] = {}
+_MAX_INDEXES = 32
 
 
 def resolve_ref(document: Mapping[str, JSON], node: JSON) -> JSON:

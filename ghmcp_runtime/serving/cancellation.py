@@ -7,9 +7,10 @@
   caller naming it must not). Two calls of one caller sharing an id both stop. The 2026-07-28
   wire has no such notification over HTTP: a client cancels by closing the response stream.
 * A client that goes away (its HTTP connection closed, a timeout, a closed response stream) is
-  noticed by `ClientGone`, which watches the connection once the request body is read.
+  noticed through `ClientGone`'s `Connection`: once the request body is read, a call that asks
+  (a running batch) reads the connection until it ends; no other call pays for watching.
 
-Both set the call's one `stop` event (`CallHost.cancelled` returns when it is set).
+Either stops the call (`CallHost.cancelled` returns).
 """
 
 from __future__ import annotations
@@ -22,14 +23,14 @@ from typing import Any
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-GONE = "ghmcp.client_gone"  # ASGI scope key: an anyio.Event set when the client went away
+CONNECTION = "ghmcp.connection"  # ASGI scope key: the POST's `Connection`
 
 
-def stop_event(request: Any) -> anyio.Event:
-    """The event that stops this request's call: its HTTP client's `GONE` when there is one."""
+def connection_of(request: Any) -> Connection | None:
+    """The HTTP connection that carries this request's call (None without HTTP)."""
     scope = getattr(request, "scope", None)
-    gone = scope.get(GONE) if isinstance(scope, dict) else None
-    return gone if isinstance(gone, anyio.Event) else anyio.Event()
+    found = scope.get(CONNECTION) if isinstance(scope, dict) else None
+    return found if isinstance(found, Connection) else None
 
 
 def _key(request_id: Any) -> str:
@@ -62,9 +63,46 @@ class InFlight:
         return len(stops)
 
 
+class Connection:
+    """One POST's connection as its call sees it. Once the body is read the app never reads the
+    connection again (it is answered through `send`), so a call that wants to know when its
+    client goes away (`closed`, a running batch) reads it itself; nothing does for other calls."""
+
+    def __init__(self, receive: Receive) -> None:
+        self._receive = receive
+        self._body_read = anyio.Event()
+        self._gone = anyio.Event()
+        self._watched = False
+
+    async def receive(self) -> Message:
+        """The app's `receive`: the request body, then a disconnect once the client is gone."""
+        if self._body_read.is_set():
+            await self._gone.wait()
+            return {"type": "http.disconnect"}
+        message = await self._receive()
+        if message["type"] == "http.disconnect":
+            self._gone.set()
+        elif not message.get("more_body", False):
+            self._body_read.set()
+        return message
+
+    async def closed(self) -> None:
+        """Returns once the client disconnected (closed its connection or its response stream)."""
+        await self._body_read.wait()
+        if self._watched:
+            await self._gone.wait()
+            return
+        self._watched = True
+        try:
+            while (await self._receive())["type"] != "http.disconnect":
+                pass
+            self._gone.set()
+        finally:
+            self._watched = self._gone.is_set()  # a watcher stopped early leaves it to the next
+
+
 class ClientGone:
-    """ASGI middleware for POST requests: once the body is read, the connection is watched, and
-    `scope[GONE]` is set when the client disconnects before the answer is complete."""
+    """ASGI middleware for POST requests: the request's `Connection` in `scope[CONNECTION]`."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -73,29 +111,5 @@ class ClientGone:
         if scope["type"] != "http" or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
-        gone = scope[GONE] = anyio.Event()
-        body_read = anyio.Event()
-
-        async def app_receive() -> Message:
-            if body_read.is_set():  # from here on the watcher reads the connection
-                await gone.wait()
-                return {"type": "http.disconnect"}
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                gone.set()
-            elif not message.get("more_body", False):
-                body_read.set()
-            return message
-
-        async def watch() -> None:
-            await body_read.wait()
-            while (await receive())["type"] != "http.disconnect":
-                pass
-            gone.set()
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(watch)
-            try:
-                await self.app(scope, app_receive, send)
-            finally:
-                group.cancel_scope.cancel()
+        connection = scope[CONNECTION] = Connection(receive)
+        await self.app(scope, connection.receive, send)

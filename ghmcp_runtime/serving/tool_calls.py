@@ -38,7 +38,7 @@ from ghmcp_runtime.engine.pacing import Pacer, Pacers
 from ghmcp_runtime.guards.caller import Caller
 from ghmcp_runtime.guards.lockdown import Lockdown, TrustCache, requested
 from ghmcp_runtime.guards.output_check import OutputCheck
-from ghmcp_runtime.serving.cancellation import stop_event
+from ghmcp_runtime.serving.cancellation import Connection, connection_of
 from ghmcp_runtime.serving.resources import new_request_id
 from ghmcp_runtime.serving.served import Served
 from ghmcp_runtime.stores.idempotency import IdempotencyRunner
@@ -135,7 +135,7 @@ class ToolRuntime:
                 log_event("tool_call", tool=params.name[:64], ms=0,
                           outcome="unknown_tool" if tool is None else "hidden_tool")
                 raise unknown_tool(params.name)
-            host = CallHost(self, caller, ctx, params, stop_event(ctx.request))
+            host = CallHost(self, caller, ctx, params, anyio.Event(), connection_of(ctx.request))
             with self.served.in_flight.running(caller.identity, ctx.request_id, host.stop):
                 return await self._call_logged(tool, caller, params.arguments, request_id, host)
 
@@ -249,7 +249,8 @@ class CallHost:
     caller: Caller
     request: ServerRequestContext[Any]
     params: CallToolRequestParams
-    stop: anyio.Event  # set when the client cancels the call or goes away (cancellation.py)
+    stop: anyio.Event  # set by the caller's notifications/cancelled (cancellation.py)
+    connection: Connection | None = None  # over HTTP: the connection the answer goes back on
     pacer: Pacer | None = None
 
     @property
@@ -283,7 +284,19 @@ class CallHost:
         await self.request.session.report_progress(done, total, message)  # no-op without a token
 
     async def cancelled(self) -> None:
-        await self.stop.wait()
+        if self.connection is None:
+            await self.stop.wait()
+            return
+        connection = self.connection
+        async with anyio.create_task_group() as group:  # only a call that asks watches its client
+
+            async def gone() -> None:
+                await connection.closed()
+                self.stop.set()
+
+            group.start_soon(gone)
+            await self.stop.wait()
+            group.cancel_scope.cancel()
 
     async def tools_changed(self) -> bool:
         """2026-07-28: an event on the server's subscriptions/listen streams; the 2025 era: the
