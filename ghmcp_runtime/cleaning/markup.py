@@ -365,9 +365,11 @@ class _Walk:
         return True
 
     def cut(self, at: int) -> None:
-        """Remove the rest of the text from `at`, as one piece."""
+        """Remove the rest of the text from `at`, as one piece. What the rest would have left
+        open might hide the footnotes GitHub renders after it: they go too."""
         self.hidden.append((at, len(self.raw)))
         self.end = min(self.end, at)
+        self.footnote_left_open = True
 
     def _splits_specs(self, start: int, *, always: bool = False) -> bool:
         """A line GitHub's parser (CommonMark 0.29) and this one (0.31) read differently: an
