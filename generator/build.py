@@ -58,6 +58,7 @@ from generator.schemas import (
 )
 from generator.spec import (
     SpecOperation,
+    answer_contract,
     iter_operations,
     listing_row,
     request_body_schema,
@@ -823,6 +824,7 @@ class Builder:
             else NOT_FOUND_BY_COLLECTION.get(collection.group(1) if collection else "", "not_found"))
         statuses = tuple(sorted(int(s) for s in op.node.get("responses", {})
                                 if s.isdigit() and 200 <= int(s) < 300))
+        answer, required = answer_contract(self.doc, op)
         return IROperation(
             operation_id=op.operation_id,
             method=op.method.upper(),
@@ -835,6 +837,8 @@ class Builder:
                                                       *op.node.get("parameters", [])]
                                 if (p := resolve_ref(self.doc, raw)).get("in") == "path"
                                 and p.get("x-multi-segment")),
+            answer=answer,
+            required=required,
         )
 
     def spec_param(self, tool: ToolDef, source: str, loc: tuple[str | int, ...]) -> JSON | None:
@@ -1102,7 +1106,8 @@ def trigger(rule: Rule) -> tuple[str | None, tuple[bool | int | str, ...]]:
 def runtime_operation(op: IROperation) -> Operation:
     return Operation(operation_id=op.operation_id, method=op.method, path=op.path,
                      not_found=op.not_found, success_status=op.success_status,
-                     multi_segment=op.multi_segment)
+                     multi_segment=op.multi_segment,
+                     answer=op.answer, required=op.required)
 
 
 def echo_safe(param: IRParam) -> bool:

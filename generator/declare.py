@@ -354,6 +354,7 @@ class DeclarationBuilder:
                 templates.append(((*loc, "guard", key), _error_templates(getattr(raw.guard, key))))
         if raw.absent is not None:
             templates += [((*loc, "absent", "match"), dict(raw.absent.match)),
+                          ((*loc, "absent", "other_than"), dict(raw.absent.other_than)),
                           ((*loc, "absent", "refuse"), _error_templates(raw.absent.refuse))]
         self.required_bound(raw, op, loc, query, body, conditions)
         self.error_fields(raw, loc, names)
@@ -718,17 +719,18 @@ class DeclarationBuilder:
             self.error(aloc, f"absent needs a listing: {raw.call} does not answer a JSON array",
                        "call the operation that lists the rows (e.g. a label listing)")
         else:
-            for key in a.match:
-                if key not in row.get("properties", {}):
-                    self.error((*aloc, "match", key), f"{key!r} is not a field of {raw.call}'s rows",
-                               f"row fields: {', '.join(sorted(row.get('properties', {})))}")
+            for part in ("match", "other_than"):
+                for key in getattr(a, part):
+                    if key not in row.get("properties", {}):
+                        self.error((*aloc, part, key), f"{key!r} is not a field of {raw.call}'s rows",
+                                   f"row fields: {', '.join(sorted(row.get('properties', {})))}")
         if a.refuse.code is None or a.refuse.code not in self.codes:
             self.error((*aloc, "refuse", "code"), "absent.refuse needs a declared error code",
                        "declare it under error_codes")
         self.note_repair((*aloc, "refuse"), a.refuse)
         refuse = error_spec(a.refuse)
         assert refuse is not None
-        return Absent(match=dict(a.match), refuse=refuse, pages=a.pages)
+        return Absent(match=dict(a.match), refuse=refuse, pages=a.pages, other_than=dict(a.other_than))
 
     def guard(self, raw: StepDef, loc: Loc, names: set[str]) -> Guard | None:
         g = raw.guard

@@ -23,6 +23,8 @@ class IROperation:
     summary: str
     deprecated: bool
     multi_segment: tuple[str, ...] = ()  # path parameters spanning segments (x-multi-segment)
+    answer: str | None = None  # the JSON type of every success body: object, array (None: not pinned)
+    required: tuple[str, ...] = ()  # the keys a success object carries
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

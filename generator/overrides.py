@@ -338,6 +338,9 @@ class AbsentDef(Strict):
                                   "every one of them refuses the call")
     refuse: ErrorDef = Field(description="the error when such a row exists (nothing is written)")
     pages: int = Field(default=10, ge=1, le=20, description="pages of the listing read at most")
+    other_than: dict[str, Any] = Field(
+        default_factory=dict, description="row field -> template naming the resource being changed: "
+        "a row equal on these is that resource (an edit keeping its own name) and refuses nothing")
 
 
 class NamesExistDef(Strict):
@@ -382,6 +385,9 @@ class SentWithDef(Strict):
     lead: str = Field(description="the body field this one goes with (state_reason goes with state)")
     default: dict[str, Any] = Field(
         default_factory=dict, description="the lead's value -> this field's value when the caller gave none")
+    stores: dict[str, Any] = Field(
+        default_factory=dict, description="the lead's value -> the value the forge stores for this field "
+        "whatever is sent (reopening stores reopened); this field then changes only when the lead does")
 
 
 class MemberWriteDef(Strict):
@@ -401,6 +407,8 @@ class MemberSetDef(Strict):
     kind: str = Field(description="what a member is called in messages (label, login)")
     add: MemberWriteDef | None = None
     remove: MemberWriteDef | None = None
+    max: int | None = Field(default=None, ge=1, description="the forge keeps at most this many members and "
+                            "silently ignores adds past it: those are not sent and reported ignored")
 
 
 class ToggleDef(Strict):

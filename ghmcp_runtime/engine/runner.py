@@ -409,8 +409,10 @@ class _Call:
 
     async def matching_rows(self, step: Step, absent: Absent, path: dict[str, Any],
                             query: dict[str, Any]) -> list[Any]:
-        """The rows of `step`'s listing (every page, at most `absent.pages`) equal to `match`."""
+        """The rows of `step`'s listing (every page, at most `absent.pages`) equal to `match`, but
+        for the resource itself (`other_than`)."""
         wanted = render(dict(absent.match), self.scope())
+        itself = render(dict(absent.other_than), self.scope())
         size = self.ctx.forge.max_page_size
         found: list[Any] = []
         for page in range(1, absent.pages + 1):
@@ -418,7 +420,8 @@ class _Call:
                                        query={**query, **self.ctx.forge.page_query(page, size)})
             rows = resp.data if isinstance(resp.data, list) else []
             found += [r for r in rows if isinstance(r, Mapping)
-                      and all(r.get(k) == v for k, v in wanted.items())]
+                      and all(r.get(k) == v for k, v in wanted.items())
+                      and not (itself and all(r.get(k) == v for k, v in itself.items()))]
             if not self.ctx.forge.has_more(resp, page, size):
                 break
         return found
