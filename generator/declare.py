@@ -49,6 +49,7 @@ from ghmcp_runtime.core.declared import (
     ErrorSpec,
     Guard,
     Idempotency,
+    Local,
     Match,
     NamesExist,
     OnError,
@@ -654,8 +655,8 @@ class DeclarationBuilder:
                            f"its path parameters are: {', '.join(path_names(read_op))}")
         self.check_refs(dict(s.path), (*sloc, "path"), names, set())
         carried = set(raw.compare.carry) if raw.compare else set()
-        if any(ref.path[0] not in names for key, value in body.items() if key not in carried
-               for ref in references(value)):
+        if raw.compare and any(ref.path[0] not in names for key, value in body.items() if key not in carried
+                               for ref in references(value)):
             self.error(sloc, "settle needs a body made of parameters",
                        "a repeat judges the resource by what the parameters ask, before any step ran")
         shown = success_schema(self.document, read_op) or {}
@@ -1008,9 +1009,16 @@ class DeclarationBuilder:
             if f.when_more is not None and f.when_more not in paged:
                 self.error((*loc, "when_more"), f"when_more names {f.when_more!r}, not a paged step",
                            f"paged steps: {', '.join(sorted(paged)) or 'none'}")
+            local = None
+            if f.local is not None:
+                if not {"owner", "repo"} <= names:
+                    self.error((*loc, "local"), f"output {f.name!r}: local compares rows with the call's "
+                               "repository, and this tool has no owner and repo parameters",
+                               "declare local on a tool taking owner and repo")
+                local = Local(repository=split_path(f.local.repository), fields=tuple(f.local.fields))
             return Output(name=f.name, shape=shape, each=f.items_shape is not None, sources=tuple(sources),
                           exclude=f.exclude, omit=tuple(f.omit), when_more=f.when_more, detail=f.detail,
-                          include=tuple(f.include))
+                          include=tuple(f.include), local=local)
         if isinstance(f.source, list):
             self.error((*loc, "from"), f"output {f.name!r} takes one template", "e.g. {step.field}")
             return None

@@ -690,7 +690,17 @@ class _Call:
 
     def row(self, spec: Output, raw: Mapping[str, Any], detail: Any) -> dict[str, Any]:
         assert spec.shape is not None
-        return self.ctx.project(spec.shape, raw, detail, include=spec.include, omit=spec.omit)
+        row = self.ctx.project(spec.shape, raw, detail, include=spec.include, omit=spec.omit)
+        if spec.local is not None and not self.of_this_repository(walk(raw, spec.local.repository)):
+            row.update({name: None for name in spec.local.fields if name in row})
+        return row
+
+    def of_this_repository(self, url: Any) -> bool:
+        """Whether an API repository URL names the call's repository (no URL: nothing says not)."""
+        if not isinstance(url, str):
+            return True
+        mine = f"/repos/{self.args.get('owner')}/{self.args.get('repo')}".casefold()
+        return url.rstrip("/").casefold().endswith(mine)
 
     def rows_of(self, source: str, body: Any) -> list[Any]:
         step = self.decl.step(source)
