@@ -696,11 +696,12 @@ class _Call:
         return row
 
     def of_this_repository(self, url: Any) -> bool:
-        """Whether an API repository URL names the call's repository (no URL: nothing says not)."""
-        if not isinstance(url, str):
+        """Whether an API repository URL names the call's repository (none: nothing says not)."""
+        named = self.ctx.forge.repository_of(url) if isinstance(url, str) else None
+        if named is None:
             return True
-        mine = f"/repos/{self.args.get('owner')}/{self.args.get('repo')}".casefold()
-        return url.rstrip("/").casefold().endswith(mine)
+        mine = (str(self.args.get("owner")), str(self.args.get("repo")))
+        return [part.casefold() for part in named] == [part.casefold() for part in mine]
 
     def rows_of(self, source: str, body: Any) -> list[Any]:
         step = self.decl.step(source)
