@@ -49,6 +49,7 @@ from ghmcp_runtime.core.declared import (
     ErrorSpec,
     Guard,
     Idempotency,
+    Local,
     Match,
     NamesExist,
     OnError,
@@ -663,8 +664,8 @@ class DeclarationBuilder:
                            f"its path parameters are: {', '.join(path_names(read_op))}")
         self.check_refs(dict(s.path), (*sloc, "path"), names, set())
         carried = set(raw.compare.carry) if raw.compare else set()
-        if any(ref.path[0] not in names for key, value in body.items() if key not in carried
-               for ref in references(value)):
+        if raw.compare and any(ref.path[0] not in names for key, value in body.items() if key not in carried
+                               for ref in references(value)):
             self.error(sloc, "settle needs a body made of parameters",
                        "a repeat judges the resource by what the parameters ask, before any step ran")
         shown = success_schema(self.document, read_op) or {}
@@ -1024,9 +1025,16 @@ class DeclarationBuilder:
             if f.items_at is not None and f.items_shape is None:
                 self.error((*loc, "items_at"), "items_at says where rows are: it goes with items_shape",
                            "use items_shape, or drop items_at")
+            local = None
+            if f.local is not None:
+                if not {"owner", "repo"} <= names:
+                    self.error((*loc, "local"), f"output {f.name!r}: local compares rows with the call's "
+                               "repository, and this tool has no owner and repo parameters",
+                               "declare local on a tool taking owner and repo")
+                local = Local(repository=split_path(f.local.repository), fields=tuple(f.local.fields))
             return Output(name=f.name, shape=shape, each=f.items_shape is not None, sources=tuple(sources),
                           exclude=f.exclude, omit=tuple(f.omit), when_more=f.when_more, detail=f.detail,
-                          include=tuple(f.include),
+                          include=tuple(f.include), local=local,
                           items_at=tuple(f.items_at.split(".")) if f.items_at else ())
         if isinstance(f.source, list):
             self.error((*loc, "from"), f"output {f.name!r} takes one template", "e.g. {step.field}")

@@ -181,6 +181,12 @@ class Annotations(Strict):
     why: str = Field(description="one line: why these hints")
 
 
+class LocalDef(Strict):
+    repository: str = Field(description="the rows' path to their repository's API URL (repository_url)")
+    fields: list[str] = Field(min_length=1, description="shape fields that are null on a row of another "
+                              "repository than the call's (its issue number would name another issue here)")
+
+
 class OutputField(Strict):
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     type: Literal["string", "integer", "boolean", "array", "object"] | None = None
@@ -206,6 +212,8 @@ class OutputField(Strict):
     items_at: str | None = Field(
         default=None, description="with items_shape: dotted path of the rows inside each source's "
         "body (e.g. check_runs), for a step that is not paginated")
+    local: LocalDef | None = Field(
+        default=None, description="shaped rows that may be of another repository than the call's owner/repo")
     true_when: Condition | None = Field(
         default=None, description="a boolean: whether this condition holds once the steps ran, e.g. "
         "{step: add, status: 201}")
@@ -213,7 +221,8 @@ class OutputField(Strict):
 
 class Rule(Strict):
     kind: Literal["at_least_one", "exactly_one", "all_or_none", "requires", "not_together",
-                  "not_blank", "excludes", "disjoint", "required_when", "forbidden_when"]
+                  "not_blank", "excludes", "disjoint", "distinct", "required_when",
+                  "forbidden_when"]
     fields: list[str] = Field(min_length=1)
     when: str | dict[str, Any] | None = Field(
         default=None, description="for `requires`: the field that triggers it; for `required_when` and "

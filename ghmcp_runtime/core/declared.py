@@ -365,6 +365,17 @@ class Output:
     when_more: str | None = None  # present only while that paginated step has more
     items_at: tuple[str, ...] = ()  # with `each`: where the rows are inside each source's body
     true_when: Condition | None = None  # a boolean: does the condition hold once the steps ran?
+    local: Local | None = None  # shaped rows of another repository lose these fields (null)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Local:
+    """Rows that may belong to another repository than the call's (`owner`/`repo` parameters):
+    `repository` is the row's path to its repository's API URL; on a row of another repository
+    the `fields` are null (its issue number would name another issue of this one)."""
+
+    repository: tuple[str, ...]
+    fields: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

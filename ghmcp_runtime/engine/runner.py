@@ -697,7 +697,18 @@ class _Call:
 
     def row(self, spec: Output, raw: Mapping[str, Any], detail: Any) -> dict[str, Any]:
         assert spec.shape is not None
-        return self.ctx.project(spec.shape, raw, detail, include=spec.include, omit=spec.omit)
+        row = self.ctx.project(spec.shape, raw, detail, include=spec.include, omit=spec.omit)
+        if spec.local is not None and not self.of_this_repository(walk(raw, spec.local.repository)):
+            row.update({name: None for name in spec.local.fields if name in row})
+        return row
+
+    def of_this_repository(self, url: Any) -> bool:
+        """Whether an API repository URL names the call's repository (none: nothing says not)."""
+        named = self.ctx.forge.repository_of(url) if isinstance(url, str) else None
+        if named is None:
+            return True
+        mine = (str(self.args.get("owner")), str(self.args.get("repo")))
+        return [part.casefold() for part in named] == [part.casefold() for part in mine]
 
     def rows_of(self, source: str, body: Any) -> list[Any]:
         step = self.decl.step(source)
