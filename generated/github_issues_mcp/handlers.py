@@ -640,6 +640,7 @@ GITHUB_UPDATE_ISSUE = Declaration(
                         follow="state_reason",
                         lead="state",
                         default={"closed": "completed", "open": "reopened"},
+                        stores={"open": "reopened"},
                     ),
                 ),
                 sets=(
@@ -675,6 +676,7 @@ GITHUB_UPDATE_ISSUE = Declaration(
                             body="assignees",
                             answer=("assignees",),
                         ),
+                        max=10,
                     ),
                 ),
                 toggles=(

@@ -40,8 +40,10 @@ from ghmcp_runtime.cleaning.raw_html import RawHtml
 
 _O = pyromark.Options
 OPTIONS = _O.ENABLE_TABLES | _O.ENABLE_STRIKETHROUGH | _O.ENABLE_TASKLISTS | _O.ENABLE_FOOTNOTES
-EVENTS_PER_CHARACTER = 0.25
-EVENTS_FLOOR = 4096
+EVENTS_PER_CHARACTER = 0.2
+# a field under ~60 KB may spend as many events as a 60 KB one: tables of short cells (0.4 events
+# per character) up to ~30 KB are read whole, and no field costs more than a 64 KiB one
+EVENTS_FLOOR = 12288
 # HTML blocks, code blocks and footnote and link definitions cost about ten events' work each: a
 # text may hold one per `BYTES_PER_NODE` bytes (at least `NODES_FLOOR`)
 BYTES_PER_NODE = 64
@@ -58,6 +60,9 @@ _SCRIPT_LIKE = re.compile(rb"[ \t]*(?i:<(?:script|pre|style|textarea)(?:[\t\n\f\
 _SCRIPT_END = re.compile(rb"(?i)</(?:script|pre|style|textarea)>")
 # a GFM table's delimiter row (with a pipe, so not a setext underline or a rule)
 _DELIMITER_ROW = re.compile(rb"\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*(?:\r\n?|\n|$)")
+# inline HTML that hides what it holds, by its opener, and what closes it
+_INLINE_HIDING = re.compile(rb"<!--|<\?|<!\[CDATA\[|<![A-Za-z]")
+_CLOSERS = {b"<!--": b"-->", b"<?": b"?>", b"<![CDATA[": b"]]>"}
 _SOURCE_TAG = re.compile(rb"(?i)</?source(?:[\t\n\f\r />]|$)")
 # leaf blocks whose inline content may hold inline HTML
 _LEAVES = frozenset(("Paragraph", "Heading", "TableCell", "Item"))
@@ -72,6 +77,9 @@ _LINE_END = re.compile(rb"[\r\n]")
 # events GitHub may render without a tag of its own (a tight list's paragraph), so a bogus comment
 # an HTML block left open is still open after them
 _UNTAGGED = ("Paragraph", "HtmlBlock")
+_QUOTE_ITEM_FOOTNOTE = frozenset(("BlockQuote", "Item", "FootnoteDefinition"))
+# where a text is cut (see _Walk.cut) the reader is told, so a cut is not taken for its end
+CUT_NOTE = " [… {} more characters not shown: this server could not check them for hidden content]"
 _HIDING = b"!?"  # after `<`: a comment, declaration, CDATA section or processing instruction
 
 
@@ -82,19 +90,22 @@ def strip_hidden_markup(text: str) -> tuple[str, int]:
     except UnicodeEncodeError:  # lone surrogates: parsed as the U+FFFD a reader sees (3 bytes too)
         raw = text.encode("utf-8", "surrogatepass")
         text = _SURROGATE.sub("\ufffd", text)
-    spans = _Walk(raw, text).spans()
+    walk = _Walk(raw, text)
+    spans = walk.spans()
     if not spans:
         return text, 0
-    kept, pieces, at = [], 0, 0
+    kept, pieces, at, note = [], 0, 0, ""
     for start, end in sorted(spans):
         if end <= at:
             continue  # inside a piece already removed
         if start >= at:
             pieces += 1
             kept.append(raw[at:start])
+            if start == walk.end:  # the rest was cut, not found hidden: say so
+                note = CUT_NOTE.format(len(raw[start:].decode("utf-8", "surrogatepass")))
         at = end
     kept.append(raw[at:])
-    return b"".join(kept).decode("utf-8", "surrogatepass"), pieces
+    return b"".join(kept).decode("utf-8", "surrogatepass") + note, pieces
 
 
 class _Walk:
@@ -117,6 +128,9 @@ class _Walk:
         self.line_start = True  # whether the next inline event starts a line of its block
         self.first_line = False  # whether it is on the first line of its paragraph
         self.after_definition = False  # whether source no event covers, a definition, precedes it
+        self.containers = 0  # block quotes, list items and footnote definitions open
+        self.unmatched_tick = -1  # the paragraph (its start) where a backtick run found no pair
+        self.footnote_left_open = False  # whether a footnote's raw HTML left something open
         self.maybe_source = _SOURCE_TAG.search(raw) is not None
         self.maybe_cdata = b"<![CDATA[" in raw
 
@@ -126,6 +140,7 @@ class _Walk:
         block: list[tuple[int, int]] = []  # the lines of the HTML block being read
         script_like = False  # whether it is a <script>, <pre>, <style> or <textarea> block
         hidden_to = -1  # while raw HTML may hide the renderer's output: the end of what it hid
+        body_html, body_hidden_to = html, hidden_to  # the text's, while a footnote's is read
         # events are probed by key, not matched against pyromark's TypedDicts: Any
         events: Iterator[tuple[Any, Any]] = pyromark.events_with_range(
             self.text, options=OPTIONS, merge_text=True)
@@ -151,13 +166,19 @@ class _Walk:
                         hidden_to = -1
                 continue
             if "Text" in event:
-                if self.first_line and self._first_line_differs(start):
+                if self.first_line:
+                    self.first_line = False
+                    if raw[start] in b"[<" and self._first_line_differs(start):
+                        break
+                if self.line_start and raw[start] == 60 and self.containers and self._lazy_tag(start):
                     break
                 if self.maybe_source and self._splits_specs(start):
                     break
                 if self.line_start and raw[start] in b"|:-" and self._table_here(start):
                     break
                 self.line_start = False
+                if raw.find(b"`", start, end) >= 0:
+                    self.unmatched_tick = self.leaf_start
                 if self.maybe_cdata:
                     self._cdata_in_text(start, end)
                 covered = end if end > covered else covered
@@ -171,12 +192,18 @@ class _Walk:
                 tag = event["Start"]
                 kind = tag if type(tag) is str else next(iter(tag))
                 if kind in _CONTAINERS:
+                    if kind in _QUOTE_ITEM_FOOTNOTE:
+                        self.containers += 1
                     if kind == "Item":  # a tight list's item holds its text itself
                         self.leaf_end, self.line_start, self.first_line = end, True, True
                     elif kind == "FootnoteDefinition":
                         if self._spent(start):
                             break
                         covered = self._footnote(tag[kind], start, end)
+                        # GitHub renders it at the end of the page, if at all: its raw HTML is
+                        # read apart, and ends nothing the text left open
+                        body_html, body_hidden_to = html, hidden_to
+                        html, hidden_to = RawHtml(raw, hidden, body_html.limit), -1
                     continue
                 covered = end if end > covered else covered
                 if kind == "CodeBlock":
@@ -191,9 +218,18 @@ class _Walk:
                     self._splits_specs(self.leaf_start if self.leaf_end >= start else start, always=True)
                     break
             elif "End" in event:
-                if event["End"] == "TableRow" and end > covered:
+                closed = event["End"]
+                if closed == "Item" or closed == "FootnoteDefinition" or (
+                        type(closed) is dict and "BlockQuote" in closed):
+                    self.containers -= 1
+                if closed == "FootnoteDefinition":
+                    if html.pending or html.cut_at >= 0:
+                        self.footnote_left_open = True
+                    html.end(end)
+                    html, hidden_to = body_html, body_hidden_to
+                elif closed == "TableRow" and end > covered:
                     covered = self._excess_cells(covered, end)
-                elif event["End"] == "HtmlBlock" and block:
+                elif closed == "HtmlBlock" and block:
                     if self._spent(block[0][0]):
                         block = []
                         break
@@ -212,10 +248,15 @@ class _Walk:
                     break
                 block.append((start, end))
             elif "InlineHtml" in event:
-                if self.first_line and self._first_line_differs(start):
+                if self.first_line:
+                    self.first_line = False
+                    if raw[start] in b"[<" and self._first_line_differs(start):
+                        break
+                if self.line_start and raw[start] == 60 and self.containers and self._lazy_tag(start):
                     break
                 if self.maybe_source and self._splits_specs(start):
                     break
+                self.line_start = False
                 if not html.pending and raw[start + 1] not in _HIDING:  # a tag: nothing to do
                     if end > covered:
                         covered = end
@@ -231,7 +272,10 @@ class _Walk:
                     hidden_to = covered
             else:
                 if "Code" in event:
-                    self.code.append((start, end))
+                    if self.unmatched_tick == self.leaf_start and raw.find(b"<", start, end) >= 0:
+                        self._uncertain_code(start, end)
+                    else:
+                        self.code.append((start, end))
                 elif "FootnoteReference" in event:
                     self.referenced.add(_label(event["FootnoteReference"]))
                 covered = end if end > covered else covered
@@ -242,7 +286,11 @@ class _Walk:
                 self._gap(covered, len(raw))  # definitions after the last block
         if block:
             html.feed(block)
-        if html.pending:  # GitHub renders the footnotes after what is left open: hidden too
+        if html is not body_html:  # the text ended (or was cut) in a footnote
+            self.footnote_left_open = self.footnote_left_open or html.pending
+            html.end(len(raw))
+            html = body_html
+        if html.pending or self.footnote_left_open:  # hides the footnotes GitHub renders after it
             self.referenced.clear()
         html.end(len(raw))
         hidden += [(start, end) for name, start, end in self.footnotes if name not in self.referenced]
@@ -275,7 +323,6 @@ class _Walk:
         definition was in, this one reads the line as its continuation): the rest goes. A line
         that opens like a definition and is not one here may be one there (GitHub's takes an
         unbalanced parenthesis in the address): the line goes."""
-        self.first_line = False
         raw = self.raw
         if self.after_definition and raw[start] == 60:  # `<`
             self.cut(start)
@@ -284,8 +331,35 @@ class _Walk:
             line_end = _LINE_END.search(raw, start)
             stop = line_end.start() if line_end else len(raw)
             if raw.find(b"]:", start, stop) >= 0:
+                if self._spent(start):
+                    return True
                 self.hidden.append((start, stop))
         return False
+
+    def _uncertain_code(self, start: int, end: int) -> None:
+        """A code span after a backtick run that found no pair in its paragraph: cmark-gfm then
+        remembers closers wrongly and may read a later span as text, its comments and their kin
+        as raw HTML. Those go (each to its closer: a later opener of its kind has none either)."""
+        raw, at, closed = self.raw, start, set()
+        while (opener := _INLINE_HIDING.search(raw, at, end)) is not None:
+            kind = opener.group()[:3] if opener.group()[2:3].isalpha() else opener.group()
+            closer = raw.find(_CLOSERS.get(kind, b">"), opener.end(), end) if kind not in closed else -1
+            if closer < 0:
+                closed.add(kind)
+                at = opener.end()
+                continue
+            at = closer + len(_CLOSERS.get(kind, b">"))
+            self.hidden.append((opener.start(), at))
+
+    def _lazy_tag(self, start: int) -> bool:
+        """A line in a quote, list item or footnote that opens with a tag and no marker (a lazy
+        continuation here): GitHub's parser may start an HTML block there instead. The rest
+        goes; else False."""
+        raw = self.raw
+        if start > 0 and raw[start - 1] not in b"\r\n":
+            return False
+        self.cut(start)
+        return True
 
     def _table_here(self, start: int) -> bool:
         """A paragraph's line that is a table's delimiter row: GitHub may read a table there
@@ -298,16 +372,17 @@ class _Walk:
         return True
 
     def cut(self, at: int) -> None:
-        """Remove the rest of the text from `at`, as one piece."""
+        """Remove the rest of the text from `at`, as one piece. What the rest would have left
+        open might hide the footnotes GitHub renders after it: they go too."""
         self.hidden.append((at, len(self.raw)))
         self.end = min(self.end, at)
+        self.footnote_left_open = True
 
     def _splits_specs(self, start: int, *, always: bool = False) -> bool:
         """A line GitHub's parser (CommonMark 0.29) and this one (0.31) read differently: an
         HTML block of one is a paragraph of the other, and the blocks after it may differ (see
         _READ_APART); the rest of the text goes. Else False."""
-        line_start, self.line_start = self.line_start, False
-        if not always and not (line_start and _SOURCE_TAG.match(self.raw, start)):
+        if not always and not (self.line_start and _SOURCE_TAG.match(self.raw, start)):
             return False
         self.cut(start)
         return True

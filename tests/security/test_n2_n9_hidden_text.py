@@ -83,6 +83,14 @@ N9 = {
     "tag left open at the page's end": "<div>\n<a title='MARK0X",
     "CDATA the parser takes for text": "a <![CDATA[ [MARK0X] ]]> b",
     "table cells past the header's count": "| a |\n|-|\n| x | MARK0X |\n| y |",
+    "table GitHub reads where the parser reads a paragraph": "x\n\n)(]]>\n|-|\n[^1]| a |MARK0X",
+    "comment in a code span after an unpaired backtick (cmark-gfm's closer memo)":
+        "a `tick\n``<!-- x -->``\n``<!-- MARK0X -->``",
+    "a footnote's raw HTML ends no comment the text left open": "> <!--\n[^1]: <!-->\ntextMARK0X",
+    "a lazy line opening with a tag in a footnote": "[^1]: MARK0X\n</script>\nx[^1]",
+    "<source, an HTML block for GitHub's parser only": "<source> <!--MARK0X",
+    "a comment left open before a footnote the text is cut in": "> <!-- MARK0X\n[^1]: x\n<img",
+    "a footnote when the text is cut (what follows may hide it)": "[^1]:MARK0X\n[^1]\n|-|\n> <!--",
 }
 
 
