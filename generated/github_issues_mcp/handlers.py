@@ -651,6 +651,11 @@ GITHUB_UPDATE_ISSUE = Declaration(
                             operation=operations.ISSUES_ADD_LABELS,
                             body="labels",
                             answer=(),
+                            path={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "issue_number": "{issue_number}",
+                            },
                         ),
                         remove=MemberWrite(
                             param="remove_labels",
@@ -658,6 +663,11 @@ GITHUB_UPDATE_ISSUE = Declaration(
                             each="name",
                             answer=(),
                             done="label_not_found",
+                            path={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "issue_number": "{issue_number}",
+                            },
                         ),
                     ),
                     MemberSet(
@@ -668,12 +678,22 @@ GITHUB_UPDATE_ISSUE = Declaration(
                             operation=operations.ISSUES_ADD_ASSIGNEES,
                             body="assignees",
                             answer=("assignees",),
+                            path={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "issue_number": "{issue_number}",
+                            },
                         ),
                         remove=MemberWrite(
                             param="remove_assignees",
                             operation=operations.ISSUES_REMOVE_ASSIGNEES,
                             body="assignees",
                             answer=("assignees",),
+                            path={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "issue_number": "{issue_number}",
+                            },
                         ),
                     ),
                 ),
@@ -683,6 +703,16 @@ GITHUB_UPDATE_ISSUE = Declaration(
                         on=operations.ISSUES_LOCK,
                         off=operations.ISSUES_UNLOCK,
                         reason="lock_reason",
+                        on_path={
+                            "owner": "{owner}",
+                            "repo": "{repo}",
+                            "issue_number": "{issue_number}",
+                        },
+                        off_path={
+                            "owner": "{owner}",
+                            "repo": "{repo}",
+                            "issue_number": "{issue_number}",
+                        },
                     ),
                 ),
                 version=VersionCheck(

@@ -32,12 +32,13 @@ from ghmcp_runtime.core.declared import (
     Repair,
     Shown,
     Step,
+    Template,
     Toggle,
     UpdatePlan,
 )
 from ghmcp_runtime.core.errors import ToolError, UpstreamError
 from ghmcp_runtime.core.operation import Operation
-from ghmcp_runtime.core.refs import Ref, Scope, parse
+from ghmcp_runtime.core.refs import MISSING, Ref, Scope, parse, render
 from ghmcp_runtime.core.transforms import normalizer
 from ghmcp_runtime.engine.writes import Resource, Views, named, run_steps
 from ghmcp_runtime.engine.writes import Step as Write
@@ -169,15 +170,28 @@ def row_names(plan: UpdatePlan, fields: Mapping[str, str]) -> dict[str, str]:
 # -- the waves ------------------------------------------------------------------------------------
 
 
-def _path(op: Operation, args: Mapping[str, Any], **extra: Any) -> dict[str, Any]:
-    return {v: extra[v] if v in extra else args[v] for v in _VARIABLE.findall(op.path)}
+def _path(op: Operation, template: Mapping[str, Template], scope: Scope, **extra: Any) -> dict[str, Any]:
+    """The request's path variables: `extra`, else the declared bindings (a tool parameter of
+    another name: `{issue_number}` for Forgejo's `{index}`), else the parameter of that name."""
+    bound = render(dict(template), scope)
+    out = {}
+    for v in _VARIABLE.findall(op.path):
+        value = extra[v] if v in extra else bound.get(v, MISSING) if v in template else scope.args[v]
+        if value is MISSING:
+            raise ValueError(f"nothing fills {v!r} of {op.operation_id}")  # the generator prevents it
+        out[v] = value
+    return out
 
 
 def patch_body(plan: UpdatePlan, fields: Mapping[str, str], args: Mapping[str, Any],
-               current: Mapping[str, Any], look: Views) -> dict[str, Any]:
-    """The PATCH body: only fields whose value differs from what the resource shows."""
+               current: Mapping[str, Any], look: Views, null_as: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The PATCH body: only fields whose value differs from what the resource shows; a null
+    goes out as the field's `null_as` value where the forge clears with one (Forgejo: 0)."""
     asked = targets(plan, args, list(fields.values()))
     body = {field: args[p] for field, p in fields.items() if p in asked and look[p](current) != asked[p]}
+    for field, value in (null_as or {}).items():
+        if field in body and body[field] is None:
+            body[field] = value
     for rule in plan.sent_with:
         follow = fields[rule.follow]
         if rule.lead in body:  # e.g. closing: the forge's reason unless one was given
@@ -220,11 +234,12 @@ def _with_answer(path: tuple[str, ...] | None, field: str) -> Callable[[Resource
     return apply
 
 
-def _member_steps(ctx: ToolContext, plan: UpdatePlan, s: MemberSet, args: Mapping[str, Any],
+def _member_steps(ctx: ToolContext, plan: UpdatePlan, s: MemberSet, scope: Scope,
                   current: Mapping[str, Any]) -> list[Write]:
     """A set's requests in order: removals, then the add (its answer is the list after both)."""
     field, key_name = _set_field(s, plan)
     key = _key(plan, s)
+    args = scope.args
     held = {key(m) for m in _items(current.get(field), key_name)}
 
     def asked(write: MemberWrite | None, *, present: bool) -> list[Any]:
@@ -240,30 +255,30 @@ def _member_steps(ctx: ToolContext, plan: UpdatePlan, s: MemberSet, args: Mappin
     if s.remove is not None and removing:
         rw = s.remove
         if rw.each is not None:
-            steps += [_removal(ctx, rw, args, field, key_name, key, m,
+            steps += [_removal(ctx, rw, scope, field, key_name, key, m,
                                final=not adding and i == len(removing) - 1)
                       for i, m in enumerate(removing)]
         else:
-            steps.append(_list_write(ctx, rw, args, field, removing))
+            steps.append(_list_write(ctx, rw, scope, field, removing))
     if s.add is not None and adding:
-        steps.append(_list_write(ctx, s.add, args, field, adding))
+        steps.append(_list_write(ctx, s.add, scope, field, adding))
     return steps
 
 
-def _list_write(ctx: ToolContext, write: MemberWrite, args: Mapping[str, Any], field: str,
+def _list_write(ctx: ToolContext, write: MemberWrite, scope: Scope, field: str,
                 members: list[Any]) -> Write:
     """One request adding or removing `members`; its answer holds the whole list."""
     assert write.body is not None
-    op, path = write.operation, _path(write.operation, args)
+    op, path = write.operation, _path(write.operation, write.path, scope)
     return Write((write.param,), lambda: ctx.call(op, path=path, body={write.body: members}),
                 _with_answer(write.answer, field))
 
 
-def _removal(ctx: ToolContext, write: MemberWrite, args: Mapping[str, Any], field: str, key_name: str | None,
+def _removal(ctx: ToolContext, write: MemberWrite, scope: Scope, field: str, key_name: str | None,
              key: Callable[[Any], Any], member: Any, *, final: bool) -> Write:
     """One member's removal; a `final` one is followed by the forge's answer (the whole list)."""
     assert write.each is not None
-    op, path = write.operation, _path(write.operation, args, **{write.each: member})
+    op, path = write.operation, _path(write.operation, write.path, scope, **{write.each: member})
     answer = _with_answer(write.answer, field)
 
     def apply(resource: Resource, resp: UpstreamResponse | None) -> Resource:
@@ -280,14 +295,15 @@ def _removal(ctx: ToolContext, write: MemberWrite, args: Mapping[str, Any], fiel
                 effect=lambda r: key(member) in {key(m) for m in _items(r.get(field), key_name)})
 
 
-def _toggle_step(ctx: ToolContext, plan: UpdatePlan, t: Toggle, args: Mapping[str, Any],
+def _toggle_step(ctx: ToolContext, plan: UpdatePlan, t: Toggle, scope: Scope,
                  current: Mapping[str, Any], look: Views) -> Write | None:
+    args = scope.args
     state = plan.shows[t.param].path[0]
     reason_at = plan.shows[t.reason].path[0] if t.reason else None
     reason = args.get(t.reason) if t.reason else None
     if args.get(t.param) is True and (not look[t.param](current) or
                                       (reason_at and reason not in (None, current.get(reason_at)))):
-        on, path = t.on, _path(t.on, args)
+        on, path = t.on, _path(t.on, t.on_path, scope)
         fields = (t.param, t.reason) if t.reason else (t.param,)
 
         def switched_on(resource: Resource, _: UpstreamResponse | None) -> Resource:
@@ -296,7 +312,7 @@ def _toggle_step(ctx: ToolContext, plan: UpdatePlan, t: Toggle, args: Mapping[st
         return Write(fields, lambda: ctx.call(on, path=path, body={t.reason: reason} if reason and t.reason else None),
                     switched_on, sent=targets(plan, {t.param: True, **({t.reason: reason} if t.reason else {})}))
     if args.get(t.param) is False and look[t.param](current):
-        off, path = t.off, _path(t.off, args)
+        off, path = t.off, _path(t.off, t.off_path, scope)
 
         def switched_off(resource: Resource, _: UpstreamResponse | None) -> Resource:
             return {**resource, state: False, **({reason_at: None} if reason_at else {})}
@@ -306,17 +322,18 @@ def _toggle_step(ctx: ToolContext, plan: UpdatePlan, t: Toggle, args: Mapping[st
     return None
 
 
-def waves(ctx: ToolContext, step: Step, args: Mapping[str, Any], current: Mapping[str, Any],
+def waves(ctx: ToolContext, step: Step, scope: Scope, current: Mapping[str, Any],
           look: Views, answers: dict[str, Any]) -> list[list[Write]]:
     """The waves of writes (only those that change something). `answers["patch"]` gets the
     PATCH's answer. The PATCH comes first in its wave: its answer replaces the whole resource, and
     the other steps' effects are applied over it (run_steps applies answers in wave order)."""
     plan = step.update
     assert plan is not None
+    args = scope.args
     first: list[Write] = []
     fields = patch_fields(step.body)
-    if body := patch_body(plan, fields, args, current, look):
-        operation, path = step.operation, _path(step.operation, args)
+    if body := patch_body(plan, fields, args, current, look, step.null_as):
+        operation, path = step.operation, _path(step.operation, step.path, scope)
         params = {fields[k]: v for k, v in body.items()}
 
         def patched(resource: Resource, resp: UpstreamResponse | None) -> Resource:
@@ -327,9 +344,9 @@ def waves(ctx: ToolContext, step: Step, args: Mapping[str, Any], current: Mappin
 
         send = _mapped(ctx, step.on_error, operation, args, lambda: ctx.call(operation, path=path, body=body))
         first.append(Write(tuple(params), send, patched, sent=targets(plan, params, list(params))))
-    groups = [_member_steps(ctx, plan, s, args, current) for s in plan.sets]
+    groups = [_member_steps(ctx, plan, s, scope, current) for s in plan.sets]
     first += [write for group in groups for write in group[:-1]]
-    first += [write for t in plan.toggles if (write := _toggle_step(ctx, plan, t, args, current, look))]
+    first += [write for t in plan.toggles if (write := _toggle_step(ctx, plan, t, scope, current, look))]
     last = [group[-1] for group in groups if group]
     if all(len(group) <= 1 for group in groups):  # one request per set: each answer is final
         return [wave for wave in (first + last,) if wave]
@@ -393,16 +410,16 @@ def _repair(plan: UpdatePlan, args: Mapping[str, Any], alternative: str | None =
 
 
 async def apply(ctx: ToolContext, step: Step, args: Mapping[str, Any], current: Resource,
-                reread: Callable[[], Awaitable[Resource]]) -> Applied:
+                reread: Callable[[], Awaitable[Resource]], results: Mapping[str, Any] | None = None) -> Applied:
     """Refuse what the forge would refuse, then write the waves of `step`'s plan and judge them;
     a dry run (ctx.dry_run) answers what would change and sends nothing. `args` name set members
-    exactly."""
+    exactly; path templates read them and the earlier steps' `results`."""
     plan = step.update
     assert plan is not None
     refuse(ctx, plan, args, current)
     look = views(plan, args)
     answers: dict[str, Any] = {}
-    planned = waves(ctx, step, args, current, look, answers)
+    planned = waves(ctx, step, Scope(args, results or {}, {}), current, look, answers)
     fields = patch_fields(step.body)
     names = row_names(plan, fields)
     if ctx.dry_run:  # the fields whose value a write would change (a lock without a reason: not the reason)
