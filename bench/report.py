@@ -485,6 +485,9 @@ def explain(row: Row, r: dict[str, Any]) -> str:
                      f"{b['client_output_validation_us']:.0f} µs, our argument validation "
                      f"{b['argument_validation_us']:.0f} µs, the three JSON log lines per call "
                      f"{b['log_lines_us']:.0f} µs, the projection {b['projection_us']:.0f} µs.")
+            if "answer_check_us" in b:
+                extra += (f" Our own check of the answer against that outputSchema (compiled) costs "
+                          f"{b['answer_check_us']:.0f} µs.")
             extra += _sniffio_note(b)
             if "upstream_get_cached_us" in b:
                 extra += (f" The conditional-request cache (hishel, on by default) costs client CPU: one "
@@ -905,7 +908,9 @@ def _details(r: dict[str, Any], w: Callable[[str], None]) -> None:
           f"structuredContent against its outputSchema {b['client_output_validation_us']:.0f} µs; "
           f"our argument validation {b['argument_validation_us']:.0f} µs; the three JSON log lines a "
           f"call writes {b['log_lines_us']:.0f} µs; projecting the issue and its comments "
-          f"{b['projection_us']:.0f} µs." + _sniffio_note(b) + "\n")
+          f"{b['projection_us']:.0f} µs"
+          + (f"; our check of the answer against its outputSchema (compiled, B03) {b['answer_check_us']:.0f} µs"
+             if "answer_check_us" in b else "") + "." + _sniffio_note(b) + "\n")
     rs = r["response_size"]
     w("## 5. Response size\n")
     w("The first page of open issues of the bench repository (40 issues, no pull requests, "

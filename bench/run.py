@@ -425,6 +425,7 @@ async def _breakdown(fake_url: str, n: int) -> dict[str, Any]:
 
     from ghmcp_runtime.core.logs import log_event
     from ghmcp_runtime.core.projection import ShapeProjector
+    from ghmcp_runtime.guards.output_check import OutputCheck
     from ghmcp_runtime.guards.validation import ArgumentValidator
     from ghmcp_runtime.serving.app import Settings, build_server
     from github_issues_mcp import SERVER
@@ -438,6 +439,8 @@ async def _breakdown(fake_url: str, n: int) -> dict[str, Any]:
     schema = listed["github_get_issue"].output_schema
     validator = validator_for(schema)(schema, registry=Registry())
     args_validator = ArgumentValidator(tool.input_schema)
+    answer_check = OutputCheck()
+    answer_check.problem(tool, structured)  # compiled on a tool's first answer, as in a server
     projector = ShapeProjector(SERVER.shapes)
     async with httpx.AsyncClient(base_url=fake_url, headers=GH_HEADERS) as http:
         raw_issue = (await http.get(f"/repos/{OWNER}/{REPO}/issues/{ISSUE}")).json()
@@ -490,6 +493,7 @@ async def _breakdown(fake_url: str, n: int) -> dict[str, Any]:
         "sniffio_installed": installed,
         "client_output_validation_us": timed(lambda: best_match(validator.iter_errors(structured))),
         "argument_validation_us": timed(lambda: args_validator.validate(GET_ISSUE_ARGS)),
+        "answer_check_us": timed(lambda: answer_check.problem(tool, structured)),
         "log_lines_us": timed(logs),
         "projection_us": timed(project),
         **await _cache_cost(raw_issue, n),

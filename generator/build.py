@@ -58,6 +58,7 @@ from generator.schemas import (
 )
 from generator.spec import (
     SpecOperation,
+    answer_contract,
     iter_operations,
     listing_row,
     request_body_schema,
@@ -762,6 +763,9 @@ class Builder:
         elif conditional and trigger(rule)[0] in rule.fields:
             self.error((*loc, "fields"), f"{rule.kind} names its `when` parameter among its fields",
                        "list the parameters the condition requires or forbids")
+        if rule.kind == "distinct" and len(rule.fields) < 2:
+            self.error((*loc, "fields"), "distinct compares two or more parameters",
+                       "e.g. [issue_number, sub_issue_number]")
         if rule.kind == "disjoint" and len(rule.fields) < 2:
             self.error((*loc, "fields"), "disjoint compares two or more list parameters", "e.g. [add_x, remove_x]")
 
@@ -830,6 +834,7 @@ class Builder:
             else NOT_FOUND_BY_COLLECTION.get(collection.group(1) if collection else "", "not_found"))
         statuses = tuple(sorted(int(s) for s in op.node.get("responses", {})
                                 if s.isdigit() and 200 <= int(s) < 300))
+        answer, required = answer_contract(self.doc, op)
         return IROperation(
             operation_id=op.operation_id,
             method=op.method.upper(),
@@ -838,6 +843,8 @@ class Builder:
             success_status=statuses,
             summary=str(op.node.get("summary", "")),
             deprecated=bool(op.node.get("deprecated", False)),
+            answer=answer,
+            required=required,
         )
 
     def spec_param(self, tool: ToolDef, source: str, loc: tuple[str | int, ...]) -> JSON | None:
@@ -964,6 +971,8 @@ class Builder:
         row = self.output_row(f, shapes[ref], loc, variable) if ref is not None else None
         if ref is not None and row is None:
             return None
+        if f.local is not None and row is not None:
+            row = self.local_row(f, row, loc)
         if f.shape and row is not None:
             schema: JSONObject = row
             py = f"{pascal(f.shape)}Row"
@@ -981,6 +990,19 @@ class Builder:
         if f.description:
             schema = {"description": f.description.strip(), **schema}
         return IROutputField(name=f.name, required=not f.optional, schema=schema, python_type=py)
+
+    def local_row(self, f: OutputField, row: JSONObject, loc: tuple[str | int, ...]) -> JSONObject:
+        """A row schema whose `local` fields are null on a row of another repository."""
+        assert f.local is not None
+        properties = dict(row["properties"])
+        for j, name in enumerate(f.local.fields):
+            if name not in properties:
+                self.error((*loc, "local", "fields", j), f"{name!r} is not a field of these rows",
+                           f"fields: {', '.join(properties)}")
+                continue
+            properties[name] = {**with_null(properties[name]),
+                                "description": LOCAL_NOTE}
+        return {**row, "properties": properties}
 
     def output_row(self, f: OutputField, shape: IRShape, loc: tuple[str | int, ...],
                    variable: bool) -> JSONObject | None:
@@ -1107,7 +1129,8 @@ def trigger(rule: Rule) -> tuple[str | None, tuple[bool | int | str, ...]]:
 
 def runtime_operation(op: IROperation) -> Operation:
     return Operation(operation_id=op.operation_id, method=op.method, path=op.path,
-                     not_found=op.not_found, success_status=op.success_status)
+                     not_found=op.not_found, success_status=op.success_status, answer=op.answer,
+                     required=op.required)
 
 
 def echo_safe(param: IRParam) -> bool:
@@ -1165,6 +1188,9 @@ def explain_hidden(schema: JSONObject) -> JSONObject:
 
     result: JSONObject = visit(schema)
     return result
+
+
+LOCAL_NOTE = "null on an issue of another repository (see repository): the number would name another issue here."
 
 
 def row_schema(fields: tuple[IRField, ...], density: str | None = None,

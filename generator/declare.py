@@ -64,6 +64,7 @@ from ghmcp_runtime.core.declared import (
     ErrorSpec,
     Guard,
     Idempotency,
+    Local,
     Match,
     NamesExist,
     OnError,
@@ -369,6 +370,7 @@ class DeclarationBuilder:
                 templates.append(((*loc, "guard", key), _error_templates(getattr(raw.guard, key))))
         if raw.absent is not None:
             templates += [((*loc, "absent", "match"), dict(raw.absent.match)),
+                          ((*loc, "absent", "other_than"), dict(raw.absent.other_than)),
                           ((*loc, "absent", "refuse"), _error_templates(raw.absent.refuse))]
         self.required_bound(raw, op, loc, query, body, conditions)
         self.error_fields(raw, loc, names)
@@ -757,8 +759,8 @@ class DeclarationBuilder:
                            f"its path parameters are: {', '.join(path_names(read_op))}")
         self.check_refs(dict(s.path), (*sloc, "path"), names, set())
         carried = set(raw.compare.carry) if raw.compare else set()
-        if any(ref.path[0] not in names for key, value in body.items() if key not in carried
-               for ref in references(value)):
+        if raw.compare and any(ref.path[0] not in names for key, value in body.items() if key not in carried
+                               for ref in references(value)):
             self.error(sloc, "settle needs a body made of parameters",
                        "a repeat judges the resource by what the parameters ask, before any step ran")
         shown = success_schema(self.document, read_op) or {}
@@ -813,17 +815,18 @@ class DeclarationBuilder:
             self.error(aloc, f"absent needs a listing: {raw.call} does not answer a JSON array",
                        "call the operation that lists the rows (e.g. a label listing)")
         else:
-            for key in a.match:
-                if key not in row.get("properties", {}):
-                    self.error((*aloc, "match", key), f"{key!r} is not a field of {raw.call}'s rows",
-                               f"row fields: {', '.join(sorted(row.get('properties', {})))}")
+            for part in ("match", "other_than"):
+                for key in getattr(a, part):
+                    if key not in row.get("properties", {}):
+                        self.error((*aloc, part, key), f"{key!r} is not a field of {raw.call}'s rows",
+                                   f"row fields: {', '.join(sorted(row.get('properties', {})))}")
         if a.refuse.code is None or a.refuse.code not in self.codes:
             self.error((*aloc, "refuse", "code"), "absent.refuse needs a declared error code",
                        "declare it under error_codes")
         self.note_repair((*aloc, "refuse"), a.refuse)
         refuse = error_spec(a.refuse)
         assert refuse is not None
-        return Absent(match=dict(a.match), refuse=refuse, pages=a.pages)
+        return Absent(match=dict(a.match), refuse=refuse, pages=a.pages, other_than=dict(a.other_than))
 
     def guard(self, raw: StepDef, loc: Loc, names: set[str]) -> Guard | None:
         g = raw.guard
@@ -1119,9 +1122,16 @@ class DeclarationBuilder:
             if f.when_more is not None and f.when_more not in paged:
                 self.error((*loc, "when_more"), f"when_more names {f.when_more!r}, not a paged step",
                            f"paged steps: {', '.join(sorted(paged)) or 'none'}")
+            local = None
+            if f.local is not None:
+                if not {"owner", "repo"} <= names:
+                    self.error((*loc, "local"), f"output {f.name!r}: local compares rows with the call's "
+                               "repository, and this tool has no owner and repo parameters",
+                               "declare local on a tool taking owner and repo")
+                local = Local(repository=split_path(f.local.repository), fields=tuple(f.local.fields))
             return Output(name=f.name, shape=shape, each=f.items_shape is not None, sources=tuple(sources),
                           exclude=f.exclude, omit=tuple(f.omit), when_more=f.when_more, detail=f.detail,
-                          include=tuple(f.include))
+                          include=tuple(f.include), local=local)
         if isinstance(f.source, list):
             self.error((*loc, "from"), f"output {f.name!r} takes one template", "e.g. {step.field}")
             return None

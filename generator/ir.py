@@ -22,6 +22,8 @@ class IROperation:
     success_status: tuple[int, ...]
     summary: str
     deprecated: bool
+    answer: str | None = None  # the JSON type of every success body: object, array (None: not pinned)
+    required: tuple[str, ...] = ()  # the keys a success object carries
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

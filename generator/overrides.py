@@ -174,6 +174,12 @@ class Annotations(Strict):
     why: str = Field(description="one line: why these hints")
 
 
+class LocalDef(Strict):
+    repository: str = Field(description="the rows' path to their repository's API URL (repository_url)")
+    fields: list[str] = Field(min_length=1, description="shape fields that are null on a row of another "
+                              "repository than the call's (its issue number would name another issue here)")
+
+
 class OutputField(Strict):
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     type: Literal["string", "integer", "boolean", "array", "object"] | None = None
@@ -196,6 +202,8 @@ class OutputField(Strict):
     include: list[str] = Field(default_factory=list, description="full-density fields added to summary rows")
     omit: list[str] = Field(default_factory=list, description="projected fields left out of the rows")
     when_more: str | None = Field(default=None, description="present only while that paged step has more")
+    local: LocalDef | None = Field(
+        default=None, description="shaped rows that may be of another repository than the call's owner/repo")
     true_when: Condition | None = Field(
         default=None, description="a boolean: whether this condition holds once the steps ran, e.g. "
         "{step: add, status: 201}")
@@ -203,7 +211,8 @@ class OutputField(Strict):
 
 class Rule(Strict):
     kind: Literal["at_least_one", "exactly_one", "all_or_none", "requires", "not_together",
-                  "not_blank", "excludes", "disjoint", "required_when", "forbidden_when"]
+                  "not_blank", "excludes", "disjoint", "distinct", "required_when",
+                  "forbidden_when"]
     fields: list[str] = Field(min_length=1)
     when: str | dict[str, Any] | None = Field(
         default=None, description="for `requires`: the field that triggers it; for `required_when` and "
@@ -328,6 +337,9 @@ class AbsentDef(Strict):
                                   "every one of them refuses the call")
     refuse: ErrorDef = Field(description="the error when such a row exists (nothing is written)")
     pages: int = Field(default=10, ge=1, le=20, description="pages of the listing read at most")
+    other_than: dict[str, Any] = Field(
+        default_factory=dict, description="row field -> template naming the resource being changed: "
+        "a row equal on these is that resource (an edit keeping its own name) and refuses nothing")
 
 
 class NamesExistDef(Strict):
@@ -372,6 +384,9 @@ class SentWithDef(Strict):
     lead: str = Field(description="the body field this one goes with (state_reason goes with state)")
     default: dict[str, Any] = Field(
         default_factory=dict, description="the lead's value -> this field's value when the caller gave none")
+    stores: dict[str, Any] = Field(
+        default_factory=dict, description="the lead's value -> the value the forge stores for this field "
+        "whatever is sent (reopening stores reopened); this field then changes only when the lead does")
 
 
 class MemberWriteDef(Strict):
@@ -394,6 +409,8 @@ class MemberSetDef(Strict):
     kind: str = Field(description="what a member is called in messages (label, login)")
     add: MemberWriteDef | None = None
     remove: MemberWriteDef | None = None
+    max: int | None = Field(default=None, ge=1, description="the forge keeps at most this many members and "
+                            "silently ignores adds past it: those are not sent and reported ignored")
 
 
 class ToggleDef(Strict):

@@ -640,6 +640,7 @@ GITHUB_UPDATE_ISSUE = Declaration(
                         follow="state_reason",
                         lead="state",
                         default={"closed": "completed", "open": "reopened"},
+                        stores={"open": "reopened"},
                     ),
                 ),
                 sets=(
@@ -695,6 +696,7 @@ GITHUB_UPDATE_ISSUE = Declaration(
                                 "issue_number": "{issue_number}",
                             },
                         ),
+                        max=10,
                     ),
                 ),
                 toggles=(

@@ -227,7 +227,7 @@ class ForgeUpstream:
             raise _Transient(err, _retry_after_s(resp))
         if resp.is_success:
             try:
-                return _parsed(resp)
+                return _parsed(resp, op)
             except ValueError:
                 raise _Transient(self._unavailable(resp, resp.status_code)) from None
         err = await self._map_error(ctx, op, token, resp, path)
@@ -257,7 +257,7 @@ class ForgeUpstream:
             raise self._unknown(resp)
         if resp.is_success:
             try:
-                return _parsed(resp)
+                return _parsed(resp, op)
             except ValueError:
                 raise self._unknown(resp) from None
         raise await self._map_error(ctx, op, token, resp, path)
@@ -499,11 +499,15 @@ def _cache_outcome(resp: httpx.Response) -> str | None:
     return "stored" if status.get("stored") else None
 
 
-def _parsed(resp: httpx.Response) -> UpstreamResponse:
+def _parsed(resp: httpx.Response, op: Operation) -> UpstreamResponse:
+    """A success answer; ValueError when its body is not JSON or not what `op` returns (a
+    proxy's or a captive portal's page answered 200: nothing of it is taken for the resource)."""
     headers = {k.lower(): v for k, v in resp.headers.items()}
-    if resp.status_code == 204 or not resp.content.strip():
-        return UpstreamResponse(status=resp.status_code, data=None, headers=headers)
-    return UpstreamResponse(status=resp.status_code, data=json.loads(resp.content), headers=headers)
+    empty = resp.status_code == 204 or not resp.content.strip()
+    data = None if empty else json.loads(resp.content)
+    if not op.is_answer(resp.status_code, data):
+        raise ValueError(f"the answer to {op.operation_id} is not what it returns")
+    return UpstreamResponse(status=resp.status_code, data=data, headers=headers)
 
 
 def _retry_after_s(resp: httpx.Response | None) -> float | None:

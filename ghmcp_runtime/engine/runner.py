@@ -453,8 +453,10 @@ class _Call:
 
     async def matching_rows(self, step: Step, absent: Absent, path: dict[str, Any],
                             query: dict[str, Any]) -> list[Any]:
-        """The rows of `step`'s listing (every page, at most `absent.pages`) equal to `match`."""
+        """The rows of `step`'s listing (every page, at most `absent.pages`) equal to `match`, but
+        for the resource itself (`other_than`)."""
         wanted = render(dict(absent.match), self.scope())
+        itself = render(dict(absent.other_than), self.scope())
         size = self.ctx.forge.max_page_size
         found: list[Any] = []
         for page in range(1, absent.pages + 1):
@@ -462,7 +464,8 @@ class _Call:
                                        query={**query, **self.ctx.forge.page_query(page, size)})
             rows = resp.data if isinstance(resp.data, list) else []
             found += [r for r in rows if isinstance(r, Mapping)
-                      and all(r.get(k) == v for k, v in wanted.items())]
+                      and all(r.get(k) == v for k, v in wanted.items())
+                      and not (itself and all(r.get(k) == v for k, v in itself.items()))]
             if not self.ctx.forge.has_more(resp, page, size):
                 break
         return found
@@ -736,7 +739,18 @@ class _Call:
 
     def row(self, spec: Output, raw: Mapping[str, Any], detail: Any) -> dict[str, Any]:
         assert spec.shape is not None
-        return self.ctx.project(spec.shape, raw, detail, include=spec.include, omit=spec.omit)
+        row = self.ctx.project(spec.shape, raw, detail, include=spec.include, omit=spec.omit)
+        if spec.local is not None and not self.of_this_repository(walk(raw, spec.local.repository)):
+            row.update({name: None for name in spec.local.fields if name in row})
+        return row
+
+    def of_this_repository(self, url: Any) -> bool:
+        """Whether an API repository URL names the call's repository (none: nothing says not)."""
+        named = self.ctx.forge.repository_of(url) if isinstance(url, str) else None
+        if named is None:
+            return True
+        mine = (str(self.args.get("owner")), str(self.args.get("repo")))
+        return [part.casefold() for part in named] == [part.casefold() for part in mine]
 
     def rows_of(self, source: str, body: Any) -> list[Any]:
         step = self.decl.step(source)

@@ -196,13 +196,16 @@ class RepoAllowlist:
 
     def screen(self, resp: UpstreamResponse, forge: ForgeProfile) -> tuple[UpstreamResponse, int]:
         """The answer without what names a repository outside the allowlist, and how many rows
-        were left out. An object in a list (a sub-issue, a blocker, a search row) whose
-        `repository_links` name another repository is left out and counted; an object that is
-        not one row of many (the answer itself, a parent) is refused (`repo_not_allowed`), since
-        leaving it out would change what the answer says. Search rows must also name an allowed
-        repository (`search_rows`, `row_repository`): a confined query never returns any from
-        elsewhere, so this catches a query the forge read differently than `confine` did."""
-        data, dropped = self._screened(resp.data, forge)
+        were left out. A row (an element of a list: a sub-issue, a blocker, a search row) that
+        names another repository, itself or anything inside it, by the forge profile's
+        `repository_links`, is left out and counted; an object that is not one row of many (the
+        answer itself, a parent) naming one is refused (`repo_not_allowed`), since leaving it
+        out would change what the answer says. Search rows must also name an allowed repository
+        (`search_rows`, `row_repository`): a confined query never returns any from elsewhere,
+        so this catches a query the forge read differently than `confine` did."""
+        data, dropped = resp.data, 0
+        if self._foreign(data, forge):  # the common case is one cheap walk: nothing to leave out
+            data, dropped = self._kept(data, forge)
         key, field = forge.search_rows, forge.row_repository
         items = data.get(key) if key and field and isinstance(data, dict) else None
         if isinstance(items, list) and field is not None:
@@ -213,33 +216,43 @@ class RepoAllowlist:
         log_event("allowlist_screened", level=logging.WARNING, dropped=dropped)
         return replace(resp, data=data), dropped
 
-    def _screened(self, value: Any, forge: ForgeProfile) -> tuple[Any, int]:
-        """`value` without list items naming another repository (the same object when nothing
-        is left out), and how many were."""
-        if isinstance(value, dict):
-            if self._outside(value, forge):
-                raise self.refusal("repo", f"{forge.display_name}'s answer is about a "
-                                   "repository outside the allowlist; nothing of it is returned")
-            out, dropped = value, 0
-            for key, item in value.items():
-                kept, n = self._screened(item, forge)
-                if n:
-                    out = {**out, key: kept}
-                    dropped += n
-            return out, dropped
+    def _kept(self, value: Any, forge: ForgeProfile) -> tuple[Any, int]:
+        """`value` (which names another repository somewhere) without the rows that do, and
+        how many those were; refused when `value` is an object naming one itself."""
         if isinstance(value, list):
-            rows, dropped = [], 0
-            for item in value:
-                if isinstance(item, dict) and self._outside(item, forge):
-                    dropped += 1
-                    continue
-                kept, n = self._screened(item, forge)
-                rows.append(kept)
+            kept = [item for item in value if not self._foreign(item, forge)]
+            return kept, len(value) - len(kept)
+        assert isinstance(value, dict)
+        if self._names_other(value, forge):
+            raise self.refusal("repo", f"{forge.display_name}'s answer is about a repository "
+                               "outside the allowlist; nothing of it is returned")
+        out, dropped = dict(value), 0
+        for key, item in value.items():
+            if isinstance(item, dict | list) and self._foreign(item, forge):
+                out[key], n = self._kept(item, forge)
                 dropped += n
-            return (rows if dropped else value), dropped
-        return value, 0
+        return out, dropped
 
-    def _outside(self, obj: Mapping[str, Any], forge: ForgeProfile) -> bool:
+    def _foreign(self, value: Any, forge: ForgeProfile) -> bool:
+        """Whether `value` or anything inside it names a repository outside the allowlist."""
+        stack = [value]
+        children: Iterable[Any]
+        while stack:
+            item = stack.pop()
+            if type(item) is dict:
+                if self._names_other(item, forge):
+                    return True
+                children = item.values()
+            elif type(item) is list:
+                children = item
+            else:
+                continue
+            for child in children:
+                if type(child) is dict or type(child) is list:
+                    stack.append(child)
+        return False
+
+    def _names_other(self, obj: Mapping[str, Any], forge: ForgeProfile) -> bool:
         for link in forge.repository_links:
             url = obj.get(link)
             named = forge.repository_of(url) if isinstance(url, str) else None

@@ -113,11 +113,14 @@ def test_screen_leaves_out_rows_of_other_repositories_anywhere_and_refuses_a_lon
     inside, outside = (f"https://api.github.com/repos/{r}" for r in ("octo-org/roadmap", "evil/x"))
     data = {"url": f"{inside}/issues/1", "labels": [{"url": f"{inside}/labels/a"}],
             "nested": {"rows": [{"repository_url": outside, "n": 1}, {"repository_url": inside, "n": 2},
-                                {"url": f"{outside}/issues/3"}, {"login": "someone", "url": "https://api.github.com/users/x"}]}}
+                                {"url": f"{outside}/issues/3"}, {"login": "someone", "url": "https://api.github.com/users/x"},
+                                {"event": "cross-referenced", "source": {"issue": {"repository_url": outside}}}]}}
     screened, dropped = ALLOW.screen(UpstreamResponse(status=200, data=data, headers={}), GITHUB)
-    assert dropped == 2 and screened.data["labels"] == data["labels"]
+    assert dropped == 3 and screened.data["labels"] == data["labels"]  # a row naming one inside, too
     assert screened.data["nested"]["rows"] == [data["nested"]["rows"][1], data["nested"]["rows"][3]]
-    assert len(data["nested"]["rows"]) == 4  # the answer as received is left as it was
+    assert len(data["nested"]["rows"]) == 5  # the answer as received is left as it was
+    plain = UpstreamResponse(status=200, data={"url": f"{inside}/issues/1", "rows": [{"n": 1}]}, headers={})
+    assert ALLOW.screen(plain, GITHUB) == (plain, 0)
     for lone in ({"url": f"{outside}/issues/9", "title": "TOP SECRET"},
                  {"url": f"{inside}/issues/1", "parent": {"repository_url": outside}}):
         err = refusal(ALLOW.screen, UpstreamResponse(status=200, data=lone, headers={}), GITHUB)
