@@ -352,6 +352,9 @@ class Step:
     update: UpdatePlan | None = None  # this write is the PATCH of an update plan
     # body field -> what is sent when its parameter is null (Forgejo clears a milestone with 0)
     null_as: Mapping[str, Any] = field(default_factory=dict)
+    # query field -> separator: its template is a list of parts, each left out when it reads
+    # something absent or null, the rest joined (optional search qualifiers)
+    join: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -369,6 +372,7 @@ class Output:
     include: tuple[str, ...] = ()  # full-density fields added to summary rows
     omit: tuple[str, ...] = ()  # projected fields left out (e.g. an index carries no previews)
     when_more: str | None = None  # present only while that paginated step has more
+    items_at: tuple[str, ...] = ()  # with `each`: where the rows are inside each source's body
     true_when: Condition | None = None  # a boolean: does the condition hold once the steps ran?
     local: Local | None = None  # shaped rows of another repository lose these fields (null)
 
