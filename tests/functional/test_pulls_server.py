@@ -69,6 +69,10 @@ async def test_list_filters_by_branch_author_and_label(fake: FakeGitHub, pulls: 
         assert {r["pull_number"] for r in by_label["pull_requests"]} == bugs and pulls["fix"] in bugs
         assert fake.calls("search/issues-and-pull-requests")[-1].query["q"] == (
             f'repo:{OWNER}/{REPO} is:pr label:"bug"')  # state all: no state qualifier
+        both = await s.ok("github_list_pull_requests", {**REPO_ARGS, "author": "hubot", "head": "fix"})
+        assert [r["pull_number"] for r in both["pull_requests"]] == [pulls["fix"]]
+        assert fake.calls("search/issues-and-pull-requests")[-1].query["q"] == (
+            f"repo:{OWNER}/{REPO} is:pr is:open author:hubot head:fix")
         await s.error("github_list_pull_requests", {**REPO_ARGS, "label": 'a"b'}, "invalid_field")
 
 
