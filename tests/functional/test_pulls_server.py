@@ -213,6 +213,7 @@ async def test_reviews_approve_comment_on_lines_and_refuse_what_github_refuses(
         assert no_body["details"]["field"] == "body"
         await s.error("github_add_pull_request_review", pr_args(fix, event="MAYBE"), "invalid_field")
     assert [r.state for r in fake.pull(OWNER, REPO, fix).reviews] == ["APPROVED", "COMMENTED"]
+    assert len(fake.calls("pulls/create-review")) == 4  # a bodiless change request never left the server
 
 
 @pytest.mark.parametrize("mode", MODES)
