@@ -736,7 +736,7 @@ def environment(peer: dict[str, str]) -> dict[str, Any]:
 
 
 SECTIONS = ("generation", "cold_start", "surface", "per_call", "response_size", "http", "roundtrips",
-            "agent_trial", "rate_limit", "untrusted_text")
+            "agent_trial", "rate_limit", "untrusted_text", "coverage_surface")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -759,7 +759,8 @@ def main(argv: list[str] | None = None) -> int:
     WORK.mkdir(parents=True, exist_ok=True)
     quiet_stderr()
     results: dict[str, Any] = json.loads(RESULTS.read_text()) if only else {}
-    local = {"generation", "untrusted_text"}  # sections that need neither the peer nor the fake
+    # sections that need neither the peer nor the fake
+    local = {"generation", "untrusted_text", "coverage_surface"}
     peer_py = ensure_peer_venv() if wanted - local else Path()
     spec = trimmed_spec() if wanted - local else Path()
     reps = 5
@@ -817,6 +818,11 @@ def main(argv: list[str] | None = None) -> int:
 
         results["untrusted_text"] = measure()
         lap("untrusted_text")
+    if "coverage_surface" in wanted:
+        from bench.peer_surface import comparison
+
+        results["coverage_surface"] = comparison()
+        lap("coverage_surface")
     if "agent_trial" in wanted:
         from bench.agent_trial import compare
 

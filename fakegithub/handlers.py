@@ -640,10 +640,3 @@ def search_issues(ctx: Ctx) -> Reply:
         },
         headers,
     )
-
-
-from fakegithub import (  # noqa: E402  (register the operations of these modules)
-    collaborator_handlers,  # noqa: F401
-    milestone_handlers,  # noqa: F401
-    sub_issue_handlers,  # noqa: F401
-)

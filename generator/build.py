@@ -504,26 +504,33 @@ class Builder:
                 self.error(floc, f"shape field {f.name!r} needs `from` or `computed`")
                 continue
             path = tuple(p for p in re.split(r"\.|(\[\])", f.source) if p)
+            for k, name in enumerate(f.absent_in):
+                if name not in {source for source, _ in roots}:
+                    self.error((*floc, "absent_in", k), f"{name!r} is not a source of the shape",
+                               f"sources: {', '.join(s for s, _ in roots)}")
+            present = [(source, root) for source, root in roots if source not in f.absent_in]
             found = []
-            for source, root in roots:
+            for source, root in present:
                 node, nullable = walk(self.doc, root, path)
                 if node is None:
                     self.error((*floc, "from"), f"path {f.source!r} does not exist in schema {source!r}",
                                "paths are dotted property names; [] steps into list items")
                     continue
                 found.append((node, nullable))
-            if len(found) != len(roots) or not found:
+            if len(found) != len(present) or not found:
                 continue
-            nullable = any(n for _, n in found)
+            nullable = any(n for _, n in found) or bool(f.absent_in)  # null in the other rows
             nested: tuple[IRField, ...] = ()
             if f.fields:
                 # the parent's nullability is the parent's: a present object has its fields
                 nested_roots = [(s, {k: v for k, v in n.items() if k != "nullable"})
-                                for (s, _), (n, _) in zip(roots, found, strict=True)]
+                                for (s, _), (n, _) in zip(present, found, strict=True)]
                 nested = self.build_fields(f.fields, nested_roots, (*floc, "fields")) or ()
                 schema = row_schema(nested, density="full")
             elif f.transform == "preview":
                 schema = {"type": "string", "maxLength": 201}
+            elif f.decode is not None:  # decoded text, or what kind of content it is
+                schema = {"type": "string"}
             else:
                 schemas = [open_values(compact(self.doc, n)) for n, _ in found]
                 if any(s.get("type") != schemas[0].get("type") for s in schemas[1:]):
@@ -535,7 +542,10 @@ class Builder:
             if "[]" in path and f.nullable:
                 self.error((*floc, "nullable"), f"shape field {f.name!r} maps a list, which is [] when "
                            "empty, never null", "drop `nullable`")
-            derived = nullable or f.transform == "preview"
+            if f.max_bytes is not None and f.decode is None and schema.get("type") != "string":
+                self.error((*floc, "max_bytes"), f"max_bytes cuts text; {f.source!r} is not a string",
+                           "drop max_bytes")
+            derived = nullable or f.transform == "preview" or f.decode is not None
             # lists: [] when empty; an explicit `nullable` overrides what the spec says
             nullable = "[]" not in path and (derived if f.nullable is None else f.nullable)
             if nullable:
@@ -546,7 +556,8 @@ class Builder:
                 schema = {**schema, "description": f.description}
             out.append(IRField(name=f.name, path=path, detail=f.detail, transform=f.transform,
                                computed=False, nested=nested, schema=schema, nullable=nullable,
-                               untrusted=f.untrusted))
+                               untrusted=f.untrusted, decode=f.decode, max_bytes=f.max_bytes,
+                               absent_in=tuple(f.absent_in)))
         return tuple(out)
 
     def build_tool(self, index: int, tool: ToolDef, shapes: Mapping[str, IRShape],
@@ -825,6 +836,10 @@ class Builder:
             success_status=statuses,
             summary=str(op.node.get("summary", "")),
             deprecated=bool(op.node.get("deprecated", False)),
+            multi_segment=tuple(p["name"] for raw in [*op.path_item.get("parameters", []),
+                                                      *op.node.get("parameters", [])]
+                                if (p := resolve_ref(self.doc, raw)).get("in") == "path"
+                                and p.get("x-multi-segment")),
             answer=answer,
             required=required,
         )
@@ -1108,8 +1123,9 @@ def trigger(rule: Rule) -> tuple[str | None, tuple[bool | int | str, ...]]:
 
 def runtime_operation(op: IROperation) -> Operation:
     return Operation(operation_id=op.operation_id, method=op.method, path=op.path,
-                     not_found=op.not_found, success_status=op.success_status, answer=op.answer,
-                     required=op.required)
+                     not_found=op.not_found, success_status=op.success_status,
+                     multi_segment=op.multi_segment,
+                     answer=op.answer, required=op.required)
 
 
 def echo_safe(param: IRParam) -> bool:

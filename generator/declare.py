@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.answers import Answer, documented, is_array, lacks, names_answer, near, rows
+from generator.answers import Answer, documented, is_array, lacks, names_answer, near, one_row, rows
 from generator.diagnostics import closest
 from generator.ir import IRParam, IRShape
 from generator.overrides import (
@@ -307,10 +307,16 @@ class DeclarationBuilder:
         body = self.bind(raw, op, "body", raw.body, loc)
         conditions: list[Condition] = []
         for key, negate, value in (("when", False, raw.when), ("unless", True, raw.unless)):
-            if value is not None:
-                cond = self.condition(value, negate, (*loc, key), names, known)
+            listed = value if isinstance(value, list) else [] if value is None else [value]
+            for k, item in enumerate(listed):
+                cloc = (*loc, key, k) if isinstance(value, list) else (*loc, key)
+                cond = self.condition(item, negate, cloc, names, known)
                 if cond is not None:
                     conditions.append(cond)
+        for key in raw.join:
+            if key not in query:
+                self.error((*loc, "join", key), f"join names {key!r}, which is not a query field of this step",
+                           f"query fields: {', '.join(sorted(query)) or 'none'}")
         templates: list[tuple[Loc, Any]] = [((*loc, "path"), path), ((*loc, "query"), query),
                                             ((*loc, "body"), body)]
         on_error = []
@@ -369,7 +375,7 @@ class DeclarationBuilder:
                     when=tuple(conditions), after=tuple(s.id for s in earlier if s.id in after),
                     on_error=tuple(on_error), reject=tuple(reject), paginate=paginate,
                     compare=compare, guard=guard, names_exist=names_exist, absent=absent,
-                    verify=verify, settle=settle, stored=stored, update=update)
+                    verify=verify, settle=settle, stored=stored, update=update, join=dict(raw.join))
 
     def body_types(self, raw: StepDef, op: SpecOperation, body: Mapping[str, Any], loc: Loc,
                    known: set[str]) -> None:
@@ -438,7 +444,10 @@ class DeclarationBuilder:
                                f"{name}`), or set it on the step: `{where}: {{{name}: \"{{param}}\"}}`",
                                "required-binding")
                     continue
-                missing = sorted(optional & {ref.path[0] for ref in references(bound[name])} - given)
+                parts = bound[name] if where == "query" and name in raw.join else [bound[name]]
+                # a joined field is there when one of its parts reads no optional parameter
+                missing = min((sorted(optional & {ref.path[0] for ref in references(part)} - given)
+                               for part in parts), key=len, default=[])
                 if missing:
                     self.error((*loc, "call"), f"{raw.call} requires {where} field {name!r}, but it is "
                                f"left out when the optional parameter {missing[0]!r} is omitted",
@@ -919,8 +928,10 @@ class DeclarationBuilder:
 
     def check_shape_source(self, f: OutputField, shape: IRShape, source: Step, loc: Loc) -> None:
         """Every path the shape projects is in each result of the step the output reads."""
-        items = source.paginate.items if source.paginate else None
-        answers = [rows(self.document, a, items) if f.items_shape else a for a in self.answers.get(source.id, [])]
+        items = f.items_at or (source.paginate.items if source.paginate else None)
+        answers = [rows(self.document, a, items) if f.items_shape else one_row(self.document, a)
+                   for a in self.answers.get(source.id, [])]
+        partial = {x.name for x in shape.fields if x.absent_in}  # null where a source lacks it
         for answer in answers:
             node = answer.schema
             if isinstance(node, Mapping) and node.get("type") == "array":
@@ -932,6 +943,8 @@ class DeclarationBuilder:
             for name, parent, path, nullable in shape_paths(shape):
                 found, may_miss = self.find(node, parent, path)
                 dotted = ".".join((*parent, *path))
+                if name.split(".")[0] in partial:
+                    continue
                 if found is None:
                     missing.append(f"{name} ({dotted})")
                 elif may_miss and not nullable and "[]" not in (*parent, *path) and not any(
@@ -1009,6 +1022,9 @@ class DeclarationBuilder:
             if f.when_more is not None and f.when_more not in paged:
                 self.error((*loc, "when_more"), f"when_more names {f.when_more!r}, not a paged step",
                            f"paged steps: {', '.join(sorted(paged)) or 'none'}")
+            if f.items_at is not None and f.items_shape is None:
+                self.error((*loc, "items_at"), "items_at says where rows are: it goes with items_shape",
+                           "use items_shape, or drop items_at")
             local = None
             if f.local is not None:
                 if not {"owner", "repo"} <= names:
@@ -1018,7 +1034,8 @@ class DeclarationBuilder:
                 local = Local(repository=split_path(f.local.repository), fields=tuple(f.local.fields))
             return Output(name=f.name, shape=shape, each=f.items_shape is not None, sources=tuple(sources),
                           exclude=f.exclude, omit=tuple(f.omit), when_more=f.when_more, detail=f.detail,
-                          include=tuple(f.include), local=local)
+                          include=tuple(f.include), local=local,
+                          items_at=tuple(f.items_at.split(".")) if f.items_at else ())
         if isinstance(f.source, list):
             self.error((*loc, "from"), f"output {f.name!r} takes one template", "e.g. {step.field}")
             return None

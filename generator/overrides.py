@@ -92,6 +92,16 @@ class ShapeField(Strict):
         default=False, description="user-authored text: markup GitHub's page hides (HTML "
         "comments outside code) and invisible characters are removed and counted in the row's "
         "hidden_removed")
+    decode: Literal["base64_text", "content_kind"] | None = Field(
+        default=None, description="the value is encoded content beside an `encoding` (a contents "
+        "API's base64): base64_text is its text (null when binary, absent or too large), "
+        "content_kind says text, binary or too_large")
+    max_bytes: int | None = Field(
+        default=None, gt=0, description="text longer than this many UTF-8 bytes is cut at a line "
+        "break and ends with a sentinel saying how much is shown")
+    absent_in: list[str] = Field(
+        default_factory=list, description="sources (of the shape's `sources`) whose rows lack this "
+        "path (e.g. a search hit has no head branch): null in their rows")
 
 
 class LockdownDef(Strict):
@@ -199,6 +209,9 @@ class OutputField(Strict):
     include: list[str] = Field(default_factory=list, description="full-density fields added to summary rows")
     omit: list[str] = Field(default_factory=list, description="projected fields left out of the rows")
     when_more: str | None = Field(default=None, description="present only while that paged step has more")
+    items_at: str | None = Field(
+        default=None, description="with items_shape: dotted path of the rows inside each source's "
+        "body (e.g. check_runs), for a step that is not paginated")
     local: LocalDef | None = Field(
         default=None, description="shaped rows that may be of another repository than the call's owner/repo")
     true_when: Condition | None = Field(
@@ -442,9 +455,15 @@ class StepDef(Strict):
     path: dict[str, Any] = Field(default_factory=dict)
     query: dict[str, Any] = Field(default_factory=dict)
     body: dict[str, Any] = Field(default_factory=dict)
-    when: Condition | None = Field(default=None, description="a parameter name (present) or {param: value}")
-    unless: Condition | None = Field(
-        default=None, description="run only when this parameter is absent (or the step condition fails)")
+    when: Condition | list[Condition] | None = Field(
+        default=None, description="a parameter name (present) or {param: value}; a list: all hold")
+    unless: Condition | list[Condition] | None = Field(
+        default=None, description="run only when this parameter is absent (or the step condition "
+        "fails); a list: none of them holds")
+    join: dict[str, str] = Field(
+        default_factory=dict, description="query field -> separator: the field's value is a list of "
+        "part templates; a part reading anything absent or null is left out, the rest are joined "
+        "(optional search qualifiers: {q: \" \"})")
     on_error: list[OnErrorDef] = Field(default_factory=list)
     reject: list[RejectDef] = Field(default_factory=list)
     paginate: PaginateDef | None = None

@@ -60,7 +60,8 @@ def declared_completions(server: IRServer) -> dict[str, Completion]:
 def runtime_fields(fields: Any) -> tuple[FieldRule, ...]:
     return tuple(FieldRule(name=f.name, path=f.path, detail=f.detail, transform=f.transform,
                            computed=f.computed, nested=runtime_fields(f.nested),
-                           untrusted=f.untrusted) for f in fields)
+                           untrusted=f.untrusted, decode=f.decode, max_bytes=f.max_bytes)
+                 for f in fields)
 
 
 def runtime_shape(shape: Any) -> Shape:

@@ -155,15 +155,19 @@ class ForgeUpstream:
             await self._client.aclose()
             self._client = None
 
-    def url(self, template: str, path: Mapping[str, str | int]) -> str:
+    def url(self, template: str, path: Mapping[str, str | int], multi_segment: tuple[str, ...] = ()) -> str:
         def segment(m: re.Match[str]) -> str:
-            value = quote(str(path[m.group(1)]), safe="")
-            if value in ("", ".", ".."):
+            name = m.group(1)
+            if name in multi_segment:  # a/b/c: each segment on its own, "" the collection itself
+                parts = [quote(part, safe="") for part in str(path[name]).split("/")] if path[name] else []
+            else:
+                parts = [quote(str(path[name]), safe="")]
+            if any(part in ("", ".", "..") for part in parts) or (not parts and name not in multi_segment):
                 # URL normalization (here or at GitHub) would drop the segment and address
                 # another resource: DELETE …/labels/.. is the issue itself. Never send it.
                 raise ToolError("invalid_field", "A name cannot be empty, '.' or '..'.",
-                                details={"reason": f"{m.group(1)} is empty or a dot segment"})
-            return value
+                                details={"reason": f"{name} is empty or a dot segment"})
+            return "/".join(parts)
 
         return self.base_url + _PARAM.sub(segment, template)
 
@@ -191,7 +195,7 @@ class ForgeUpstream:
                 f"The token is malformed ({forge.token_rule}); supply a valid token. Nothing was "
                 f"sent to {forge.display_name}.",
             )
-        url = self.url(op.path, path)
+        url = self.url(op.path, path, op.multi_segment)
         params = {k: _query_value(v) for k, v in (query or {}).items() if v is not None}
         if op.method.upper() not in READ_METHODS:
             return await self._write(ctx, op, token, url, params, body, path)

@@ -343,6 +343,9 @@ class Step:
     settle: Settle | None = None  # a write with `compare`, a delete, or a create after `absent`
     stored: Stored | None = None  # on a write that sends text
     update: UpdatePlan | None = None  # this write is the PATCH of an update plan
+    # query field -> separator: its template is a list of parts, each left out when it reads
+    # something absent or null, the rest joined (optional search qualifiers)
+    join: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -360,6 +363,7 @@ class Output:
     include: tuple[str, ...] = ()  # full-density fields added to summary rows
     omit: tuple[str, ...] = ()  # projected fields left out (e.g. an index carries no previews)
     when_more: str | None = None  # present only while that paginated step has more
+    items_at: tuple[str, ...] = ()  # with `each`: where the rows are inside each source's body
     true_when: Condition | None = None  # a boolean: does the condition hold once the steps ran?
     local: Local | None = None  # shaped rows of another repository lose these fields (null)
 

@@ -39,8 +39,9 @@ from ghmcp_runtime.core.declared import (
 )
 from ghmcp_runtime.core.errors import OutcomeUnknown, ToolError
 from ghmcp_runtime.core.model import CompletionHandler, Handler
+from ghmcp_runtime.core.projection import rows_in
 from ghmcp_runtime.core.projection import walk as walk_path
-from ghmcp_runtime.core.refs import MISSING, Scope, references, render, text_of, walk
+from ghmcp_runtime.core.refs import MISSING, Scope, joined, references, render, text_of, walk
 from ghmcp_runtime.core.transforms import TRANSFORMS, Refused, normalizer
 from ghmcp_runtime.core.versioning import canonical_json
 from ghmcp_runtime.engine.catalog import require_names
@@ -291,7 +292,11 @@ class _Call:
         scope = self.scope()
         try:
             path = render(dict(step.path), scope)
-            query = render(dict(step.query), scope)
+            query = render({k: v for k, v in step.query.items() if k not in step.join}, scope)
+            for key, separator in step.join.items():
+                value = joined(step.query[key], scope, separator)
+                if value is not MISSING:
+                    query[key] = value
             body = render(dict(step.body), scope)
         except Refused as refused:
             raise self.refused(step, guard, refused) from None
@@ -681,12 +686,14 @@ class _Call:
         if spec.each:
             rows: list[Any] = []
             for source, body in bodies:
-                rows += [self.row(spec, r, detail) for r in self.rows_of(source, body)
+                found = rows_in(body, spec.items_at) if spec.items_at else self.rows_of(source, body)
+                rows += [self.row(spec, r, detail) for r in found
                          if isinstance(r, Mapping) and not (spec.exclude and r.get(spec.exclude) is not None)]
             return rows
-        if not bodies:
+        objects = [body for _, body in bodies if isinstance(body, Mapping)]  # a list is no one row
+        if not objects:
             return MISSING
-        return self.row(spec, bodies[0][1], detail)
+        return self.row(spec, objects[0], detail)
 
     def row(self, spec: Output, raw: Mapping[str, Any], detail: Any) -> dict[str, Any]:
         assert spec.shape is not None
@@ -705,11 +712,8 @@ class _Call:
 
     def rows_of(self, source: str, body: Any) -> list[Any]:
         step = self.decl.step(source)
-        if step.paginate is not None and step.paginate.items:
-            body = walk(body, tuple(step.paginate.items.split(".")))
-        if isinstance(body, list):
-            return body
-        return [body] if isinstance(body, Mapping) else []
+        paged = step.paginate.items if step.paginate is not None and step.paginate.items else ""
+        return rows_in(body, tuple(paged.split(".")) if paged else ())
 
 
 def _whole(args: Mapping[str, Any], name: str, default: int, upper: int | None) -> int:
