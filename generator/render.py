@@ -12,7 +12,7 @@ import jinja2
 
 from generator import NAME
 from generator.build import const_name
-from generator.compose import sources
+from generator.compose import Peer, sources
 from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
 from generator.format_cache import Caches, FormatCache, default_directory
 from generator.ir import IRAnnotations, IRServer, IRTool
@@ -269,7 +269,7 @@ def render(
     hooks_display: str | None,
     packaging: Packaging,
     formatter: Callable[[str, str], str] = format_python,
-    peers: Sequence[IRServer] = (),
+    peers: Sequence[Peer] = (),
 ) -> tuple[FileMap, dict[str, int]]:
     env = environment()
     wire_tools = [wire_tool(t) for t in server.tools]

@@ -114,6 +114,7 @@ GITHUB_ADD_PULL_REQUEST_REVIEW = Declaration(
                 tool="github_get_pull_request",
                 arguments={"owner": "{owner}", "repo": "{repo}", "pull_number": "{pull_number}"},
             ),
+            created_field="submitted_at",
         ),
     ),
 )
