@@ -139,6 +139,19 @@ def bench_generation(quick: bool) -> dict[str, Any]:
     return data
 
 
+def bench_forge(quick: bool) -> dict[str, Any]:
+    """One server per forge (issue 32): generation as a whole process by number of override files
+    (bench/generate_files.py) and what a model reads of github-mcp by how it starts
+    (bench/toolsets.py)."""
+    from bench.toolsets import measure
+
+    out = BENCH / "results-generate-files.json"
+    cmd = [PY, str(BENCH / "generate_files.py"), "--reps", "5" if quick else "7", "--out", str(out)]
+    log("forge: " + " ".join(Path(c).name if "/" in c else c for c in cmd[1:]))
+    subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    return {"generation_files": json.loads(out.read_text()), "toolsets": asyncio.run(measure())}
+
+
 # -- 2. cold start (+ the tools/list answers for the surface section) ------------------------
 
 
@@ -426,6 +439,7 @@ async def _breakdown(fake_url: str, n: int) -> dict[str, Any]:
 
     from ghmcp_runtime.core.logs import log_event
     from ghmcp_runtime.core.projection import ShapeProjector
+    from ghmcp_runtime.guards.output_check import OutputCheck
     from ghmcp_runtime.guards.validation import ArgumentValidator
     from ghmcp_runtime.serving.app import Settings, build_server
     from github_issues_mcp import SERVER
@@ -439,6 +453,8 @@ async def _breakdown(fake_url: str, n: int) -> dict[str, Any]:
     schema = listed["github_get_issue"].output_schema
     validator = validator_for(schema)(schema, registry=Registry())
     args_validator = ArgumentValidator(tool.input_schema)
+    answer_check = OutputCheck()
+    answer_check.problem(tool, structured)  # compiled on a tool's first answer, as in a server
     projector = ShapeProjector(SERVER.shapes)
     async with httpx.AsyncClient(base_url=fake_url, headers=GH_HEADERS) as http:
         raw_issue = (await http.get(f"/repos/{OWNER}/{REPO}/issues/{ISSUE}")).json()
@@ -491,6 +507,7 @@ async def _breakdown(fake_url: str, n: int) -> dict[str, Any]:
         "sniffio_installed": installed,
         "client_output_validation_us": timed(lambda: best_match(validator.iter_errors(structured))),
         "argument_validation_us": timed(lambda: args_validator.validate(GET_ISSUE_ARGS)),
+        "answer_check_us": timed(lambda: answer_check.problem(tool, structured)),
         "log_lines_us": timed(logs),
         "projection_us": timed(project),
         **await _cache_cost(raw_issue, n),
@@ -733,7 +750,7 @@ def environment(peer: dict[str, str]) -> dict[str, Any]:
 
 
 SECTIONS = ("generation", "cold_start", "surface", "per_call", "response_size", "http", "roundtrips",
-            "agent_trial", "rate_limit", "untrusted_text")
+            "agent_trial", "rate_limit", "untrusted_text", "coverage_surface", "forge")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -758,7 +775,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = json.loads(RESULTS.read_text()) if only else {}
     # sections that need neither the peer nor the fake (surface: FastMCP's figures come from the
     # cold-start run, and are kept from the last one without it)
-    local = {"generation", "untrusted_text", "surface"}
+    local = {"generation", "untrusted_text", "coverage_surface", "forge", "surface"}
     peer_py = ensure_peer_venv() if wanted - local else Path()
     spec = trimmed_spec() if wanted - local else Path()
     reps = 5
@@ -816,6 +833,14 @@ def main(argv: list[str] | None = None) -> int:
 
         results["untrusted_text"] = measure()
         lap("untrusted_text")
+    if "coverage_surface" in wanted:
+        from bench.peer_surface import comparison
+
+        results["coverage_surface"] = comparison()
+        lap("coverage_surface")
+    if "forge" in wanted:
+        results["forge"] = bench_forge(args.quick)
+        lap("forge")
     if "agent_trial" in wanted:
         from bench.agent_trial import compare
 

@@ -12,7 +12,7 @@ from typing import Any
 from generator import lockdown_check, param_values, scopes
 from generator.batch import build_batch, build_confirm
 from generator.catalog import builtin_codes
-from generator.declare import DeclarationBuilder, bind_path, error_spec, match_of
+from generator.declare import DeclarationBuilder, error_spec, match_of
 from generator.diagnostics import Diagnostic, Level, Where, closest
 from generator.error_reach import dead_step_rules, reach
 from generator.hookscan import HookFacts
@@ -46,7 +46,7 @@ from generator.overrides import (
     recovery_only,
     tool_operations,
 )
-from generator.recipe_base import Counted, split_path
+from generator.recipe_base import Counted, bind_path, path_filler, split_path
 from generator.resolvers import build_resolve
 from generator.schemas import (
     compact,
@@ -59,6 +59,7 @@ from generator.schemas import (
 )
 from generator.spec import (
     SpecOperation,
+    answer_contract,
     iter_operations,
     listing_row,
     request_body_schema,
@@ -131,6 +132,9 @@ class Builder:
         self.totals = forge.total_count_header is not None
         self.catalog: dict[str, ErrorCodeDef] = {**builtin_codes(forge), **overrides.error_codes}
         self.error_rules: list[tuple[Where, OnError]] = []  # the server-wide on_error, once built
+        # (tool, parameter) -> the JSON type a name of a `resolve:` parameter becomes (an id)
+        self.resolved: dict[tuple[str, str], str] = {}
+        self.failed: set[str] = set()  # tools reported wrong: a batch running one says nothing more
 
     # -- helpers -----------------------------------------------------------------------------
     def error(self, loc: tuple[str | int, ...], message: str, hint: str = "", rule: str = "") -> None:
@@ -162,6 +166,8 @@ class Builder:
             built_tool = tools[i] = self.build_tool(i, self.o.tools[i], shapes, built_by_name)
             if built_tool is not None and built_tool.batch is None:
                 built_by_name[built_tool.name] = built_tool
+            elif built_tool is None:
+                self.failed.add(self.o.tools[i].name)
         self.check_tool_names()
         self.check_toolsets()
         tool_ops = {op for tool in self.o.tools for op in tool_operations(tool)}
@@ -555,26 +561,33 @@ class Builder:
                 self.error(floc, f"shape field {f.name!r} needs `from` or `computed`")
                 continue
             path = tuple(p for p in re.split(r"\.|(\[\])", f.source) if p)
+            for k, name in enumerate(f.absent_in):
+                if name not in {source for source, _ in roots}:
+                    self.error((*floc, "absent_in", k), f"{name!r} is not a source of the shape",
+                               f"sources: {', '.join(s for s, _ in roots)}")
+            present = [(source, root) for source, root in roots if source not in f.absent_in]
             found = []
-            for source, root in roots:
+            for source, root in present:
                 node, nullable = walk(self.doc, root, path)
                 if node is None:
                     self.error((*floc, "from"), f"path {f.source!r} does not exist in schema {source!r}",
                                "paths are dotted property names; [] steps into list items")
                     continue
                 found.append((node, nullable))
-            if len(found) != len(roots) or not found:
+            if len(found) != len(present) or not found:
                 continue
-            nullable = any(n for _, n in found)
+            nullable = any(n for _, n in found) or bool(f.absent_in)  # null in the other rows
             nested: tuple[IRField, ...] = ()
             if f.fields:
                 # the parent's nullability is the parent's: a present object has its fields
                 nested_roots = [(s, {k: v for k, v in n.items() if k != "nullable"})
-                                for (s, _), (n, _) in zip(roots, found, strict=True)]
+                                for (s, _), (n, _) in zip(present, found, strict=True)]
                 nested = self.build_fields(f.fields, nested_roots, (*floc, "fields")) or ()
                 schema = row_schema(nested, density="full")
             elif f.transform == "preview":
                 schema = {"type": "string", "maxLength": 201}
+            elif f.decode is not None:  # decoded text, or what kind of content it is
+                schema = {"type": "string"}
             else:
                 schemas = [open_values(compact(self.doc, n)) for n, _ in found]
                 if any(s.get("type") != schemas[0].get("type") for s in schemas[1:]):
@@ -586,7 +599,10 @@ class Builder:
             if "[]" in path and f.nullable:
                 self.error((*floc, "nullable"), f"shape field {f.name!r} maps a list, which is [] when "
                            "empty, never null", "drop `nullable`")
-            derived = nullable or f.transform == "preview"
+            if f.max_bytes is not None and f.decode is None and schema.get("type") != "string":
+                self.error((*floc, "max_bytes"), f"max_bytes cuts text; {f.source!r} is not a string",
+                           "drop max_bytes")
+            derived = nullable or f.transform == "preview" or f.decode is not None
             # lists: [] when empty; an explicit `nullable` overrides what the spec says
             nullable = "[]" not in path and (derived if f.nullable is None else f.nullable)
             if nullable:
@@ -597,7 +613,8 @@ class Builder:
                 schema = {**schema, "description": f.description}
             out.append(IRField(name=f.name, path=path, detail=f.detail, transform=f.transform,
                                computed=False, nested=nested, schema=schema, nullable=nullable,
-                               untrusted=f.untrusted))
+                               untrusted=f.untrusted, decode=f.decode, max_bytes=f.max_bytes,
+                               absent_in=tuple(f.absent_in)))
         return tuple(out)
 
     def build_tool(self, index: int, tool: ToolDef, shapes: Mapping[str, IRShape],
@@ -689,7 +706,9 @@ class Builder:
             runtime_ops = {op.operation_id: runtime_operation(op) for op in ops}
             builder = DeclarationBuilder(tool, loc, built_params, self.ops, runtime_ops, self.doc,
                                          set(self.catalog), self.error, self.versioned, shapes,
-                                         totals=self.totals)
+                                         totals=self.totals,
+                                         resolved={p: t for (name, p), t in self.resolved.items()
+                                                   if name == tool.name})
             built = builder.build()
             if built is None:
                 return None
@@ -703,6 +722,8 @@ class Builder:
                     tool.confirm, (*loc, "confirm"), {p.name for p in built_params}, self.error))
                 implied.add("confirmation_declined")
         if tool.batch is not None:
+            if {tool.batch.each, tool.batch.source.tool if tool.batch.source else ""} & self.failed:
+                return None
             made = build_batch(tool, loc, built_params, tools, resolve, self.error)
             if made is None:
                 return None
@@ -805,6 +826,9 @@ class Builder:
         elif conditional and trigger(rule)[0] in rule.fields:
             self.error((*loc, "fields"), f"{rule.kind} names its `when` parameter among its fields",
                        "list the parameters the condition requires or forbids")
+        if rule.kind == "distinct" and len(rule.fields) < 2:
+            self.error((*loc, "fields"), "distinct compares two or more parameters",
+                       "e.g. [issue_number, sub_issue_number]")
         if rule.kind == "disjoint" and len(rule.fields) < 2:
             self.error((*loc, "fields"), "disjoint compares two or more list parameters", "e.g. [add_x, remove_x]")
 
@@ -813,35 +837,42 @@ class Builder:
         """The tool's name-or-id parameters (`resolve:`), or None once their problems are reported."""
         out: list[Resolve] = []
         names = {p.name for p in params}
-        kinds = {p.name: schema_types(p.schema) for p in params}
+        schemas = {p.name: p.schema for p in params}
         ok = True
         for k, raw in enumerate(tool.params):
             if raw.resolve is None or raw.name not in names:
                 continue
             op = self.lookup_op(raw.resolve.call, (*loc, "params", k, "resolve", "call"))
-            built = build_resolve(
-                raw, (*loc, "params", k), kinds=kinds[raw.name], names=names, op=op,
+            made = build_resolve(
+                raw, (*loc, "params", k), schema=schemas[raw.name], names=names,
+                fill=path_filler(params, raw.resolve.call), op=op,
                 operation=runtime_operation(self.build_operation(op)) if op is not None else None,
                 items=listing_row(self.doc, op) if op is not None else None, document=self.doc,
                 codes=set(self.catalog), error=self.error)
+            built = made[0] if made is not None else None
+            if made is not None and made[1] is not None:
+                self.resolved[(tool.name, raw.name)] = made[1]
             if built is not None and raw.resolve.check is not None:
-                built = self.resolve_check(built, raw.resolve.check, (*loc, "params", k, "resolve", "check"), names)
+                built = self.resolve_check(built, raw.resolve.check, (*loc, "params", k, "resolve", "check"), params)
             ok = ok and built is not None
             if built is not None:
                 out.append(built)
         return tuple(out) if ok else None
 
     def resolve_check(self, built: Resolve, check: ResolveCheckDef, loc: tuple[str | int, ...],
-                      names: set[str]) -> Resolve | None:
+                      params: tuple[IRParam, ...]) -> Resolve | None:
         """`resolve.check`: an id read first by one GET, whose not-found answer refuses it."""
         op = self.lookup_op(check.call, (*loc, "call"))
         if op is None:
             return None
         problems = Counted(self.error)
+        names = {p.name for p in params}
+        if built.each:
+            problems.report(loc, f"check reads one id; {built.param!r} is a list",
+                            "drop check: a list's ids are sent as given")
         if op.method.upper() != "GET":
             problems.report((*loc, "call"), f"{check.call} is not a read (GET)", "check reads one entry by its id")
-        path = bind_path(check.call, check.path, op, loc, lambda name: name if name in names else None,
-                         problems.report)
+        path = bind_path(check.call, check.path, op, loc, path_filler(params, check.call), problems.report)
         for ref in references(dict(check.path)):
             if ref.path[0] not in names:
                 problems.report((*loc, "path"), f"template reads {ref.path[0]!r}, not a parameter",
@@ -858,12 +889,15 @@ class Builder:
     def build_operation(self, op: SpecOperation) -> IROperation:
         params = re.findall(r"\{([^}]+)\}", op.path)
         last = params[-1] if params else ""
-        collection = re.search(r"/([^/{}]+)/\{[^}]+\}$", op.path)
+        # the collection the last path parameter names an item of, wherever the path goes on
+        # (Forgejo's /issues/{index}/comments: an issue's)
+        collection = re.search(r"/([^/{}]+)/\{" + re.escape(last) + r"\}", op.path) if last else None
         not_found = NOT_FOUND_BY_PARAM.get(last) or (
             "repo_not_found" if last in ("", *REPO_PARAMS)
             else NOT_FOUND_BY_COLLECTION.get(collection.group(1) if collection else "", "not_found"))
         statuses = tuple(sorted(int(s) for s in op.node.get("responses", {})
                                 if s.isdigit() and 200 <= int(s) < 300))
+        answer, required = answer_contract(self.doc, op)
         return IROperation(
             operation_id=op.operation_id,
             method=op.method.upper(),
@@ -872,6 +906,12 @@ class Builder:
             success_status=statuses,
             summary=str(op.node.get("summary", "")),
             deprecated=bool(op.node.get("deprecated", False)),
+            multi_segment=tuple(p["name"] for raw in [*op.path_item.get("parameters", []),
+                                                      *op.node.get("parameters", [])]
+                                if (p := resolve_ref(self.doc, raw)).get("in") == "path"
+                                and p.get("x-multi-segment")),
+            answer=answer,
+            required=required,
         )
 
     def spec_param(self, tool: ToolDef, source: str, loc: tuple[str | int, ...]) -> JSON | None:
@@ -959,13 +999,16 @@ class Builder:
                 self.error((*loc, "null_means"), f"nullable parameter {p.name!r} must say what null means")
             else:
                 parts.append(p.null_means.strip())
+        if p.clear_with is not None and not p.nullable:
+            self.error((*loc, "clear_with"), f"parameter {p.name!r} sends clear_with for null, but does "
+                       "not accept null", "add `nullable: true` and `null_means:` (e.g. null clears it)")
         text = " ".join(part for part in parts if part)
         if text:  # an empty description (the name and schema say it all) costs bytes, says nothing
             schema = {"description": text, **schema}
         checks = None if p.advertise_pattern else self.unadvertised(schema, p.name, loc)
         return IRParam(name=p.name, required=p.required, schema=schema,
                        python_type=python_type(schema), source=p.source, transform=p.transform,
-                       given=p.given, checks=checks)
+                       given=p.given, checks=checks, clear_with=p.clear_with)
 
     def unadvertised(self, schema: JSONObject, name: str, loc: tuple[str | int, ...]) -> JSONObject | None:
         """`advertise_pattern: false`: the patterns moved out of `schema` (its own, its items'),
@@ -995,6 +1038,8 @@ class Builder:
         row = self.output_row(f, shapes[ref], loc, variable) if ref is not None else None
         if ref is not None and row is None:
             return None
+        if f.local is not None and row is not None:
+            row = self.local_row(f, row, loc)
         if f.shape and row is not None:
             schema: JSONObject = row
             py = f"{pascal(f.shape)}Row"
@@ -1012,6 +1057,19 @@ class Builder:
         if f.description:
             schema = {"description": f.description.strip(), **schema}
         return IROutputField(name=f.name, required=not f.optional, schema=schema, python_type=py)
+
+    def local_row(self, f: OutputField, row: JSONObject, loc: tuple[str | int, ...]) -> JSONObject:
+        """A row schema whose `local` fields are null on a row of another repository."""
+        assert f.local is not None
+        properties = dict(row["properties"])
+        for j, name in enumerate(f.local.fields):
+            if name not in properties:
+                self.error((*loc, "local", "fields", j), f"{name!r} is not a field of these rows",
+                           f"fields: {', '.join(properties)}")
+                continue
+            properties[name] = {**with_null(properties[name]),
+                                "description": LOCAL_NOTE}
+        return {**row, "properties": properties}
 
     def output_row(self, f: OutputField, shape: IRShape, loc: tuple[str | int, ...],
                    variable: bool) -> JSONObject | None:
@@ -1138,7 +1196,9 @@ def trigger(rule: Rule) -> tuple[str | None, tuple[bool | int | str, ...]]:
 
 def runtime_operation(op: IROperation) -> Operation:
     return Operation(operation_id=op.operation_id, method=op.method, path=op.path,
-                     not_found=op.not_found, success_status=op.success_status)
+                     not_found=op.not_found, success_status=op.success_status,
+                     multi_segment=op.multi_segment,
+                     answer=op.answer, required=op.required)
 
 
 def echo_safe(param: IRParam) -> bool:
@@ -1196,6 +1256,9 @@ def explain_hidden(schema: JSONObject) -> JSONObject:
 
     result: JSONObject = visit(schema)
     return result
+
+
+LOCAL_NOTE = "null on an issue of another repository (see repository): the number would name another issue here."
 
 
 def row_schema(fields: tuple[IRField, ...], density: str | None = None,

@@ -23,6 +23,9 @@ class IROperation:
     success_status: tuple[int, ...]
     summary: str
     deprecated: bool
+    multi_segment: tuple[str, ...] = ()  # path parameters spanning segments (x-multi-segment)
+    answer: str | None = None  # the JSON type of every success body: object, array (None: not pinned)
+    required: tuple[str, ...] = ()  # the keys a success object carries
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -36,6 +39,9 @@ class IRField:
     schema: JSONObject
     nullable: bool
     untrusted: bool = False
+    decode: str | None = None
+    max_bytes: int | None = None
+    absent_in: tuple[str, ...] = ()  # sources whose rows lack the path: null there
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,6 +66,7 @@ class IRParam:
     transform: str | None = None
     given: bool = False  # an identifier from outside the server (rule composability)
     checks: JSONObject | None = None  # keywords the server checks but `schema` leaves out (pattern)
+    clear_with: Any = None  # what a null argument is sent as (Forgejo clears a milestone with 0)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

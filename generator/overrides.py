@@ -92,6 +92,16 @@ class ShapeField(Strict):
         default=False, description="user-authored text: markup GitHub's page hides (HTML "
         "comments outside code) and invisible characters are removed and counted in the row's "
         "hidden_removed")
+    decode: Literal["base64_text", "content_kind"] | None = Field(
+        default=None, description="the value is encoded content beside an `encoding` (a contents "
+        "API's base64): base64_text is its text (null when binary, absent or too large), "
+        "content_kind says text, binary or too_large")
+    max_bytes: int | None = Field(
+        default=None, gt=0, description="text longer than this many UTF-8 bytes is cut at a line "
+        "break and ends with a sentinel saying how much is shown")
+    absent_in: list[str] = Field(
+        default_factory=list, description="sources (of the shape's `sources`) whose rows lack this "
+        "path (e.g. a search hit has no head branch): null in their rows")
 
 
 class LockdownDef(Strict):
@@ -137,6 +147,9 @@ class ParamDef(Strict):
     default: Any = None
     nullable: bool = False
     null_means: str | None = None
+    clear_with: Any = Field(
+        default=None, description="with nullable: what a null argument is sent as, for a forge that "
+        "clears a value with a sentinel instead of null (Forgejo clears a milestone with 0)")
     pattern: str | None = None
     advertise_pattern: bool = Field(
         default=True, description="false: the server checks `pattern` (and its items') but the "
@@ -171,6 +184,12 @@ class Annotations(Strict):
     why: str = Field(description="one line: why these hints")
 
 
+class LocalDef(Strict):
+    repository: str = Field(description="the rows' path to their repository's API URL (repository_url)")
+    fields: list[str] = Field(min_length=1, description="shape fields that are null on a row of another "
+                              "repository than the call's (its issue number would name another issue here)")
+
+
 class OutputField(Strict):
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     type: Literal["string", "integer", "boolean", "array", "object"] | None = None
@@ -193,6 +212,11 @@ class OutputField(Strict):
     include: list[str] = Field(default_factory=list, description="full-density fields added to summary rows")
     omit: list[str] = Field(default_factory=list, description="projected fields left out of the rows")
     when_more: str | None = Field(default=None, description="present only while that paged step has more")
+    items_at: str | None = Field(
+        default=None, description="with items_shape: dotted path of the rows inside each source's "
+        "body (e.g. check_runs), for a step that is not paginated")
+    local: LocalDef | None = Field(
+        default=None, description="shaped rows that may be of another repository than the call's owner/repo")
     true_when: Condition | None = Field(
         default=None, description="a boolean: whether this condition holds once the steps ran, e.g. "
         "{step: add, status: 201}")
@@ -200,7 +224,8 @@ class OutputField(Strict):
 
 class Rule(Strict):
     kind: Literal["at_least_one", "exactly_one", "all_or_none", "requires", "not_together",
-                  "not_blank", "excludes", "disjoint", "required_when", "forbidden_when"]
+                  "not_blank", "excludes", "disjoint", "distinct", "required_when",
+                  "forbidden_when"]
     fields: list[str] = Field(min_length=1)
     when: str | dict[str, Any] | None = Field(
         default=None, description="for `requires`: the field that triggers it; for `required_when` and "
@@ -325,6 +350,9 @@ class AbsentDef(Strict):
                                   "every one of them refuses the call")
     refuse: ErrorDef = Field(description="the error when such a row exists (nothing is written)")
     pages: int = Field(default=10, ge=1, le=20, description="pages of the listing read at most")
+    other_than: dict[str, Any] = Field(
+        default_factory=dict, description="row field -> template naming the resource being changed: "
+        "a row equal on these is that resource (an edit keeping its own name) and refuses nothing")
 
 
 class NamesExistDef(Strict):
@@ -369,6 +397,9 @@ class SentWithDef(Strict):
     lead: str = Field(description="the body field this one goes with (state_reason goes with state)")
     default: dict[str, Any] = Field(
         default_factory=dict, description="the lead's value -> this field's value when the caller gave none")
+    stores: dict[str, Any] = Field(
+        default_factory=dict, description="the lead's value -> the value the forge stores for this field "
+        "whatever is sent (reopening stores reopened); this field then changes only when the lead does")
 
 
 class MemberWriteDef(Strict):
@@ -381,6 +412,9 @@ class MemberWriteDef(Strict):
         "the list); omit when the answer does not show it")
     done: Identifier | None = Field(
         default=None, description="a 404 mapped to this code means the member was already absent")
+    path: dict[str, Any] = Field(
+        default_factory=dict, description="the request's other path parameters (templates); default: "
+        "the tool parameter mapped to that path parameter (or of that name)")
 
 
 class MemberSetDef(Strict):
@@ -388,6 +422,8 @@ class MemberSetDef(Strict):
     kind: str = Field(description="what a member is called in messages (label, login)")
     add: MemberWriteDef | None = None
     remove: MemberWriteDef | None = None
+    max: int | None = Field(default=None, ge=1, description="the forge keeps at most this many members and "
+                            "silently ignores adds past it: those are not sent and reported ignored")
 
 
 class ToggleDef(Strict):
@@ -395,6 +431,9 @@ class ToggleDef(Strict):
     on_true: str = Field(description="operationId of the request for true")
     on_false: str = Field(description="operationId of the request for false")
     reason: str | None = Field(default=None, description="a parameter sent in on_true's body under its name")
+    path: dict[str, Any] = Field(
+        default_factory=dict, description="path parameters of both requests (templates); default: the "
+        "tool parameter mapped to that path parameter (or of that name)")
 
 
 class VersionDef(Strict):
@@ -425,9 +464,15 @@ class StepDef(Strict):
     path: dict[str, Any] = Field(default_factory=dict)
     query: dict[str, Any] = Field(default_factory=dict)
     body: dict[str, Any] = Field(default_factory=dict)
-    when: Condition | None = Field(default=None, description="a parameter name (present) or {param: value}")
-    unless: Condition | None = Field(
-        default=None, description="run only when this parameter is absent (or the step condition fails)")
+    when: Condition | list[Condition] | None = Field(
+        default=None, description="a parameter name (present) or {param: value}; a list: all hold")
+    unless: Condition | list[Condition] | None = Field(
+        default=None, description="run only when this parameter is absent (or the step condition "
+        "fails); a list: none of them holds")
+    join: dict[str, str] = Field(
+        default_factory=dict, description="query field -> separator: the field's value is a list of "
+        "part templates; a part reading anything absent or null is left out, the rest are joined "
+        "(optional search qualifiers: {q: \" \"})")
     on_error: list[OnErrorDef] = Field(default_factory=list)
     reject: list[RejectDef] = Field(default_factory=list)
     paginate: PaginateDef | None = None
@@ -460,6 +505,8 @@ class RecoverDef(Strict):
     since_param: str | None = Field(
         default="since", description="query parameter filtering by update time; null when none")
     repair: RepairDef | None = Field(default=None, description="where to look if the outcome stays unknown")
+    created_field: str = Field(default="created_at", description="row field saying when it was made, "
+                               "compared with when the first attempt began (a review: submitted_at)")
 
 
 class IdempotencyDef(Strict):

@@ -640,6 +640,7 @@ GITHUB_UPDATE_ISSUE = Declaration(
                         follow="state_reason",
                         lead="state",
                         default={"closed": "completed", "open": "reopened"},
+                        stores={"open": "reopened"},
                     ),
                 ),
                 sets=(
@@ -651,6 +652,11 @@ GITHUB_UPDATE_ISSUE = Declaration(
                             operation=operations.ISSUES_ADD_LABELS,
                             body="labels",
                             answer=(),
+                            path={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "issue_number": "{issue_number}",
+                            },
                         ),
                         remove=MemberWrite(
                             param="remove_labels",
@@ -658,6 +664,11 @@ GITHUB_UPDATE_ISSUE = Declaration(
                             each="name",
                             answer=(),
                             done="label_not_found",
+                            path={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "issue_number": "{issue_number}",
+                            },
                         ),
                     ),
                     MemberSet(
@@ -668,13 +679,24 @@ GITHUB_UPDATE_ISSUE = Declaration(
                             operation=operations.ISSUES_ADD_ASSIGNEES,
                             body="assignees",
                             answer=("assignees",),
+                            path={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "issue_number": "{issue_number}",
+                            },
                         ),
                         remove=MemberWrite(
                             param="remove_assignees",
                             operation=operations.ISSUES_REMOVE_ASSIGNEES,
                             body="assignees",
                             answer=("assignees",),
+                            path={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "issue_number": "{issue_number}",
+                            },
                         ),
+                        max=10,
                     ),
                 ),
                 toggles=(
@@ -683,6 +705,16 @@ GITHUB_UPDATE_ISSUE = Declaration(
                         on=operations.ISSUES_LOCK,
                         off=operations.ISSUES_UNLOCK,
                         reason="lock_reason",
+                        on_path={
+                            "owner": "{owner}",
+                            "repo": "{repo}",
+                            "issue_number": "{issue_number}",
+                        },
+                        off_path={
+                            "owner": "{owner}",
+                            "repo": "{repo}",
+                            "issue_number": "{issue_number}",
+                        },
                     ),
                 ),
                 version=VersionCheck(

@@ -167,6 +167,9 @@ class Absent:
     match: Mapping[str, Template]  # row field -> template
     refuse: ErrorSpec
     pages: int = 10
+    # row field -> template naming the resource being changed: a row equal on these is that
+    # resource (an edit keeping its own name), not another one holding the value
+    other_than: Mapping[str, Template] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -211,7 +214,10 @@ class Resolve:
     looked up in the rows of `operation` (a listing read 100 rows a page, at most `pages` pages)
     by the row field `match` — exactly, else ignoring ASCII case when exactly one row matches so —
     and replaced by that row's `value` before any step runs. Any other value is kept. When no row
-    matches, `unknown` is raised with `details.choices`: the first `choices` rows' `match`."""
+    matches, `unknown` is raised with `details.choices`: the first `choices` rows' `match`.
+    With `each`, the parameter is a list and every string in it is a name: all of them are looked
+    up in one walk of the listing, and the names no row has are refused together
+    (`details.unknown`: their indexes, `add_labels[1]`)."""
 
     param: str
     operation: Operation
@@ -225,6 +231,7 @@ class Resolve:
     check: Operation | None = None  # reads one entry by id: an id it does not find is refused
     check_path: Mapping[str, Template] = field(default_factory=dict)
     check_unknown: ErrorSpec | None = None  # the id is not found (its field defaults to `param`)
+    each: bool = False  # the parameter is a list of names (and ids)
 
 
 # -- update plan (ghmcp_runtime.engine.update_plan) ---------------------------------------------
@@ -241,12 +248,16 @@ class Shown:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SentWith:
-    """Body field `follow` goes with `lead`: whenever `lead` is sent, `follow` is too (the
-    caller's value, else `default[lead's value]`); sent alone, the caller's `lead` goes with it."""
+    """Body field `follow` goes with `lead`, and the forge reads it only with it: whenever `lead`
+    is sent, `follow` is too (the caller's value, else `default[lead's value]`); a changed `follow`
+    goes with the caller's `lead`, and without one it is ignored (not sent). `stores[v]`: with the
+    lead at `v` the forge stores that follow whatever was sent (reopening stores `reopened`), so
+    the follow changes only when the lead does."""
 
     follow: str
     lead: str
     default: Mapping[str, Any] = field(default_factory=dict)
+    stores: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -260,6 +271,7 @@ class MemberWrite:
     body: str | None = None
     answer: tuple[str, ...] | None = None  # where the answer holds the whole list (): the body
     done: str | None = None  # a 404 mapped to this code: the member was already absent
+    path: Mapping[str, Template] = field(default_factory=dict)  # the other path variables
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -272,6 +284,7 @@ class MemberSet:
     kind: str  # what a member is called in messages (label, login)
     add: MemberWrite | None = None
     remove: MemberWrite | None = None
+    max: int | None = None  # the forge keeps at most this many members and ignores adds past it
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -283,6 +296,8 @@ class Toggle:
     on: Operation
     off: Operation
     reason: str | None = None
+    on_path: Mapping[str, Template] = field(default_factory=dict)
+    off_path: Mapping[str, Template] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -335,6 +350,11 @@ class Step:
     settle: Settle | None = None  # a write with `compare`, a delete, or a create after `absent`
     stored: Stored | None = None  # on a write that sends text
     update: UpdatePlan | None = None  # this write is the PATCH of an update plan
+    # body field -> what is sent when its parameter is null (Forgejo clears a milestone with 0)
+    null_as: Mapping[str, Any] = field(default_factory=dict)
+    # query field -> separator: its template is a list of parts, each left out when it reads
+    # something absent or null, the rest joined (optional search qualifiers)
+    join: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -352,7 +372,19 @@ class Output:
     include: tuple[str, ...] = ()  # full-density fields added to summary rows
     omit: tuple[str, ...] = ()  # projected fields left out (e.g. an index carries no previews)
     when_more: str | None = None  # present only while that paginated step has more
+    items_at: tuple[str, ...] = ()  # with `each`: where the rows are inside each source's body
     true_when: Condition | None = None  # a boolean: does the condition hold once the steps ran?
+    local: Local | None = None  # shaped rows of another repository lose these fields (null)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Local:
+    """Rows that may belong to another repository than the call's (`owner`/`repo` parameters):
+    `repository` is the row's path to its repository's API URL; on a row of another repository
+    the `fields` are null (its issue number would name another issue of this one)."""
+
+    repository: tuple[str, ...]
+    fields: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -370,6 +402,7 @@ class Recover:
     author_field: str = "user"  # the row field holding the author (milestones: creator)
     since_param: str | None = "since"  # query parameter filtering by update time; None: none
     repair: Repair | None = None  # where to look when the outcome stays unknown
+    created_field: str = "created_at"  # the row field saying when it was made
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

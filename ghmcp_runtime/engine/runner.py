@@ -10,7 +10,7 @@ When several steps of one wave fail, the earliest declared failure is reported.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Protocol
@@ -39,8 +39,9 @@ from ghmcp_runtime.core.declared import (
 )
 from ghmcp_runtime.core.errors import OutcomeUnknown, ToolError
 from ghmcp_runtime.core.model import CompletionHandler, Handler
+from ghmcp_runtime.core.projection import rows_in
 from ghmcp_runtime.core.projection import walk as walk_path
-from ghmcp_runtime.core.refs import MISSING, Scope, references, render, text_of, walk
+from ghmcp_runtime.core.refs import MISSING, Scope, joined, references, render, text_of, walk
 from ghmcp_runtime.core.transforms import TRANSFORMS, Refused, normalizer
 from ghmcp_runtime.core.versioning import canonical_json
 from ghmcp_runtime.engine.catalog import require_names
@@ -55,7 +56,7 @@ from ghmcp_runtime.engine.outcomes import (
 )
 from ghmcp_runtime.engine.paging import next_cursor, open_page, without
 from ghmcp_runtime.engine.recovery import Listing, find_created, learn_login
-from ghmcp_runtime.engine.resolve import find_row
+from ghmcp_runtime.engine.resolve import Found, find_rows
 from ghmcp_runtime.engine.settle import IDENTITY, Verdict, judge, same_resource, shows, shows_all
 from ghmcp_runtime.engine.stored import altered
 from ghmcp_runtime.engine.stored import outputs as stored_outputs
@@ -85,26 +86,73 @@ def resolving(handler: Handler, specs: tuple[Resolve, ...]) -> Handler:
 
 async def resolve_args(ctx: ToolContext, specs: tuple[Resolve, ...],
                        args: Mapping[str, Any]) -> dict[str, Any]:
-    """`args` with every string value of a `Resolve` parameter replaced by what it names."""
+    """`args` with every name a `Resolve` parameter holds replaced by what it names: one walk of
+    each listing (specs reading the same rows share it), the walks and id checks concurrent."""
     out = dict(args)
+    scope = Scope(out, {}, {})
+    groups: dict[str, tuple[Resolve, dict[str, Any], dict[str, Any], list[Resolve]]] = {}
+    checks: list[Callable[[], Awaitable[Any]]] = []
     for spec in specs:
-        wanted = out.get(spec.param)
-        if spec.check is not None and isinstance(wanted, int) and not isinstance(wanted, bool):
-            await check_id(ctx, spec, out)
-        if not isinstance(wanted, str):
+        if spec.check is not None and _is_id(out.get(spec.param)):
+            checks.append(partial(check_id, ctx, spec, out))
+        if not _names(spec, out.get(spec.param)):
             continue
-        scope = Scope(out, {}, {})
-        found = await find_row(ctx, spec, path=render(dict(spec.path), scope),
-                               query=render(dict(spec.query), scope), wanted=wanted)
-        if found.value is MISSING:
-            details: dict[str, Any] = {"field": spec.param, "choices": found.choices}
-            error = spec.unknown if spec.unknown.field else replace(spec.unknown, field=spec.param)
-            err = build_error(error, scope, None, details)
-            if not found.complete:
-                err.message += f" Only the first {spec.pages * ctx.forge.max_page_size} were compared."
-            raise err
-        out[spec.param] = found.value
+        path, query = render(dict(spec.path), scope), render(dict(spec.query), scope)
+        key = repr((spec.operation.operation_id, sorted(path.items()), sorted(query.items()),
+                    spec.match, spec.value, spec.pages))
+        groups.setdefault(key, (spec, path, query, []))[3].append(spec)
+    finders: list[Callable[[], Awaitable[Any]]] = [
+        partial(find_rows, ctx, first, path=path, query=query,
+                wanted=list(dict.fromkeys(n for s in members for n in _names(s, out.get(s.param)))))
+        for first, path, query, members in groups.values()]
+    calls = [*checks, *finders]
+    found: list[Any] = await gather(calls, limit=len(calls)) if calls else []
+    for (_, _, _, members), rows in zip(groups.values(), found[len(checks):], strict=True):
+        _replace(ctx, members, out, rows)
     return out
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _names(spec: Resolve, value: Any) -> list[str]:
+    """The names `value` holds: the string, or each string of a list (`each`)."""
+    if spec.each:
+        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+    return [value] if isinstance(value, str) else []
+
+
+def _replace(ctx: ToolContext, specs: Sequence[Resolve], out: dict[str, Any], found: Found) -> None:
+    """Names by what they name in `out`; the first spec with a miss raises its `unknown`, naming
+    every name missing from its listing (a list's by index: names are never echoed)."""
+    missing: list[tuple[Resolve, str]] = []
+    for spec in specs:
+        value = out[spec.param]
+        if spec.each:
+            missing += [(spec, f"{spec.param}[{i}]") for i, v in enumerate(value)
+                        if isinstance(v, str) and v not in found.values]
+            out[spec.param] = [found.values.get(v, v) if isinstance(v, str) else v for v in value]
+        elif value not in found.values:
+            missing.append((spec, spec.param))
+        else:
+            out[spec.param] = found.values[value]
+    if not missing:
+        return
+    first = missing[0][0]
+    details: dict[str, Any] = {"field": first.param, "choices": found.choices}
+    if any(s.each for s, _ in missing):
+        fields = list(dict.fromkeys(s.param for s, _ in missing))
+        if len(fields) > 1:
+            details = {"fields": fields, "choices": found.choices}
+        details["unknown"] = [where for _, where in missing]
+        details["count"] = len(missing)
+    error = replace(first.unknown, field=None) if "fields" in details else \
+        first.unknown if first.unknown.field else replace(first.unknown, field=first.param)
+    err = build_error(error, Scope(out, {}, {}), None, details)
+    if not found.complete:
+        err.message += f" Only the first {first.pages * ctx.forge.max_page_size} were compared."
+    raise err
 
 
 async def check_id(ctx: ToolContext, spec: Resolve, args: Mapping[str, Any]) -> None:
@@ -121,10 +169,10 @@ async def check_id(ctx: ToolContext, spec: Resolve, args: Mapping[str, Any]) -> 
 
 
 def resolving_requests(specs: Sequence[Resolve], args: Mapping[str, Any]) -> int:
-    """How many of `specs` ask the forge about `args` (a name looked up, an id checked)."""
-    return sum(1 for s in specs if isinstance(args.get(s.param), str)
-               or (s.check is not None and isinstance(args.get(s.param), int)
-                   and not isinstance(args.get(s.param), bool)))
+    """How many reads resolving `args` starts (a listing walked, an id checked)."""
+    walks = {(s.operation.operation_id, repr(dict(s.path)), repr(dict(s.query)), s.match, s.value)
+             for s in specs if _names(s, args.get(s.param))}
+    return len(walks) + sum(1 for s in specs if s.check is not None and _is_id(args.get(s.param)))
 
 
 def reads_of(step: Step) -> set[str]:
@@ -237,7 +285,8 @@ class _Call:
         r, scope = idem.recover, self.scope()
         listing = Listing(r.operation, render(dict(r.path), scope), render(dict(r.query), scope),
                           newest_first=r.newest_first, author_param=r.author_param,
-                          author_field=r.author_field, since_param=r.since_param)
+                          author_field=r.author_field, since_param=r.since_param,
+                          created_field=r.created_field)
         match = {k: None if v is MISSING else v for k, v in
                  ((k, render(v, scope)) for k, v in r.match.items())}
         found = await find_created(self.ctx, listing, match=match, history=history,
@@ -291,10 +340,15 @@ class _Call:
         scope = self.scope()
         try:
             path = render(dict(step.path), scope)
-            query = render(dict(step.query), scope)
+            query = render({k: v for k, v in step.query.items() if k not in step.join}, scope)
+            for key, separator in step.join.items():
+                value = joined(step.query[key], scope, separator)
+                if value is not MISSING:
+                    query[key] = value
             body = render(dict(step.body), scope)
         except Refused as refused:
             raise self.refused(step, guard, refused) from None
+        body.update({k: v for k, v in step.null_as.items() if k in body and body[k] is None})
         if step.stored is not None:
             self.asked[step.id] = body
         if step.update is not None:
@@ -309,7 +363,7 @@ class _Call:
         if step.operation.method in READ_METHODS:
             self.reads += 1  # each read is one request unless it needs more (see run_update)
         if step.names_exist is not None:
-            await self.require_names(step, step.names_exist, path)
+            await self.require_names(step, step.names_exist, path, query)
             return
         if step.absent is not None:
             if await self.matching_rows(step, step.absent, path, query):
@@ -348,7 +402,8 @@ class _Call:
         if step.verify is not None:
             self.check_applied(step.verify, body, data)
 
-    async def require_names(self, step: Step, spec: NamesExist, path: dict[str, Any]) -> None:
+    async def require_names(self, step: Step, spec: NamesExist, path: dict[str, Any],
+                            query: dict[str, Any]) -> None:
         names = {p: list(self.args[p]) for p in spec.params if self.args.get(p)}
         if not names:
             self.reads -= 1  # nothing to look up: no request
@@ -356,7 +411,7 @@ class _Call:
         exact = await require_names(
             self.ctx, catalog=step.operation, lookup=spec.lookup, path=path, names=names,
             repair=repair_of(ErrorSpec(repair=spec.repair), self.scope()), code=spec.code,
-            kind=spec.kind, key=spec.key, param=spec.lookup_param, absent=spec.absent)
+            kind=spec.kind, key=spec.key, param=spec.lookup_param, absent=spec.absent, query=query)
         self.results[step.id] = exact
 
     async def run_update(self, step: Step, plan: UpdatePlan) -> None:
@@ -373,7 +428,7 @@ class _Call:
         for source in plan.exact:
             args.update(self.results.get(source) or {})
         done = await apply_update(self.ctx, step, args, dict(self.results[read.id]),
-                                  reread=partial(self.read_again, read))
+                                  reread=partial(self.read_again, read), results=self.results)
         self.results[step.id] = done.after
         self.changed[plan.changed] = done.changed
         self.ignored[plan.ignored] = done.ignored
@@ -404,8 +459,10 @@ class _Call:
 
     async def matching_rows(self, step: Step, absent: Absent, path: dict[str, Any],
                             query: dict[str, Any]) -> list[Any]:
-        """The rows of `step`'s listing (every page, at most `absent.pages`) equal to `match`."""
+        """The rows of `step`'s listing (every page, at most `absent.pages`) equal to `match`, but
+        for the resource itself (`other_than`)."""
         wanted = render(dict(absent.match), self.scope())
+        itself = render(dict(absent.other_than), self.scope())
         size = self.ctx.forge.max_page_size
         found: list[Any] = []
         for page in range(1, absent.pages + 1):
@@ -413,7 +470,8 @@ class _Call:
                                        query={**query, **self.ctx.forge.page_query(page, size)})
             rows = resp.data if isinstance(resp.data, list) else []
             found += [r for r in rows if isinstance(r, Mapping)
-                      and all(r.get(k) == v for k, v in wanted.items())]
+                      and all(r.get(k) == v for k, v in wanted.items())
+                      and not (itself and all(r.get(k) == v for k, v in itself.items()))]
             if not self.ctx.forge.has_more(resp, page, size):
                 break
         return found
@@ -678,24 +736,34 @@ class _Call:
         if spec.each:
             rows: list[Any] = []
             for source, body in bodies:
-                rows += [self.row(spec, r, detail) for r in self.rows_of(source, body)
+                found = rows_in(body, spec.items_at) if spec.items_at else self.rows_of(source, body)
+                rows += [self.row(spec, r, detail) for r in found
                          if isinstance(r, Mapping) and not (spec.exclude and r.get(spec.exclude) is not None)]
             return rows
-        if not bodies:
+        objects = [body for _, body in bodies if isinstance(body, Mapping)]  # a list is no one row
+        if not objects:
             return MISSING
-        return self.row(spec, bodies[0][1], detail)
+        return self.row(spec, objects[0], detail)
 
     def row(self, spec: Output, raw: Mapping[str, Any], detail: Any) -> dict[str, Any]:
         assert spec.shape is not None
-        return self.ctx.project(spec.shape, raw, detail, include=spec.include, omit=spec.omit)
+        row = self.ctx.project(spec.shape, raw, detail, include=spec.include, omit=spec.omit)
+        if spec.local is not None and not self.of_this_repository(walk(raw, spec.local.repository)):
+            row.update({name: None for name in spec.local.fields if name in row})
+        return row
+
+    def of_this_repository(self, url: Any) -> bool:
+        """Whether an API repository URL names the call's repository (none: nothing says not)."""
+        named = self.ctx.forge.repository_of(url) if isinstance(url, str) else None
+        if named is None:
+            return True
+        mine = (str(self.args.get("owner")), str(self.args.get("repo")))
+        return [part.casefold() for part in named] == [part.casefold() for part in mine]
 
     def rows_of(self, source: str, body: Any) -> list[Any]:
         step = self.decl.step(source)
-        if step.paginate is not None and step.paginate.items:
-            body = walk(body, tuple(step.paginate.items.split(".")))
-        if isinstance(body, list):
-            return body
-        return [body] if isinstance(body, Mapping) else []
+        paged = step.paginate.items if step.paginate is not None and step.paginate.items else ""
+        return rows_in(body, tuple(paged.split(".")) if paged else ())
 
 
 def _whole(args: Mapping[str, Any], name: str, default: int, upper: int | None) -> int:

@@ -90,6 +90,7 @@ N9 = {
     "a lazy line opening with a tag in a footnote": "[^1]: MARK0X\n</script>\nx[^1]",
     "<source, an HTML block for GitHub's parser only": "<source> <!--MARK0X",
     "a comment left open before a footnote the text is cut in": "> <!-- MARK0X\n[^1]: x\n<img",
+    "a footnote when the text is cut (what follows may hide it)": "[^1]:MARK0X\n[^1]\n|-|\n> <!--",
 }
 
 
