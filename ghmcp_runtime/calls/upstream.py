@@ -190,10 +190,11 @@ class ForgeUpstream:
             log_event("upstream", op=op.operation_id, method=op.method, status=status,
                       ms=round((time.perf_counter() - start) * 1000), attempt=1)
         try:
-            return _parsed(resp)
+            data = json.loads(resp.content) if resp.content.strip() else None
         except ValueError:
-            return UpstreamResponse(status=resp.status_code, data=None,
-                                    headers={k.lower(): v for k, v in resp.headers.items()})
+            data = None
+        return UpstreamResponse(status=resp.status_code, data=data,
+                                headers={k.lower(): v for k, v in resp.headers.items()})
 
     def url(self, template: str, path: Mapping[str, str | int], multi_segment: tuple[str, ...] = ()) -> str:
         def segment(m: re.Match[str]) -> str:
