@@ -982,8 +982,10 @@ def _token_surfaces(sf: dict[str, Any], w: Callable[[str], None]) -> None:
       "cannot use are hidden, as the runtime hides them when the forge tells the scopes (GitHub: "
       "classic and OAuth-app tokens; Forgejo: a token that may read its own account). A token the "
       "forge says nothing of (fine-grained, `no read:user`) keeps every tool; an installation token "
-      "loses only tools acting on the token's own account (none among these toolsets). *Saved*: "
-      "against every tool of the selection. `.venv/bin/python bench/surfaces.py` prints it.\n")
+      "loses only the tools acting on the token's own account (`github_get_me`). Each tool's "
+      "scopes also ride in its `_meta` (`ghmcp/scopes`, about 110 B per tool of the whole "
+      "`tools/list`, column *other* above; a model does not read it). *Saved*: against every tool "
+      "of the selection. `.venv/bin/python bench/surfaces.py` prints it.\n")
     w(surfaces.TOKEN_HEADER)
     for row in sf["tokens"]:
         w(surfaces.token_line(row))
