@@ -386,7 +386,8 @@ class Builder:
     def scope_hint(self, op_id: str) -> str:
         op = self.ops[op_id]
         docs = scopes.docs_url(op)
-        return (f"declare it under scopes: `{op_id}: {{oauth: [...], fine_grained: [...]}}`, from the "
+        shape = "oauth: [...], fine_grained: [...]" if self.o.server.forge == "github" else "oauth: [...]"
+        return (f"declare it under scopes: `{op_id}: {{{shape}}}`, from the "
                 f"forge's documentation of {op.method.upper()} {op.path}" + (f" ({docs})" if docs else ""))
 
     def check_constants(self, tools: list[IRTool], templates: tuple[IRTemplate, ...]) -> None:

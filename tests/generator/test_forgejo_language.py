@@ -100,6 +100,8 @@ def test_an_issue_subresource_404_is_the_issues(tmp_path: Path) -> None:
     text = once("      - id: current\n        call: issueGetIssue\n",
                 "      - id: current\n        call: issueGetIssue\n      - id: thread\n        call: issueGetComments\n",
                 text)
+    text = once("  issueGetIssue:          {oauth: [read:issue]}\n", "  issueGetIssue:          {oauth: [read:issue]}\n"
+                "  issueGetComments:       {oauth: [read:issue]}\n", text)
     errors_json = built(text, tmp_path)["forgejo_lint_fixture_mcp/errors.json"]
     assert '"issue_not_found"' in errors_json and '"not_found"' not in errors_json
 
