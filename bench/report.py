@@ -721,7 +721,7 @@ def _explain_tool_budget(r: dict[str, Any]) -> str:
         f"per tool), leaving {_b(s['result_bytes'] - s['bytes_without_any_description'])} for words"
         for name, s in sf["servers"].items())
     was = sum(s["error_branch_bytes"] for s in sf["before"].values())
-    now = sum(s["error_branch_bytes"] for s in sf["servers"].values())
+    now = sum(sf["servers"][name]["error_branch_bytes"] for name in sf["before"])
     return (
         "**What limits it: the schemas themselves, not the words.** With every description removed "
         "(tool descriptions, examples, parameter and output-field descriptions) the schemas alone take "
