@@ -279,7 +279,8 @@ class DeclarationBuilder:
             recover = Recover(operation=self.runtime_ops[r.call], path=path, query=query,
                               match=dict(r.match), newest_first=r.newest_first,
                               author_param=r.author_param, author_field=r.author_field,
-                              since_param=r.since_param, repair=_repair(r.repair))
+                              since_param=r.since_param, repair=_repair(r.repair),
+                              created_field=r.created_field)
         if not ok:
             return INVALID
         return Idempotency(key=idem.key, write=idem.write, scope=tuple(idem.scope), recover=recover)
@@ -299,13 +300,15 @@ class DeclarationBuilder:
                        "row appears in (e.g. issues/list-for-repo)", "recover-write")
             return
         wanted = [((*loc, "match", key), key) for key in r.match]
-        wanted += [((*loc, "author_field"), f"{r.author_field}.login"), ((*loc, "call"), "id")]
+        wanted += [((*loc, "author_field"), f"{r.author_field}.login"), ((*loc, "call"), "id"),
+                   ((*loc, "created_field"), r.created_field)]
         for where, dotted in wanted:
             missing = lacks(self.document, listing, split_path(dotted))
             if missing:
                 self.error(where, f"{dotted!r} is not a field of {r.call}'s rows",
                            "recovery compares what the write sent with the listing's rows, by their "
-                           "author's login, and claims the row by its id", "recover-write")
+                           "author's login and when they were made (created_field, default "
+                           "created_at), and claims the row by its id", "recover-write")
 
     # -- one step ---------------------------------------------------------------------------
 

@@ -505,6 +505,8 @@ class RecoverDef(Strict):
     since_param: str | None = Field(
         default="since", description="query parameter filtering by update time; null when none")
     repair: RepairDef | None = Field(default=None, description="where to look if the outcome stays unknown")
+    created_field: str = Field(default="created_at", description="row field saying when it was made, "
+                               "compared with when the first attempt began (a review: submitted_at)")
 
 
 class IdempotencyDef(Strict):

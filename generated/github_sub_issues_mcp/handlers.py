@@ -271,17 +271,6 @@ GITHUB_MOVE_SUB_ISSUE = Declaration(
                     ),
                 ),
             ),
-            reject=(
-                Reject(
-                    present="pull_request",
-                    error=ErrorSpec(
-                        code="sub_issue_refused",
-                        message="sub_issue_number is a pull request; only issues can be sub-issues. Nothing was changed.",
-                        field="sub_issue_number",
-                        reason="a pull request cannot be a sub-issue",
-                    ),
-                ),
-            ),
         ),
         Step(
             id="after",
@@ -370,17 +359,6 @@ GITHUB_REMOVE_ISSUE_DEPENDENCY = Declaration(
                     ),
                 ),
             ),
-            reject=(
-                Reject(
-                    present="pull_request",
-                    error=ErrorSpec(
-                        code="dependency_refused",
-                        message="blocked_by_issue_number is a pull request; dependencies link issues only. Nothing was changed.",
-                        field="blocked_by_issue_number",
-                        reason="a pull request cannot block an issue",
-                    ),
-                ),
-            ),
         ),
         Step(
             id="remove",
@@ -437,17 +415,6 @@ GITHUB_REMOVE_SUB_ISSUE = Declaration(
                         code="sub_issue_not_found",
                         message="No issue of this repository has sub_issue_number; nothing was changed.",
                         field="sub_issue_number",
-                    ),
-                ),
-            ),
-            reject=(
-                Reject(
-                    present="pull_request",
-                    error=ErrorSpec(
-                        code="sub_issue_refused",
-                        message="sub_issue_number is a pull request; only issues can be sub-issues. Nothing was changed.",
-                        field="sub_issue_number",
-                        reason="a pull request cannot be a sub-issue",
                     ),
                 ),
             ),

@@ -402,6 +402,7 @@ class Recover:
     author_field: str = "user"  # the row field holding the author (milestones: creator)
     since_param: str | None = "since"  # query parameter filtering by update time; None: none
     repair: Repair | None = None  # where to look when the outcome stays unknown
+    created_field: str = "created_at"  # the row field saying when it was made
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

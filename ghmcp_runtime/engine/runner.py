@@ -285,7 +285,8 @@ class _Call:
         r, scope = idem.recover, self.scope()
         listing = Listing(r.operation, render(dict(r.path), scope), render(dict(r.query), scope),
                           newest_first=r.newest_first, author_param=r.author_param,
-                          author_field=r.author_field, since_param=r.since_param)
+                          author_field=r.author_field, since_param=r.since_param,
+                          created_field=r.created_field)
         match = {k: None if v is MISSING else v for k, v in
                  ((k, render(v, scope)) for k, v in r.match.items())}
         found = await find_created(self.ctx, listing, match=match, history=history,
