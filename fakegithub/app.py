@@ -59,6 +59,15 @@ class ForgePipeline(Protocol):
     def html_error_page(self) -> str: ...
 
 
+class GitHubForge(Forge, Protocol):
+    """What GitHub's pipeline asks of its fake besides the shared part (`fake.FakeGitHub`)."""
+
+    @property
+    def state(self) -> State: ...
+    @property
+    def anonymous_bucket(self) -> RateBucket: ...
+
+
 class SpecPipeline:
     """Spec checks every forge's pipeline shares: a request the description rejects, and a
     response with a declared status the description rejects, are recorded as violations."""
@@ -93,15 +102,6 @@ class SpecPipeline:
                     f"response {reply.status}: {problem}"
                 )
         return reply
-
-
-class GitHubForge(Forge, Protocol):
-    """What GitHub's pipeline asks of its fake besides the shared part (`fake.FakeGitHub`)."""
-
-    @property
-    def state(self) -> State: ...
-    @property
-    def anonymous_bucket(self) -> RateBucket: ...
 
 
 class Pipeline(SpecPipeline):
