@@ -20,7 +20,6 @@ from ghmcp_runtime.core.forges import FORGES
 from tests.contract.test_every_server import TOKEN, tools_json
 from tests.support.node import node_env
 from tests.support.servers import FORGE_SERVERS, SERVERS
-from tests.support.uv import PREFIX as UV_PREFIX
 from tests.support.uv import ensure_uv
 from tests.support.wheels import ROOT, build_wheels
 
@@ -92,11 +91,12 @@ async def test_one_bundle_installed_and_started_lists_its_tools(tmp_path: Path) 
     assert config["command"] == "uv"
     assert config["env"]["GITHUB_TOKEN"] == TOKEN
     assert config["env"]["GITHUB_API_URL"] == "https://api.github.com"
-    env = {"PATH": f"{uv.parent}{os.pathsep}{os.environ['PATH']}", "HOME": str(tmp_path),
-           "UV_CACHE_DIR": str(UV_PREFIX / "cache"), "UV_PYTHON_DOWNLOADS": "never",
-           "GHMCP_LOG_LEVEL": "WARNING", **config["env"],
-           **{k: v for k, v in os.environ.items() if k in ("SSL_CERT_FILE", "HTTPS_PROXY", "HTTP_PROXY",
-                                                            "NO_PROXY", "UV_INDEX_URL")}}
+    # uv's own cache stays where uv keeps it (the user's cache directory), outside the checkout
+    env = {**{k: v for k, v in os.environ.items() if k in ("HOME", "XDG_CACHE_HOME", "SSL_CERT_FILE",
+                                                           "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY",
+                                                           "UV_INDEX_URL")},
+           "PATH": f"{uv.parent}{os.pathsep}{os.environ['PATH']}", "UV_PYTHON_DOWNLOADS": "never",
+           "GHMCP_LOG_LEVEL": "WARNING", **config["env"]}
     params = StdioServerParameters(command=str(uv), args=config["args"], env=env)
     async with Client(params, cache=None) as client:
         listed = await client.list_tools()

@@ -1,5 +1,6 @@
 """uv, what an MCP Bundle host runs a `server.type: "uv"` bundle with (tests/packaging): pip installs
-the pinned release into the git-ignored `.uv-tool/` on first use; its cache lives there too."""
+the pinned release into the git-ignored `.uv-tool/` on first use (its cache is uv's own, outside the
+checkout)."""
 
 from __future__ import annotations
 
