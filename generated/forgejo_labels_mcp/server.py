@@ -77,6 +77,7 @@ TOOLS = (
         handler=DATA.tool_handler("forgejo_delete_repo_label"),
         operations=(
             operations.ISSUE_GET_LABEL,
+            operations.ISSUE_LIST_LABELS,
             operations.ISSUE_LIST_ISSUES,
             operations.ISSUE_DELETE_LABEL,
         ),
