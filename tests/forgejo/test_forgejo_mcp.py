@@ -45,10 +45,10 @@ async def test_all_serves_every_forgejo_tool_and_toolsets_narrow(
         assert names == sorted(t.name for t in SERVER.tools if t.toolset == "org_labels")
         listed = await s.ok("forgejo_list_org_labels", {"org": ORG})
         assert listed["labels"]
-    both = in_memory_server(fake, spec=SERVER, exposure=ExposureFlags(toolsets=("issues", "repo_labels")))
+    both = in_memory_server(fake, spec=SERVER, exposure=ExposureFlags(toolsets=("issues", "labels")))
     async with Opened(both, mode=mode) as s:
         names = sorted(t.name for t in (await s.client.list_tools()).tools)
-        assert names == sorted(t.name for t in SERVER.tools if t.toolset in ("issues", "repo_labels"))
+        assert names == sorted(t.name for t in SERVER.tools if t.toolset in ("issues", "labels"))
         found = await s.ok("forgejo_search_issues", {"owner": ORG, "repo": REPO, "labels": ["bug"]})
         assert [row["issue_number"] for row in found["issues"]] == [1]
         assert (await s.ok("forgejo_list_repo_labels", {"owner": ORG, "repo": REPO}))["labels"]
@@ -67,12 +67,12 @@ async def test_the_console_script_serves_it_over_stdio(fake: FakeForgejo, ids: d
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_issues_and_labels_toolsets_over_stdio(fake: FakeForgejo, ids: dict[str, Any], mode: str) -> None:
-    """`forgejo-mcp --toolsets issues,repo_labels,org_labels`: the issue tools and the label tools
-    of one server, a real subprocess, both protocol eras."""
+    """`forgejo-mcp --toolsets issues,labels`: the issue tools and the repository label tools of one
+    server (GitHub's toolset names), nothing else, a real subprocess, both protocol eras."""
     with fake.serve() as url:
         params = stdio_params(url, OWNER_TOKEN)
         params.command = str(Path(sys.executable).parent / "forgejo-mcp")
-        params.args = ["--toolsets", "issues,repo_labels,org_labels"]
+        params.args = ["--toolsets", "issues,labels"]
         async with Client(params, mode=mode, cache=None) as client:
             names = {t.name for t in (await client.list_tools()).tools}
             made = await client.call_tool("forgejo_create_issue", {"owner": ORG, "repo": REPO, "title": "Over stdio",
@@ -83,6 +83,8 @@ async def test_issues_and_labels_toolsets_over_stdio(fake: FakeForgejo, ids: dic
             updated = await client.call_tool("forgejo_update_issue", {"owner": ORG, "repo": REPO,
                                                                       "issue_number": number,
                                                                       "add_labels": ["stdio"], "remove_labels": ["bug"]})
-    assert {"forgejo_search_issues", "forgejo_update_issue", "forgejo_list_org_labels"} <= names
+    assert names == {t.name for t in SERVER.tools if t.toolset in ("issues", "labels")}
+    assert {"forgejo_search_issues", "forgejo_update_issue", "forgejo_delete_repo_label"} <= names
+    assert "forgejo_list_org_labels" not in names
     assert not made.is_error and not label.is_error, (made.structured_content, label.structured_content)
     assert updated.structured_content["issue"]["labels"] == ["docs", "stdio"], updated.structured_content
