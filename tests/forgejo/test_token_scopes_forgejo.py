@@ -11,6 +11,7 @@ import pytest
 
 from fakeforgejo import FakeForgejo
 from forgejo_labels_mcp import SERVER
+from forgejo_mcp import SERVER as FORGE
 from ghmcp_runtime.serving.scope_listing import list_scopes
 from tests.forgejo.forgejo_support import NO_ORG_TOKEN, ORG, OWNER_TOKEN, REPO, in_memory_server
 from tests.functional.session import Opened
@@ -60,3 +61,28 @@ def test_list_scopes_prints_what_a_selection_needs() -> None:
     out = io.StringIO()
     assert list_scopes(SERVER, ["--output", "summary"], out) == 0
     assert out.getvalue() == "scopes: write:issue, write:organization\n"
+
+
+async def test_forgejo_mcp_lists_the_issue_tools_each_token_allows(fake: FakeForgejo, ids: dict[str, int]) -> None:
+    """The issues toolset in forgejo-mcp: reads need read:issue (search also read:user, which
+    resolves a login), create and update also read:repository (the assignee list)."""
+    writer = "a8" * 20
+    fake.add_token(READER, "alice", ("read:issue", "read:organization", "read:user"))
+    fake.add_token(ISSUES_ONLY, "alice", ("write:issue", "read:user"))
+    fake.add_token(writer, "alice", ("write:issue", "read:repository", "read:user"))
+    issues = {t.name for t in FORGE.tools if t.toolset == "issues"}
+
+    async def shown(token: str) -> set[str]:
+        async with Opened(in_memory_server(fake, token, spec=FORGE)) as s:
+            return set(s.tools) & issues
+
+    assert await shown(READER) == {"forgejo_get_issue", "forgejo_search_issues"}
+    assert await shown(ISSUES_ONLY) == {"forgejo_get_issue", "forgejo_search_issues", "forgejo_add_comment"}
+    assert await shown(writer) == issues == {"forgejo_get_issue", "forgejo_search_issues", "forgejo_add_comment",
+                                             "forgejo_create_issue", "forgejo_update_issue"}
+
+
+def test_list_scopes_of_forgejo_mcp_names_what_its_issue_tools_need() -> None:
+    out = io.StringIO()
+    assert list_scopes(FORGE, ["--toolsets", "issues", "--output", "summary"], out) == 0
+    assert out.getvalue() == "scopes: read:repository, read:user, write:issue\n"
