@@ -619,11 +619,14 @@ class DeclarationBuilder:
         if raw.call in self.runtime_ops and self.runtime_ops[raw.call].method in READ_METHODS:
             self.error((*loc, "stored"), "stored is for a write step", "put it on the step that sends the text")
         self.body_fields((*loc, "stored"), raw.stored, {}, body)
-        declared = {f.name for f in self.tool.output}
+        declared = {f.name: f for f in self.tool.output}
         for name in (STORED, ALTERED):
             if name not in declared:
                 self.error((*loc, "stored"), f"stored fills the output {name!r}, which is not declared",
-                           f"declare {{name: {name}}} under output (without `from`)")
+                           f"declare {{name: {name}, optional: true}} under output (without `from`)")
+            elif not declared[name].optional:
+                self.error((*loc, "stored"), f"stored fills the output {name!r} only when GitHub "
+                           "keeps the text otherwise than sent", f"declare {name!r} with optional: true")
         renamed = {key: ref for key, value in body.items()
                    if (ref := _whole_ref(value)) is not None and ref != key and key in raw.stored}
         return Stored(fields={k: split_path(p) for k, p in raw.stored.items()}, names=renamed)

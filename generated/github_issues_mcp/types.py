@@ -16,7 +16,7 @@ class CommentRow(TypedDict):
     updated_at: NotRequired[str]
     url: NotRequired[str]
     hidden_removed: int
-    withheld: Literal["untrusted_author", "trust_unknown"] | None
+    withheld: Literal["untrusted_author", "trust_unknown"]
 
 
 class IssueRow(TypedDict):
@@ -40,7 +40,7 @@ class IssueRow(TypedDict):
     closed_at: NotRequired[str | None]
     version: NotRequired[str]
     hidden_removed: int
-    withheld: Literal["untrusted_author", "trust_unknown"] | None
+    withheld: Literal["untrusted_author", "trust_unknown"]
 
 
 class LabelRow(TypedDict):
@@ -60,7 +60,7 @@ class GithubAddCommentArgs(TypedDict):
 
 class GithubAddCommentResult(TypedDict):
     comment: CommentRow
-    stored_as_sent: bool
+    stored_as_sent: NotRequired[bool]
     altered_fields: NotRequired[list[str]]
 
 
@@ -78,7 +78,7 @@ class GithubCreateIssueArgs(TypedDict):
 class GithubCreateIssueResult(TypedDict):
     issue: IssueRow
     version: str
-    stored_as_sent: bool
+    stored_as_sent: NotRequired[bool]
     altered_fields: NotRequired[list[str]]
     ignored_fields: NotRequired[list[str]]
 
@@ -93,7 +93,7 @@ class GithubCreateLabelArgs(TypedDict):
 
 class GithubCreateLabelResult(TypedDict):
     label: LabelRow
-    stored_as_sent: bool
+    stored_as_sent: NotRequired[bool]
     altered_fields: NotRequired[list[str]]
 
 
@@ -191,7 +191,7 @@ class GithubUpdateIssueResult(TypedDict):
     issue: IssueRow
     version: str
     changed_fields: list[str]
-    stored_as_sent: bool
+    stored_as_sent: NotRequired[bool]
     altered_fields: NotRequired[list[str]]
     ignored_fields: NotRequired[list[str]]
 
@@ -236,7 +236,7 @@ class GithubUpdateLabelArgs(TypedDict):
 class GithubUpdateLabelResult(TypedDict):
     label: LabelRow
     changed_fields: list[str]
-    stored_as_sent: bool
+    stored_as_sent: NotRequired[bool]
     altered_fields: NotRequired[list[str]]
 
 

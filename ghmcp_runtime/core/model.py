@@ -35,8 +35,9 @@ class FieldRule:
     untrusted: bool = False  # user-authored text: hidden markup and invisible characters removed
 
 
-# Row fields the runtime adds: how many hidden pieces sanitizing removed (shapes with untrusted
-# fields), and why lockdown withheld the author's text (shapes with a lockdown rule).
+# Row fields the runtime adds, each present only when it has something to say: how many hidden
+# pieces sanitizing removed (shapes with untrusted fields), and why lockdown withheld the author's
+# text (shapes with a lockdown rule).
 HIDDEN_FIELD = "hidden_removed"
 # The result field counting rows left out under a repository allowlist (tools that return rows)
 OUTSIDE_ALLOWLIST_FIELD = "outside_allowlist"

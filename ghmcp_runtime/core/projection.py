@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from ghmcp_runtime.cleaning.untrusted import Clean, Cleaned, sanitize
-from ghmcp_runtime.core.model import HIDDEN_FIELD, WITHHELD_FIELD, Detail, FieldRule, Shape
+from ghmcp_runtime.core.model import HIDDEN_FIELD, Detail, FieldRule, Shape
 from ghmcp_runtime.core.versioning import canonical_json
 
 
@@ -102,17 +102,15 @@ class ShapeProjector:
         """Every field of the density (plus `include`, less `omit`), in shape order; null when
         GitHub has no value, [] for an empty list: a row never leaves out a field it declares.
         `hidden_removed` counts what was removed from the text the row carries (an omitted body
-        is not counted). Untrusted text already in `cleaned` (see untrusted.clean_ahead) is
+        is not counted), present only when something was; `withheld` is lockdown's to add. Untrusted text already in `cleaned` (see untrusted.clean_ahead) is
         taken from there."""
         declared = self._shapes[shape]
         if declared.version and declared.version_field and declared.version_field not in computed:
             computed = {**computed, declared.version_field: self.version(shape, raw)}
         tally = _Tally(cleaned if cleaned is not None else {})
         row = _project(declared.fields, raw, detail, computed, tally, (), frozenset(include), frozenset(omit))
-        if shape in self._untrusted:  # the fields the runtime adds are always present too
-            row[HIDDEN_FIELD] = sum(removed for _, removed in tally.values())
-        if declared.lockdown is not None:
-            row[WITHHELD_FIELD] = None  # lockdown.Lockdown says why, when it withholds
+        if shape in self._untrusted and (removed := sum(n for _, n in tally.values())):
+            row[HIDDEN_FIELD] = removed  # absent when nothing was removed
         return row
 
     def fields(self, shape: str) -> list[str]:

@@ -63,7 +63,7 @@ async def test_create_comment_and_label_answer_with_their_rows(fake: FakeGitHub,
         published = s.tools["github_add_comment"]["outputSchema"]["oneOf"][0]["properties"]["comment"]
         assert set(posted_row) == set(published["properties"]) == set(published["required"])
         label = await s.ok("github_create_label", {**REPO_ARGS, "name": "needs-repro"})
-    assert label["label"] == {"name": "needs-repro", "color": "ededed", "description": None, "hidden_removed": 0}
+    assert label["label"] == {"name": "needs-repro", "color": "ededed", "description": None}
 
 
 # -- 3: milestones by title ---------------------------------------------------------------------

@@ -350,6 +350,12 @@ def _mistakes() -> list[Mistake]:
         lambda: replace(t, "{name: color, from: color, detail: summary}",
                         "{name: hidden_removed, from: color, detail: summary}", "  label:\n"),
         r"'hidden_removed' is a row field the runtime adds")
+    add("stored-as-sent-always-present",  # absent when the text was kept as sent (issue 34)
+        lambda: (replace(t, "{name: stored_as_sent, type: boolean, optional: true}",
+                         "{name: stored_as_sent, type: boolean}")[0],
+                 {line_at(t, m.start()) for m in re.finditer(r"\bstored: \{", t)}),  # every write step sending text
+        r"stored fills the output 'stored_as_sent' only when GitHub keeps the text otherwise than sent",
+        hint=r"declare 'stored_as_sent' with optional: true")
     return out
 
 

@@ -122,8 +122,9 @@ def test_an_omitted_field_is_neither_shown_nor_counted() -> None:
     assert projector.fields("issue") == ["title", "labels", "preview", "body", "milestone", "login"]
 
 
-def test_a_clean_row_counts_zero() -> None:
+def test_a_clean_row_has_no_count() -> None:
+    # a field saying nothing happened is absent (issue 34); the summary says what it means
     row = ShapeProjector({"issue": UNTRUSTED}).project("issue", {"title": "ok", "body": "<id>"}, "full", {})
-    assert row["hidden_removed"] == 0  # always present, like every field of the row
+    assert "hidden_removed" not in row and "withheld" not in row
     assert {k: v for k, v in row.items() if v not in (None, [])} == {
-        "title": "ok", "preview": "<id>", "body": "<id>", "hidden_removed": 0}
+        "title": "ok", "preview": "<id>", "body": "<id>"}

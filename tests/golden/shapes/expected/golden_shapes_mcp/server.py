@@ -8,7 +8,7 @@ from ghmcp_runtime.serving.package_data import PackageData
 
 from . import operations
 
-FINGERPRINT = "golden-shapes@0.0.1+8f77be114765"
+FINGERPRINT = "golden-shapes@0.0.1+fbbf140412f8"
 DATA = PackageData(__package__)
 SUMMARY = "Lists and reads issues.\nRows are summaries unless detail is full."
 INSTRUCTIONS = SUMMARY + "\nCapability fingerprint: " + FINGERPRINT
