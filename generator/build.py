@@ -71,6 +71,8 @@ from ghmcp_runtime.core.forges import FORGES, GITHUB
 from ghmcp_runtime.core.model import (
     HIDDEN_FIELD,
     OUTSIDE_ALLOWLIST_FIELD,
+    PREVIEW_EMPTY_FIELD,
+    PREVIEW_EMPTY_REASONS,
     WITHHELD_FIELD,
     WITHHELD_REASONS,
     LockdownRule,
@@ -486,7 +488,7 @@ class Builder:
         for i, f in enumerate(defs):
             floc = (*loc, i)
             self.check_identifier((*floc, "name"), f.name, "shape field")
-            if f.name in (HIDDEN_FIELD, WITHHELD_FIELD):
+            if f.name in (HIDDEN_FIELD, WITHHELD_FIELD, PREVIEW_EMPTY_FIELD):
                 self.error((*floc, "name"), f"{f.name!r} is a row field the runtime adds",
                            "pick another name")
             if f.untrusted and f.computed is not None:
@@ -1101,8 +1103,9 @@ def echo_safe(param: IRParam) -> bool:
 def added_fields(fields: tuple[IRField, ...],
                  lockdown: LockdownRule | None) -> tuple[tuple[str, JSONObject], ...]:
     """Row fields the runtime adds, present only when they say something: the count of hidden
-    pieces removed from untrusted text, and why lockdown withheld the author's text. What they
-    mean is said once, in the capability summary (field_notes.py), not in every outputSchema."""
+    pieces removed from untrusted text, why lockdown withheld the author's text, and why a
+    preview is empty. What they mean is said once, in the capability summary (field_notes.py),
+    not in every outputSchema."""
     def untrusted(fs: tuple[IRField, ...]) -> bool:
         return any(f.untrusted or untrusted(f.nested) for f in fs)
 
@@ -1111,6 +1114,8 @@ def added_fields(fields: tuple[IRField, ...],
         added.append((HIDDEN_FIELD, {"type": "integer", "minimum": 1}))
     if lockdown is not None:
         added.append((WITHHELD_FIELD, {"type": "string", "enum": list(WITHHELD_REASONS)}))
+    if any(f.transform == "preview" for f in fields):
+        added.append((PREVIEW_EMPTY_FIELD, {"type": "string", "enum": list(PREVIEW_EMPTY_REASONS)}))
     return tuple(added)
 
 
@@ -1130,6 +1135,8 @@ def row_schema(fields: tuple[IRField, ...], density: str | None = None,
     optional ones, said once in the description."""
     chosen = [f for f in fields if f.name not in omit
               and (density != "summary" or f.detail == "summary" or f.name in include)]
+    if not any(f.transform == "preview" for f in chosen):  # no preview here: nothing to explain
+        added = tuple((name, schema) for name, schema in added if name != PREVIEW_EMPTY_FIELD)
     required = [f.name for f in chosen
                 if density is not None or f.detail == "summary" or f.name in include]
     schema: JSONObject = {

@@ -106,7 +106,7 @@ def error_spec(spec: ErrorDef | None) -> ErrorSpec | None:
     if spec is None:
         return None
     return ErrorSpec(code=spec.code, message=_text(spec.message), field=spec.field,
-                     reason=_text(spec.reason), repair=_repair(spec.repair))
+                     reason=_text(spec.reason), repair=_repair(spec.repair), details=dict(spec.details))
 
 
 def _repair(r: RepairDef | None) -> Repair | None:
@@ -162,6 +162,23 @@ class DeclarationBuilder:
         built = _repair(spec.repair) if spec is not None else None
         if built is not None:
             self.repairs.append(((*loc, "repair"), built))
+        if isinstance(spec, ErrorDef):
+            self.check_details(loc, spec)
+
+    def check_details(self, loc: Loc, spec: ErrorDef) -> None:
+        """An error's details never echo free-form text a caller sent (titles, bodies, names):
+        a parameter read there is an identifier, a number, a boolean or an enum member."""
+        params = {p.name: p for p in self.params}
+        for name, template in spec.details.items():
+            for ref in references(template):
+                param = params.get(ref.path[0])
+                if param is None or ref.path[0] in ("owner", "repo") or "enum" in param.schema:
+                    continue
+                if not (kinds := schema_types(param.schema)) or not kinds <= {"integer", "boolean", "null"}:
+                    self.error((*loc, "details", name), f"details.{name} would echo the parameter "
+                               f"{ref.path[0]!r}, free-form text the caller sent",
+                               "name the parameter in `field` instead; details carry identifiers, "
+                               "numbers and what the forge answered")
 
     def build(self) -> tuple[Declaration, dict[str, str], set[str]] | None:
         """The declaration, the GitHub body field -> parameter map, and the codes it can raise."""
@@ -321,7 +338,10 @@ class DeclarationBuilder:
         reject = [Reject(present=r.present, error=error_spec(r) or ErrorSpec()) for r in raw.reject]
         for j, r in enumerate(raw.reject):
             self.note_repair((*loc, "reject", j), r)
-        templates += [((*loc, "reject", j), _error_templates(r)) for j, r in enumerate(raw.reject)]
+        if raw.reject and raw.call in self.ops:  # a refusal may read the answer it refuses
+            self.answers.setdefault(sid, documented(self.document, self.ops[raw.call]))
+            for j, r in enumerate(raw.reject):
+                self.check_refs(_error_templates(r), (*loc, "reject", j), names, known | {sid})
         paginate = self.paginate(raw, loc, names)
         compare = self.compare(raw, loc, known, body)
         names_exist = self.names_exist(raw, loc, names)
@@ -1067,7 +1087,7 @@ def bind_path(call: str, explicit: Mapping[str, Any], op: SpecOperation, loc: Lo
 def _error_templates(spec: ErrorDef | None) -> list[Any]:
     if spec is None:
         return []
-    parts: list[Any] = [spec.message, spec.reason]
+    parts: list[Any] = [spec.message, spec.reason, *spec.details.values()]
     if spec.repair is not None:
         parts += [dict(spec.repair.arguments), spec.repair.alternative]
     return [p for p in parts if p is not None]

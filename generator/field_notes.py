@@ -17,7 +17,7 @@ from typing import Any
 
 from generator.ir import IRServer
 from ghmcp_runtime.core.forges import FORGES
-from ghmcp_runtime.core.model import HIDDEN_FIELD, OUTSIDE_ALLOWLIST_FIELD, WITHHELD_FIELD
+from ghmcp_runtime.core.model import HIDDEN_FIELD, OUTSIDE_ALLOWLIST_FIELD, PREVIEW_EMPTY_FIELD, WITHHELD_FIELD
 from ghmcp_runtime.engine.stored import ALTERED, STORED
 
 NOTES = {
@@ -29,6 +29,9 @@ NOTES = {
         WITHHELD_FIELD + " (on a row, only under lockdown): the author's text (body, preview) is "
         "left out, because the author has no push access (untrusted_author) or that could not be "
         "checked (trust_unknown)."),
+    PREVIEW_EMPTY_FIELD: (
+        PREVIEW_EMPTY_FIELD + " (on a row, only when its preview is null): body_empty, the author "
+        "wrote no text; hidden, all of it is what {forge}'s page hides (hidden_removed counts it)."),
     STORED: (
         STORED + " (on a write's answer, only when false): {forge} keeps the text fields named in "
         "altered_fields otherwise than sent (e.g. a trimmed title); without it, {forge} keeps your "

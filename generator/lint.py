@@ -9,7 +9,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from generator import lint_behaviour, lint_examples, lint_spec_examples, lint_text
+from generator import lint_answers, lint_behaviour, lint_examples, lint_spec_examples, lint_text
 from generator.diagnostics import Diagnostic
 from generator.field_notes import SAID_IN_SUMMARY
 from generator.ir import IRServer, IRTool
@@ -40,7 +40,7 @@ def lint(server: IRServer, located: Located | None = None,
          document: Mapping[str, Any] | None = None,
          peers: Sequence[IRServer] = ()) -> list[Diagnostic]:
     """`peers`: the other override files of the server's forge (composability spans the forge)."""
-    ctx = Ctx(server, {t.name: wire_tool(t) for t in server.tools}, located, document)
+    ctx = Ctx(server, {t.name: wire_tool(t) for t in server.tools}, located, document, peers=peers)
     for tool in server.tools:
         _schemas(ctx, tool)
         _output_accepts(ctx, tool)
@@ -53,6 +53,7 @@ def lint(server: IRServer, located: Located | None = None,
     _composability(ctx, peers)
     lint_text.check(ctx)
     lint_behaviour.check(ctx)
+    lint_answers.check(ctx)
     lint_examples.check(ctx)
     lint_spec_examples.check(ctx)
     return ctx.out

@@ -205,17 +205,19 @@ def _argument_problems(schema: dict[str, Any], arguments: Mapping[str, Any], com
 
 
 def _repairs(ctx: Ctx) -> None:
-    """Every repair, declared or in the hooks, names a tool and arguments its inputSchema takes."""
+    """Every repair, declared or in the hooks, names a tool and arguments its inputSchema takes: a
+    tool of this override file, or of another file of its forge (a surface without that tool,
+    such as this file's own server, drops the repair: serving/surface.py)."""
     found: list[tuple[Where, str, str, tuple[dict[str, Any], bool] | None]] = [
         (where, f"{tool.name}: ", repair.tool, _declared_arguments(repair.arguments))
         for tool in ctx.server.tools for where, repair in tool.repairs]
     found += [(Where(file, r.line, r.col), "", r.tool, _hook_arguments(r.arguments))
               for file, source in _hook_sources(ctx) for r in _scan(source)[1]]
     for where, prefix, target, arguments in found:
-        called = next((t for t in ctx.server.tools if t.name == target), None)
+        called = next((t for s in (ctx.server, *ctx.peers) for t in s.tools if t.name == target), None)
         if called is None:
             ctx.error(where, "repair-tool", f"{prefix}a repair names {target!r}, which is not a tool",
-                      "repair.tool must name a listed tool")
+                      "repair.tool must name a tool of this server or of another override file of its forge")
             continue
         for problem in _argument_problems(called.checked_input_schema, *arguments) if arguments else ():
             ctx.error(where, "repair-arguments", f"{prefix}repair with {target}: {problem}",

@@ -242,6 +242,9 @@ class ErrorDef(Strict):
     field: str | None = None
     reason: str | None = None
     repair: RepairDef | None = None
+    details: dict[Identifier, str] = Field(
+        default_factory=dict, description="more details: name -> template, e.g. {url: \"{issue.html_url}\"} "
+        "(values the forge answered or identifiers; never free-form text a caller sent)")
 
 
 class ResolveCheckDef(Strict):
@@ -259,6 +262,8 @@ class ResolveDef(Strict):
     choices: int = Field(default=20, ge=1, le=50, description="names listed in details.choices on a miss")
     pages: int = Field(default=10, ge=1, le=10, description="pages of 100 rows read at most")
     unknown: ErrorDef = Field(description="no row has the name: the error (field defaults to the parameter)")
+    keep: list[str] = Field(default_factory=list, description="words the parameter takes as they are, "
+                            "never looked up as names (e.g. none, any)")
     check: ResolveCheckDef | None = Field(
         default=None, description="an id is read first by this request; not found refuses it before any write")
 

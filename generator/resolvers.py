@@ -72,5 +72,5 @@ def build_resolve(p: ParamDef, loc: Loc, *, kinds: Collection[str], names: Colle
         return None
     return Resolve(param=p.name, operation=operation, match=split_path(r.match),
                    value=split_path(r.value), unknown=unknown, path=path, query=dict(r.query),
-                   choices=r.choices, pages=r.pages)
+                   choices=r.choices, pages=r.pages, keep=tuple(r.keep))
 

@@ -35,7 +35,7 @@ from ghmcp_runtime.core.declared import (
     VersionCheck,
 )
 from ghmcp_runtime.engine.batch import batch
-from ghmcp_runtime.engine.runner import completer, declared
+from ghmcp_runtime.engine.runner import completer, declared, resolving
 from ghmcp_runtime.guards.rules import Rule, with_rules
 
 from . import hooks, operations
@@ -89,15 +89,11 @@ ISSUE_RESOURCE = Declaration(
                 Reject(
                     present="pull_request",
                     error=ErrorSpec(
-                        code="issue_not_found",
-                        message="That number is a pull request; this server only handles issues.",
+                        code="is_pull_request",
+                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
                         field="issue_number",
                         reason="the number belongs to a pull request",
-                        repair=Repair(
-                            next_step="find_issue",
-                            tool="github_search_issues",
-                            arguments={"owner": "{owner}", "repo": "{repo}", "state": "all"},
-                        ),
+                        details={"number": "{issue_number}", "url": "{issue.html_url}"},
                     ),
                 ),
             ),
@@ -123,15 +119,11 @@ ISSUE_COMMENTS_RESOURCE = Declaration(
                 Reject(
                     present="pull_request",
                     error=ErrorSpec(
-                        code="issue_not_found",
-                        message="That number is a pull request; this server only handles issues.",
+                        code="is_pull_request",
+                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
                         field="issue_number",
                         reason="the number belongs to a pull request",
-                        repair=Repair(
-                            next_step="find_issue",
-                            tool="github_search_issues",
-                            arguments={"owner": "{owner}", "repo": "{repo}", "state": "all"},
-                        ),
+                        details={"number": "{issue_number}", "url": "{issue.html_url}"},
                     ),
                 ),
             ),
@@ -206,14 +198,32 @@ LABEL_RESOURCE = Declaration(
     output=(Output(name="label", shape="label", sources=("label",)),),
 )
 
-# github_add_comment: POST /repos/{owner}/{repo}/issues/{issue_number}/comments, GET /repos/{owner}/{repo}/issues/{issue_number}/comments, GET /user
+# github_add_comment: GET /repos/{owner}/{repo}/issues/{issue_number}, POST /repos/{owner}/{repo}/issues/{issue_number}/comments, GET /repos/{owner}/{repo}/issues/{issue_number}/comments, GET /user
 GITHUB_ADD_COMMENT = Declaration(
     steps=(
+        Step(
+            id="issue",
+            operation=operations.ISSUES_GET,
+            path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
+            reject=(
+                Reject(
+                    present="pull_request",
+                    error=ErrorSpec(
+                        code="is_pull_request",
+                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
+                        field="issue_number",
+                        reason="the number belongs to a pull request",
+                        details={"number": "{issue_number}", "url": "{issue.html_url}"},
+                    ),
+                ),
+            ),
+        ),
         Step(
             id="comment",
             operation=operations.ISSUES_CREATE_COMMENT,
             path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
             body={"body": "{body}"},
+            after=("issue",),
             stored=Stored(fields={"body": ("body",)}),
         ),
     ),
@@ -488,15 +498,11 @@ GITHUB_GET_ISSUE = Declaration(
                 Reject(
                     present="pull_request",
                     error=ErrorSpec(
-                        code="issue_not_found",
-                        message="That number is a pull request; this server only handles issues.",
+                        code="is_pull_request",
+                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
                         field="issue_number",
                         reason="the number belongs to a pull request",
-                        repair=Repair(
-                            next_step="find_issue",
-                            tool="github_search_issues",
-                            arguments={"owner": "{owner}", "repo": "{repo}", "state": "all"},
-                        ),
+                        details={"number": "{issue_number}", "url": "{issue.html_url}"},
                     ),
                 ),
             ),
@@ -583,15 +589,11 @@ GITHUB_UPDATE_ISSUE = Declaration(
                 Reject(
                     present="pull_request",
                     error=ErrorSpec(
-                        code="issue_not_found",
-                        message="That number is a pull request; this server only handles issues.",
+                        code="is_pull_request",
+                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
                         field="issue_number",
                         reason="the number belongs to a pull request",
-                        repair=Repair(
-                            next_step="find_issue",
-                            tool="github_search_issues",
-                            arguments={"owner": "{owner}", "repo": "{repo}", "state": "all"},
-                        ),
+                        details={"number": "{issue_number}", "url": "{current.html_url}"},
                     ),
                 ),
             ),
@@ -708,7 +710,7 @@ GITHUB_UPDATE_ISSUE = Declaration(
             shape="issue",
             sources=("update",),
             detail="summary",
-            include=("state_reason",),
+            include=("state_reason", "locked", "lock_reason"),
             omit=("preview", "updated_at"),
         ),
         Output(name="version", sources=("update",), version_of="issue"),
@@ -877,13 +879,37 @@ TOOLS = {
         ),
     ),
     "github_search_issues": with_rules(
-        hooks.search_issues,
+        resolving(
+            hooks.search_issues,
+            (
+                Resolve(
+                    param="milestone",
+                    operation=operations.ISSUES_LIST_MILESTONES,
+                    match=("title",),
+                    value=("number",),
+                    unknown=ErrorSpec(
+                        code="milestone_not_found",
+                        message="No milestone of the repository has that title; details.choices lists some titles.",
+                        reason="no milestone has this title",
+                    ),
+                    path={"owner": "{owner}", "repo": "{repo}"},
+                    query={"state": "all"},
+                    keep=("none", "any"),
+                ),
+            ),
+        ),
         (
             Rule(kind="all_or_none", fields=("owner", "repo"), reason="owner and repo go together"),
             Rule(
                 kind="at_least_one",
                 fields=("query", "owner"),
                 reason="pass query, or owner and repo",
+            ),
+            Rule(
+                kind="requires",
+                fields=("owner",),
+                when="milestone",
+                reason="a milestone belongs to owner/repo",
             ),
         ),
     ),

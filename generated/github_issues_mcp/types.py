@@ -17,6 +17,7 @@ class CommentRow(TypedDict):
     url: NotRequired[str]
     hidden_removed: int
     withheld: Literal["untrusted_author", "trust_unknown"]
+    preview_empty: Literal["body_empty", "hidden"]
 
 
 class IssueRow(TypedDict):
@@ -41,6 +42,7 @@ class IssueRow(TypedDict):
     version: NotRequired[str]
     hidden_removed: int
     withheld: Literal["untrusted_author", "trust_unknown"]
+    preview_empty: Literal["body_empty", "hidden"]
 
 
 class LabelRow(TypedDict):
@@ -145,6 +147,7 @@ class GithubSearchIssuesArgs(TypedDict):
     labels: NotRequired[list[str]]
     assignee_login: NotRequired[str]
     creator_login: NotRequired[str]
+    milestone: NotRequired[int | str]
     missing: NotRequired[list[Literal["assignee", "milestone", "labels"]]]
     lacks_labels: NotRequired[list[str]]
     min_comments: NotRequired[int]

@@ -10,6 +10,7 @@ from ghmcp_runtime.core.declared import (
     OnError,
     Output,
     Paginate,
+    Reject,
     Step,
 )
 from ghmcp_runtime.engine.runner import declared
@@ -34,6 +35,21 @@ GITHUB_ADD_ISSUE_DEPENDENCY = Declaration(
                     error=ErrorSpec(
                         message="No issue of this repository has blocked_by_issue_number; nothing was changed.",
                         field="blocked_by_issue_number",
+                    ),
+                ),
+            ),
+            reject=(
+                Reject(
+                    present="pull_request",
+                    error=ErrorSpec(
+                        code="is_pull_request",
+                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
+                        field="blocked_by_issue_number",
+                        reason="the number belongs to a pull request",
+                        details={
+                            "number": "{blocked_by_issue_number}",
+                            "url": "{blocker.html_url}",
+                        },
                     ),
                 ),
             ),
@@ -77,6 +93,18 @@ GITHUB_ADD_SUB_ISSUE = Declaration(
                     ),
                 ),
             ),
+            reject=(
+                Reject(
+                    present="pull_request",
+                    error=ErrorSpec(
+                        code="is_pull_request",
+                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
+                        field="sub_issue_number",
+                        reason="the number belongs to a pull request",
+                        details={"number": "{sub_issue_number}", "url": "{sub.html_url}"},
+                    ),
+                ),
+            ),
         ),
         Step(
             id="add_sub_issue",
@@ -107,6 +135,18 @@ GITHUB_GET_PARENT_ISSUE = Declaration(
             id="issue",
             operation=operations.ISSUES_GET,
             path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
+            reject=(
+                Reject(
+                    present="pull_request",
+                    error=ErrorSpec(
+                        code="is_pull_request",
+                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
+                        field="issue_number",
+                        reason="the number belongs to a pull request",
+                        details={"number": "{issue_number}", "url": "{issue.html_url}"},
+                    ),
+                ),
+            ),
         ),
         Step(
             id="parent",
@@ -173,6 +213,18 @@ GITHUB_MOVE_SUB_ISSUE = Declaration(
                     ),
                 ),
             ),
+            reject=(
+                Reject(
+                    present="pull_request",
+                    error=ErrorSpec(
+                        code="is_pull_request",
+                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
+                        field="sub_issue_number",
+                        reason="the number belongs to a pull request",
+                        details={"number": "{sub_issue_number}", "url": "{sub.html_url}"},
+                    ),
+                ),
+            ),
         ),
         Step(
             id="after",
@@ -189,6 +241,18 @@ GITHUB_MOVE_SUB_ISSUE = Declaration(
                     ),
                 ),
             ),
+            reject=(
+                Reject(
+                    present="pull_request",
+                    error=ErrorSpec(
+                        code="is_pull_request",
+                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
+                        field="after_issue_number",
+                        reason="the number belongs to a pull request",
+                        details={"number": "{after_issue_number}", "url": "{after.html_url}"},
+                    ),
+                ),
+            ),
         ),
         Step(
             id="before",
@@ -202,6 +266,18 @@ GITHUB_MOVE_SUB_ISSUE = Declaration(
                         code="sub_issue_not_found",
                         message="No issue of this repository has before_issue_number; nothing was changed.",
                         field="before_issue_number",
+                    ),
+                ),
+            ),
+            reject=(
+                Reject(
+                    present="pull_request",
+                    error=ErrorSpec(
+                        code="is_pull_request",
+                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
+                        field="before_issue_number",
+                        reason="the number belongs to a pull request",
+                        details={"number": "{before_issue_number}", "url": "{before.html_url}"},
                     ),
                 ),
             ),
@@ -243,6 +319,18 @@ GITHUB_REMOVE_ISSUE_DEPENDENCY = Declaration(
             id="issue",
             operation=operations.ISSUES_GET,
             path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
+            reject=(
+                Reject(
+                    present="pull_request",
+                    error=ErrorSpec(
+                        code="is_pull_request",
+                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
+                        field="issue_number",
+                        reason="the number belongs to a pull request",
+                        details={"number": "{issue_number}", "url": "{issue.html_url}"},
+                    ),
+                ),
+            ),
         ),
         Step(
             id="blocker",
@@ -258,6 +346,21 @@ GITHUB_REMOVE_ISSUE_DEPENDENCY = Declaration(
                     error=ErrorSpec(
                         message="No issue of this repository has blocked_by_issue_number; nothing was changed.",
                         field="blocked_by_issue_number",
+                    ),
+                ),
+            ),
+            reject=(
+                Reject(
+                    present="pull_request",
+                    error=ErrorSpec(
+                        code="is_pull_request",
+                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
+                        field="blocked_by_issue_number",
+                        reason="the number belongs to a pull request",
+                        details={
+                            "number": "{blocked_by_issue_number}",
+                            "url": "{blocker.html_url}",
+                        },
                     ),
                 ),
             ),
@@ -288,6 +391,18 @@ GITHUB_REMOVE_SUB_ISSUE = Declaration(
             id="parent",
             operation=operations.ISSUES_GET,
             path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
+            reject=(
+                Reject(
+                    present="pull_request",
+                    error=ErrorSpec(
+                        code="is_pull_request",
+                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
+                        field="issue_number",
+                        reason="the number belongs to a pull request",
+                        details={"number": "{issue_number}", "url": "{parent.html_url}"},
+                    ),
+                ),
+            ),
         ),
         Step(
             id="sub",
@@ -300,6 +415,18 @@ GITHUB_REMOVE_SUB_ISSUE = Declaration(
                         code="sub_issue_not_found",
                         message="No issue of this repository has sub_issue_number; nothing was changed.",
                         field="sub_issue_number",
+                    ),
+                ),
+            ),
+            reject=(
+                Reject(
+                    present="pull_request",
+                    error=ErrorSpec(
+                        code="is_pull_request",
+                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
+                        field="sub_issue_number",
+                        reason="the number belongs to a pull request",
+                        details={"number": "{sub_issue_number}", "url": "{sub.html_url}"},
                     ),
                 ),
             ),

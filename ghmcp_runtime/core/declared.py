@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from dataclasses import field as _field
 from typing import Any, Literal
 
 from ghmcp_runtime.core.operation import Operation
@@ -66,6 +67,8 @@ class ErrorSpec:
     field: str | None = None
     reason: str | None = None
     repair: Repair | None = None
+    # details.<name> from a template (a value GitHub answered, e.g. the URL of what was refused)
+    details: Mapping[str, str] = _field(default_factory=dict)  # `field` is a member here
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -225,6 +228,7 @@ class Resolve:
     check: Operation | None = None  # reads one entry by id: an id it does not find is refused
     check_path: Mapping[str, Template] = field(default_factory=dict)
     check_unknown: ErrorSpec | None = None  # the id is not found (its field defaults to `param`)
+    keep: tuple[str, ...] = ()  # words kept as they are, never looked up (e.g. none, any)
 
 
 # -- update plan (ghmcp_runtime.engine.update_plan) ---------------------------------------------

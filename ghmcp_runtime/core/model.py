@@ -43,6 +43,10 @@ HIDDEN_FIELD = "hidden_removed"
 OUTSIDE_ALLOWLIST_FIELD = "outside_allowlist"
 WITHHELD_FIELD = "withheld"
 WITHHELD_REASONS = ("untrusted_author", "trust_unknown")
+# Why a row's preview (a field with the `preview` transform) is null: the text is empty, or all
+# of it is what the forge's page hides. Rows without a preview field never carry it.
+PREVIEW_EMPTY_FIELD = "preview_empty"
+PREVIEW_EMPTY_REASONS = ("body_empty", "hidden")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from ghmcp_runtime.cleaning.untrusted import Clean, Cleaned, sanitize
-from ghmcp_runtime.core.model import HIDDEN_FIELD, Detail, FieldRule, Shape
+from ghmcp_runtime.core.model import HIDDEN_FIELD, PREVIEW_EMPTY_FIELD, Detail, FieldRule, Shape
 from ghmcp_runtime.core.versioning import canonical_json
 
 
@@ -19,6 +19,7 @@ class _Tally(dict[tuple[str, ...], tuple[Any, int]]):
     def __init__(self, cleaned: Cleaned) -> None:
         super().__init__()
         self.cleaned = cleaned
+        self.empty_preview: str | None = None  # why a preview came out empty
 
     def sanitize(self, text: str) -> tuple[Clean, int]:
         ready = self.cleaned.get(text)
@@ -111,6 +112,8 @@ class ShapeProjector:
         row = _project(declared.fields, raw, detail, computed, tally, (), frozenset(include), frozenset(omit))
         if shape in self._untrusted and (removed := sum(n for _, n in tally.values())):
             row[HIDDEN_FIELD] = removed  # absent when nothing was removed
+        if tally.empty_preview is not None:
+            row[PREVIEW_EMPTY_FIELD] = tally.empty_preview
         return row
 
     def fields(self, shape: str) -> list[str]:
@@ -151,11 +154,15 @@ def _project(
         if (detail == "summary" and rule.detail == "full" and rule.name not in include) or rule.name in omit:
             continue
         value = computed.get(rule.name) if rule.computed else without_legacy_marker(walk(raw, rule.path))
+        written = value
         if rule.untrusted:
             value = _clean(value, (*where, *rule.path), tally)
         if rule.transform is not None:
             shown = TRANSFORMS[rule.transform](value)
             value = Clean(shown) if isinstance(value, Clean) and isinstance(shown, str) else shown
+        if rule.transform == "preview" and not value:  # null, and why: no text, or all of it hidden
+            value = None
+            tally.empty_preview = "hidden" if isinstance(written, str) and written.strip() else "body_empty"
         if rule.nested:  # an included field comes whole
             value = _nest(rule.nested, value, "full" if rule.name in include else detail, tally,
                           (*where, *rule.path))

@@ -91,7 +91,7 @@ async def resolve_args(ctx: ToolContext, specs: tuple[Resolve, ...],
         wanted = out.get(spec.param)
         if spec.check is not None and isinstance(wanted, int) and not isinstance(wanted, bool):
             await check_id(ctx, spec, out)
-        if not isinstance(wanted, str):
+        if not isinstance(wanted, str) or wanted in spec.keep:
             continue
         scope = Scope(out, {}, {})
         found = await find_row(ctx, spec, path=render(dict(spec.path), scope),
@@ -122,7 +122,7 @@ async def check_id(ctx: ToolContext, spec: Resolve, args: Mapping[str, Any]) -> 
 
 def resolving_requests(specs: Sequence[Resolve], args: Mapping[str, Any]) -> int:
     """How many of `specs` ask the forge about `args` (a name looked up, an id checked)."""
-    return sum(1 for s in specs if isinstance(args.get(s.param), str)
+    return sum(1 for s in specs if (isinstance(args.get(s.param), str) and args[s.param] not in s.keep)
                or (s.check is not None and isinstance(args.get(s.param), int)
                    and not isinstance(args.get(s.param), bool)))
 
@@ -339,7 +339,8 @@ class _Call:
         self.outcomes[step.id] = answered(resp.status, resp.headers, data)
         for reject in step.reject:
             if walk(data, tuple(reject.present.split("."))) not in (MISSING, None):
-                raise build_error(reject.error, self.scope())
+                refused = Scope(self.args, {**self.results, step.id: data}, self.scope().extra)
+                raise build_error(reject.error, refused)
         if step.paginate is not None:
             self.pages[step.id] = _Page(page, self.more(step, resp, page, size), size)
         self.results[step.id] = data
