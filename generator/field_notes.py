@@ -17,7 +17,12 @@ from typing import Any
 
 from generator.ir import IRServer
 from ghmcp_runtime.core.forges import FORGES
-from ghmcp_runtime.core.model import HIDDEN_FIELD, OUTSIDE_ALLOWLIST_FIELD, PREVIEW_EMPTY_FIELD, WITHHELD_FIELD
+from ghmcp_runtime.core.model import (
+    HIDDEN_FIELD,
+    OUTSIDE_ALLOWLIST_FIELD,
+    PREVIEW_EMPTY_FIELD,
+    WITHHELD_FIELD,
+)
 from ghmcp_runtime.engine.stored import ALTERED, STORED
 
 NOTES = {

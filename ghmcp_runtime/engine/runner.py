@@ -339,8 +339,8 @@ class _Call:
         self.outcomes[step.id] = answered(resp.status, resp.headers, data)
         for reject in step.reject:
             if walk(data, tuple(reject.present.split("."))) not in (MISSING, None):
-                refused = Scope(self.args, {**self.results, step.id: data}, self.scope().extra)
-                raise build_error(reject.error, refused)
+                seen = Scope(self.args, {**self.results, step.id: data}, self.scope().extra)
+                raise build_error(reject.error, seen)
         if step.paginate is not None:
             self.pages[step.id] = _Page(page, self.more(step, resp, page, size), size)
         self.results[step.id] = data
