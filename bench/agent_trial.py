@@ -3,7 +3,9 @@ and by the best sequence of calls on FastMCP's one-tool-per-operation server ove
 operations, each against the same seeded fake; counts tool calls and result bytes, reads the
 `tools/list` each agent read, then checks the end state in the fake.
 
-Task kinds (issue 21 added the last two):
+Task kinds (issue 21 added triage and batch; issue 33 the pull-request and file tasks of
+bench/code_trial.py, run beside these on github-mcp's `pull_requests` and `repos` toolsets and
+reported under `code`):
 
 * single: find an issue, read it, create one with labels/assignee/milestone given by title,
   comment, close as not planned with a label change, label an issue with a label that does not
@@ -315,7 +317,10 @@ def peer(fake: FakeGitHub) -> dict[str, Any]:
 
 
 def compare() -> dict[str, Any]:
-    """Ours, then the fake reset to the same seed, then the peer; ratios are ours ÷ peer."""
+    """Ours, then the fake reset to the same seed, then the peer; ratios are ours ÷ peer. The
+    pull-request and file tasks (bench/code_trial.py) under `code`, compared the same way."""
+    from bench import code_trial
+
     fake = trial_fake()
     mine = asyncio.run(ours(fake))
     fake.reset()
@@ -324,6 +329,7 @@ def compare() -> dict[str, Any]:
         "ours": mine, "peer": theirs,
         "ratio": {key: round(mine[key] / theirs[key], 3) for key in ("tool_calls", "result_bytes",
                                                                     "tools_list_bytes")},
+        "code": code_trial.compare(),
     }
 
 
@@ -339,7 +345,8 @@ def main(argv: list[str] | None = None) -> int:
     report = asyncio.run(trial()) if args.ours else compare()
     json.dump(report, sys.stdout, indent=1)
     sys.stdout.write("\n")
-    runs = [report] if args.ours else [report["ours"], report["peer"]]
+    runs = [report] if args.ours else [report["ours"], report["peer"], report["code"]["ours"],
+                                       report["code"]["peer"]]
     return 0 if all(r["checks_passed"] == r["checks_total"] for r in runs) else 1
 
 

@@ -107,7 +107,7 @@ def stop(proc: subprocess.Popen[Any]) -> None:
 def fake_process(latency_s: float = 0.0) -> Iterator[str]:
     """bench/fake_server.py in its own process on a free loopback port; yields its base URL."""
     port = free_port()
-    WORK.mkdir(parents=True, exist_ok=True)  # a fresh checkout has no scratch directory yet
+    WORK.mkdir(exist_ok=True)  # git-ignored: absent in a fresh clone
     logf = WORK / "fake.log"
     argv = [sys.executable, str(BENCH / "fake_server.py"), "--port", str(port)]
     if latency_s:

@@ -4,15 +4,18 @@
     .venv/bin/python bench/generate_files.py [--reps 7] [--counts 1,4,8] [--out bench/results-generate-files.json]
 
 Each count is a directory of its own (`python -m generator generate --quiet --overrides-dir DIR
---out OUT`, OUT generated once before timing, so a run is an unchanged render as `make generate`
-usually is): 1 = github_issues.yaml; 4 = the four files of issue 32's start (issues, milestones,
+--out OUT`), a git repository whose generated tree OUT is committed once before timing, as here:
+a run is `make generate` in a checkout where nothing changed: 1 = github_issues.yaml; 4 = the four files of issue 32's start (issues, milestones,
 sub-issues, Forgejo labels); 8 = every file in overrides/, the comments test case
 (tests/generator/cases/forge_comments), and renamed copies of hook-less GitHub files (tool prefix,
 names and toolsets renamed: real files with real tools) up to eight. Each has the forge files,
 their default toolsets cut to the toolsets present. Runs are interleaved (json, 1, 4, 8, json, ...)
 after one warm-up; wall-clock and CPU (user + system of the child) medians with min-max. The
-format cache and the parsed-description cache are warm (a directory of this run); the
-`caches off` row sets GHMCP_FORMAT_CACHE=off: black, Jinja and the JSON parse every time.
+caches are warm (a directory of this run: black's output, Jinja's bytecode, the parsed
+description, each unchanged file's result: generator/result_cache.py); `one file edited` appends
+a comment to one file of the largest set before each run (that file is parsed, built, linted and
+rendered again with its peers' facts from the cache); `caches off` sets GHMCP_FORMAT_CACHE=off:
+every file parsed, built, linted, rendered and formatted, the JSON parsed.
 """
 
 from __future__ import annotations
@@ -101,6 +104,14 @@ def _child(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def _commit(where: Path) -> None:
+    """The set as a repository holds it: its generated tree committed, so the breaking-change
+    baseline is what is committed (as in this repository), not what the last run wrote."""
+    git = ["git", "-C", str(where), "-c", "user.name=bench", "-c", "user.email=bench@invalid"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "generated"]):
+        subprocess.run([*git, *args], check=True, capture_output=True)
+
+
 def _summary(samples: list[float]) -> dict[str, Any]:
     return {"median": statistics.median(samples), "min": min(samples), "max": max(samples),
             "samples": samples}
@@ -130,13 +141,19 @@ def main(argv: list[str] | None = None) -> int:
                                       "--overrides-dir", str(where / "overrides"),
                                       "--out", str(where / "generated")]
         last = runs[f"{counts[-1]} files"]
-        samples: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in
-                                                                ["json.load", *runs, "caches off"]}
+        edited = tmp / f"files-{counts[-1]}" / "overrides" / "github_milestones.yaml"
+        original = edited.read_text(encoding="utf-8")
+        samples: dict[str, tuple[list[float], list[float]]] = {
+            k: ([], []) for k in ["json.load", *runs, "one file edited", "caches off"]}
         for rep in range(-1, args.reps):  # -1: warm-up (writes each tree, fills the caches)
             order = [("json.load", baseline, env), *((k, v, env) for k, v in runs.items()),
-                     ("caches off", last, cold_env)]
+                     ("one file edited", last, env), ("caches off", last, cold_env)]
             for key, cmd, use in order:
+                if key == "one file edited":  # as a save does: that file is built and linted again
+                    edited.write_text(original + f"# edit {rep}\n", encoding="utf-8")
                 wall, cpu = _child(cmd, use)
+                if rep < 0 and key.endswith(" files"):
+                    _commit(Path(cmd[-1]).parent)
                 if rep >= 0:
                     samples[key][0].append(wall)
                     samples[key][1].append(cpu)
@@ -160,7 +177,10 @@ def table(result: dict[str, Any]) -> str:
     wall, cpu = result["wall"], result["cpu"]
     for key in wall:
         w, c = wall[key], cpu[key]
-        label = key if key != "caches off" else f"{list(wall)[-2]}, caches off"
+        last = [k for k in wall if k.endswith(" files")][-1]
+        label = {"caches off": f"{last}, caches off (every file parsed, built, linted, "
+                               "rendered and formatted)",
+                 "one file edited": f"{last}, one of them edited (a save)"}.get(key, key)
         lines.append(f"| {label} | {w['median'] * 1000:.0f} ({w['min'] * 1000:.0f}-{w['max'] * 1000:.0f}) | "
                      f"{w['median'] / wall['json.load']['median']:.2f} | "
                      f"{c['median'] * 1000:.0f} ({c['min'] * 1000:.0f}-{c['max'] * 1000:.0f}) | "

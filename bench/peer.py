@@ -29,6 +29,12 @@ OPERATIONS = (
     "issues/get-label", "issues/delete-label", "issues/update-label", "issues/list-milestones",
     "search/issues-and-pull-requests",
 )
+# ... and the pull-request and file operations of the code trial (bench/code_trial.py)
+CODE_OPERATIONS = (
+    "pulls/list", "pulls/get", "pulls/list-files", "pulls/list-reviews", "pulls/create-review",
+    "pulls/merge", "pulls/create", "checks/list-for-ref", "repos/get-combined-status-for-ref",
+    "repos/get-content", "repos/get-commit", "git/create-ref", "repos/create-or-update-file-contents",
+)
 
 
 def ensure_peer_venv(log: bool = True) -> Path:
@@ -57,18 +63,19 @@ def peer_versions() -> dict[str, str]:
     return versions
 
 
-def trimmed_spec() -> Path:
-    """The pinned description (unpatched, as FastMCP would get it) trimmed to OPERATIONS, with
+def trimmed_spec(operations: tuple[str, ...] = OPERATIONS) -> Path:
+    """The pinned description (unpatched, as FastMCP would get it) trimmed to `operations`, with
     their path-level fields and only the components they reference, transitively."""
     from fakegithub.validation import trim_spec
     from generator.spec import load_pinned_spec
 
-    document = trim_spec(load_pinned_spec().document, OPERATIONS)
+    document = trim_spec(load_pinned_spec().document, operations)
     WORK.mkdir(parents=True, exist_ok=True)
     data = compact(document)
-    if not TRIMMED.exists() or TRIMMED.read_bytes() != data:
-        TRIMMED.write_bytes(data)
-    return TRIMMED
+    path = TRIMMED if operations == OPERATIONS else WORK / "trimmed-code-spec.json"
+    if not path.exists() or path.read_bytes() != data:
+        path.write_bytes(data)
+    return path
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
     peer_fastmcp.py http   SPEC BASE_URL TOKEN PORT     # streamable HTTP, stateless, JSON responses
     peer_fastmcp.py inmem  SPEC BASE_URL TOKEN ISSUE WARMUP CALLS   # per-call timings -> stdout JSON
     peer_fastmcp.py trial  SPEC BASE_URL TOKEN < PLAN.json   # the agent trial's best sequence
+    peer_fastmcp.py code-trial SPEC BASE_URL TOKEN < PLAN.json   # ... of its pull-request and file tasks
 
 The upstream client is `httpx2.AsyncClient(base_url=BASE_URL)` carrying the token and GitHub's
 headers, the documented way to point the provider at an API (fastmcp 4.x has no httpx).
@@ -175,6 +176,41 @@ async def _trial(spec_path: str, base_url: str, token: str, plan: dict[str, Any]
     return {"tools_list_bytes": tools_bytes, "calls": call.log}
 
 
+async def _code_trial(spec_path: str, base_url: str, token: str, plan: dict[str, Any]) -> dict[str, Any]:
+    """The fewest calls an agent that knows FastMCP's tools needs for the code trial
+    (bench/code_trial.py): the same reads before approving, content in base64 both ways."""
+    import base64
+
+    from mcp import Client
+
+    mcp = server(spec_path, base_url, token)
+    async with Client(mcp._mcp_server, cache=None) as client:
+        listed = await client.list_tools()
+        tools_bytes = len(json.dumps([t.model_dump(by_alias=True, exclude_none=True, mode="json")
+                                      for t in listed.tools], separators=(",", ":")).encode("utf-8"))
+        call = _Calls(client)
+        review = plan["review"]
+        rows = await call("review", "pullslist", head=f"{OWNER}:{review['head']}")
+        number = rows[0]["number"]
+        pull = await call("review", "pullsget", pull_number=number)
+        await call("review", "pullslist_files", pull_number=number)
+        await call("review", "pullslist_reviews", pull_number=number)
+        await call("review", "checkslist_for_ref", ref=pull["head"]["sha"])
+        await call("review", "reposget_combined_status_for_ref", ref=pull["head"]["sha"])
+        await call("review", "pullscreate_review", pull_number=number, event="APPROVE", body=review["body"])
+        await call("review", "pullsmerge", pull_number=number, merge_method="squash", sha=pull["head"]["sha"])
+        edit = plan["edit"]
+        doc = await call("edit", "reposget_content", path=edit["path"])
+        text = base64.b64decode(doc["content"]).decode()
+        main = await call("edit", "reposget_commit", ref="main", per_page=1)
+        await call("edit", "gitcreate_ref", ref=f"refs/heads/{edit['branch']}", sha=main["sha"])
+        await call("edit", "reposcreate_or_update_file_contents", path=edit["path"], message=edit["message"],
+                   content=base64.b64encode(text.replace(edit["old"], edit["new"]).encode()).decode(),
+                   sha=doc["sha"], branch=edit["branch"])
+        await call("edit", "pullscreate", title=edit["title"], head=edit["branch"], base="main")
+    return {"tools_list_bytes": tools_bytes, "calls": call.log}
+
+
 def main(argv: list[str]) -> int:
     mode, spec_path, base_url, token, *rest = argv
     if mode == "stdio":
@@ -185,6 +221,9 @@ def main(argv: list[str]) -> int:
             stateless_http=True, json_response=True)
     elif mode == "trial":
         result = asyncio.run(_trial(spec_path, base_url, token, json.loads(sys.stdin.read())))
+        sys.stdout.write(json.dumps(result) + "\n")
+    elif mode == "code-trial":
+        result = asyncio.run(_code_trial(spec_path, base_url, token, json.loads(sys.stdin.read())))
         sys.stdout.write(json.dumps(result) + "\n")
     elif mode == "inmem":
         issue, warmup, calls = (int(x) for x in rest)

@@ -215,7 +215,52 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
         o["calls_per_s"] / f["calls_per_s"], "higher", "0 failed", o["failures"] == 0, "one run"))
     rows.extend(_budget_rows(r))
     rows.extend(_trial_rows(r))
+    rows.extend(_coverage_surface_rows(r))
     return rows
+
+
+PEER_SURFACE_CMD = "`make bench ONLY=coverage_surface` (bench/peer_surface.py); also a test"
+
+
+def _coverage_surface_rows(r: dict[str, Any]) -> list[Row]:
+    """Issue 33: per-tool and default-surface model-visible bytes against github-mcp-server."""
+    c = r.get("coverage_surface")
+    if not c:
+        return []
+    worst_name, worst = max(c["per_tool"].items(), key=lambda kv: kv[1]["ours"] / kv[1]["theirs"])
+    d = c["default"]
+    return [
+        Row("surface_peer_tools", "Model-visible bytes per pull-request, repository and context tool vs "
+            f"github-mcp-server's comparable tool at {c['peer_commit']} (the closest of "
+            f"{len(c['per_tool'])}: `{worst_name}`)", _b(worst["ours"]), f"{_b(worst['theirs'])} "
+            f"(`{worst['peer']}`)", worst["ours"] / worst["theirs"], "lower", "≤ 1.00\u00d7 each",
+            all(x["ours"] <= x["theirs"] for x in c["per_tool"].values()), PEER_SURFACE_CMD),
+        Row("surface_peer_default", "Model-visible bytes of the default surface: github-mcp without "
+            f"flags vs github-mcp-server's default toolsets at {c['peer_commit']}",
+            f"{_b(d['ours'])} ({d['ours_tools']} tools)", f"{_b(d['theirs'])} ({d['theirs_tools']} tools)",
+            d["ours"] / d["theirs"], "lower", "≤ 1.00\u00d7", d["ours"] <= d["theirs"], PEER_SURFACE_CMD),
+    ]
+
+
+def _coverage_surface_details(r: dict[str, Any], w: Callable[[str], None]) -> None:
+    c = r.get("coverage_surface")
+    if not c:
+        return
+    d = c["default"]
+    w("## Pull requests, repositories and context: what a model reads\n")
+    w(f"{PEER_SURFACE_CMD}: name, description and inputSchema of each tool, compact JSON, against "
+      f"github-mcp-server's tool doing the same, from its own snapshots at {c['peer_commit']} "
+      "(bench/peers/github-mcp-server/64a49f34). Ours also publish outputSchemas, which clients keep "
+      "for validation and models do not read.\n")
+    w("| our tool | bytes | github-mcp-server | bytes | ratio |")
+    w("|---|---:|---|---:|---:|")
+    for ours, x in c["per_tool"].items():
+        w(f"| `{ours}` | {x['ours']:,} | `{x['peer']}` | {x['theirs']:,} | {_ratio(x['ours'] / x['theirs'])} |")
+    w("")
+    w(f"The default surface (no `--toolsets`): github-mcp serves {d['ours_tools']} tools, "
+      f"{_b(d['ours'])} of model-visible bytes; github-mcp-server's default toolsets (context, repos, "
+      f"issues, pull_requests, users; no feature flags) serve {d['theirs_tools']}, {_b(d['theirs'])} "
+      f"({_ratio(d['ours'] / d['theirs'])}).\n")
 
 
 TRIAL_CMD = "`make bench ONLY=agent_trial` (bench/agent_trial.py)"
@@ -230,6 +275,7 @@ def _trial_rows(r: dict[str, Any]) -> list[Row]:
     checks = f"; end state {ours['checks_passed']}/{ours['checks_total']}"
     peer_checks = f"; end state {peer['checks_passed']}/{peer['checks_total']}"
     return [
+        *_code_trial_rows(t),
         Row("trial_calls", f"Agent trial, {tasks} tasks (single, triage, batch): tool calls, ours vs the "
             "peer's best sequence", f"{ours['tool_calls']}{checks}", f"FastMCP {peer['tool_calls']}{peer_checks}",
             ours["tool_calls"] / peer["tool_calls"], "lower", "≤ 0.70\u00d7",
@@ -242,6 +288,58 @@ def _trial_rows(r: dict[str, Any]) -> list[Row]:
             _b(peer["tools_list_bytes"]), ours["tools_list_bytes"] / peer["tools_list_bytes"], "lower", "—",
             None, "same"),
     ]
+
+
+def _code_trial_rows(t: dict[str, Any]) -> list[Row]:
+    code = t.get("code")
+    if not code:
+        return []
+    ours, peer = code["ours"], code["peer"]
+    end = f"; end state {ours['checks_passed']}/{ours['checks_total']}"
+    peer_end = f"; end state {peer['checks_passed']}/{peer['checks_total']}"
+    return [
+        Row("trial_code_calls", "Agent trial, pull-request and file tasks (review and merge; edit a file "
+            "and open a pull request): tool calls", f"{ours['tool_calls']}{end}",
+            f"FastMCP {peer['tool_calls']}{peer_end}", ours["tool_calls"] / peer["tool_calls"], "lower",
+            "< 1.00\u00d7", ours["tool_calls"] < peer["tool_calls"]
+            and ours["checks_passed"] == ours["checks_total"], "`make bench ONLY=agent_trial` "
+            "(bench/code_trial.py)"),
+        Row("trial_code_bytes", "Agent trial, pull-request and file tasks: result bytes the agent read",
+            _b(ours["result_bytes"]), _b(peer["result_bytes"]), ours["result_bytes"] / peer["result_bytes"],
+            "lower", "< 1.00\u00d7", ours["result_bytes"] < peer["result_bytes"], "same"),
+    ]
+
+
+def _code_trial_details(t: dict[str, Any], w: Callable[[str], None]) -> None:
+    code = t.get("code")
+    if not code:
+        return
+    ours, peer = code["ours"], code["peer"]
+    w("### Pull-request and file tasks\n")
+    w("`bench/code_trial.py`: the same scripted agent on github-mcp's `pull_requests` and `repos` "
+      "toolsets, and the fewest calls an agent that knows FastMCP's tools needs over the same 13 "
+      "operations (bench/peer.py `CODE_OPERATIONS`), each against the same seeded fake (the demo "
+      "repository with code on main, an open pull request fixing it with a green `ci` check run, main "
+      "protected by one approving review and `ci`), reset between them. *review*: find the pull "
+      "request from a branch, read it with its files, reviews and checks, approve it, merge it "
+      "(squash) guarded by the head it read. *edit*: read a file, commit a one-line change on a new "
+      "branch guarded by the file's sha, open a pull request. FastMCP's agent decodes and encodes the "
+      "base64 content itself and reads the pull request, files, reviews, check runs and statuses "
+      "one call each.\n")
+    w("| task | ours: calls | FastMCP: calls |")
+    w("|---|---:|---:|")
+    for task, n in ours["calls_per_task"].items():
+        w(f"| {task} | {n} | {peer['calls_per_task'].get(task, 0)} |")
+    w("")
+    w("| | ours | FastMCP 4.1.6 | ratio |")
+    w("|---|---:|---:|---:|")
+    for key, label in (("tool_calls", "tool calls"), ("result_bytes", "result bytes"),
+                       ("tools_list_bytes", "`tools/list` bytes")):
+        w(f"| {label} | {ours[key]:,} | {peer[key]:,} | {_ratio(ours[key] / peer[key])} |")
+    w(f"| end-state checks | {ours['checks_passed']}/{ours['checks_total']} | "
+      f"{peer['checks_passed']}/{peer['checks_total']} | |")
+    w(f"| error results | {ours['errors']} | {peer['errors']} | |")
+    w("")
 
 
 def _trial_details(r: dict[str, Any], w: Callable[[str], None]) -> None:
@@ -485,6 +583,9 @@ def explain(row: Row, r: dict[str, Any]) -> str:
                      f"{b['client_output_validation_us']:.0f} µs, our argument validation "
                      f"{b['argument_validation_us']:.0f} µs, the three JSON log lines per call "
                      f"{b['log_lines_us']:.0f} µs, the projection {b['projection_us']:.0f} µs.")
+            if "answer_check_us" in b:
+                extra += (f" Our own check of the answer against that outputSchema (compiled) costs "
+                          f"{b['answer_check_us']:.0f} µs.")
             extra += _sniffio_note(b)
             if "upstream_get_cached_us" in b:
                 extra += (f" The conditional-request cache (hishel, on by default) costs client CPU: one "
@@ -905,7 +1006,9 @@ def _details(r: dict[str, Any], w: Callable[[str], None]) -> None:
           f"structuredContent against its outputSchema {b['client_output_validation_us']:.0f} µs; "
           f"our argument validation {b['argument_validation_us']:.0f} µs; the three JSON log lines a "
           f"call writes {b['log_lines_us']:.0f} µs; projecting the issue and its comments "
-          f"{b['projection_us']:.0f} µs." + _sniffio_note(b) + "\n")
+          f"{b['projection_us']:.0f} µs"
+          + (f"; our check of the answer against its outputSchema (compiled, B03) {b['answer_check_us']:.0f} µs"
+             if "answer_check_us" in b else "") + "." + _sniffio_note(b) + "\n")
     rs = r["response_size"]
     w("## 5. Response size\n")
     w("The first page of open issues of the bench repository (40 issues, no pull requests, "
@@ -986,6 +1089,10 @@ def _details(r: dict[str, Any], w: Callable[[str], None]) -> None:
     _roundtrip_details(r, w)
     _untrusted_text_details(r, w)
     _trial_details(r, w)
+    t = r.get("agent_trial")
+    if t:
+        _code_trial_details(t, w)
+    _coverage_surface_details(r, w)
     w("## Method and caveats\n")
     w("* **The fake GitHub** (`bench/fake_server.py`) is the project's stateful `fakegithub`, seeded "
       "deterministically, in its own process on 127.0.0.1, with openapi-core validation switched off "

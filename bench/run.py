@@ -425,6 +425,7 @@ async def _breakdown(fake_url: str, n: int) -> dict[str, Any]:
 
     from ghmcp_runtime.core.logs import log_event
     from ghmcp_runtime.core.projection import ShapeProjector
+    from ghmcp_runtime.guards.output_check import OutputCheck
     from ghmcp_runtime.guards.validation import ArgumentValidator
     from ghmcp_runtime.serving.app import Settings, build_server
     from github_issues_mcp import SERVER
@@ -438,6 +439,8 @@ async def _breakdown(fake_url: str, n: int) -> dict[str, Any]:
     schema = listed["github_get_issue"].output_schema
     validator = validator_for(schema)(schema, registry=Registry())
     args_validator = ArgumentValidator(tool.input_schema)
+    answer_check = OutputCheck()
+    answer_check.problem(tool, structured)  # compiled on a tool's first answer, as in a server
     projector = ShapeProjector(SERVER.shapes)
     async with httpx.AsyncClient(base_url=fake_url, headers=GH_HEADERS) as http:
         raw_issue = (await http.get(f"/repos/{OWNER}/{REPO}/issues/{ISSUE}")).json()
@@ -490,6 +493,7 @@ async def _breakdown(fake_url: str, n: int) -> dict[str, Any]:
         "sniffio_installed": installed,
         "client_output_validation_us": timed(lambda: best_match(validator.iter_errors(structured))),
         "argument_validation_us": timed(lambda: args_validator.validate(GET_ISSUE_ARGS)),
+        "answer_check_us": timed(lambda: answer_check.problem(tool, structured)),
         "log_lines_us": timed(logs),
         "projection_us": timed(project),
         **await _cache_cost(raw_issue, n),
@@ -732,7 +736,7 @@ def environment(peer: dict[str, str]) -> dict[str, Any]:
 
 
 SECTIONS = ("generation", "cold_start", "surface", "per_call", "response_size", "http", "roundtrips",
-            "agent_trial", "rate_limit", "untrusted_text")
+            "agent_trial", "rate_limit", "untrusted_text", "coverage_surface")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -755,7 +759,8 @@ def main(argv: list[str] | None = None) -> int:
     WORK.mkdir(parents=True, exist_ok=True)
     quiet_stderr()
     results: dict[str, Any] = json.loads(RESULTS.read_text()) if only else {}
-    local = {"generation", "untrusted_text"}  # sections that need neither the peer nor the fake
+    # sections that need neither the peer nor the fake
+    local = {"generation", "untrusted_text", "coverage_surface"}
     peer_py = ensure_peer_venv() if wanted - local else Path()
     spec = trimmed_spec() if wanted - local else Path()
     reps = 5
@@ -813,6 +818,11 @@ def main(argv: list[str] | None = None) -> int:
 
         results["untrusted_text"] = measure()
         lap("untrusted_text")
+    if "coverage_surface" in wanted:
+        from bench.peer_surface import comparison
+
+        results["coverage_surface"] = comparison()
+        lap("coverage_surface")
     if "agent_trial" in wanted:
         from bench.agent_trial import compare
 

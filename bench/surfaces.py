@@ -150,9 +150,12 @@ def servers() -> dict[str, dict[str, Any]]:
     from forgejo_labels_mcp import SERVER as FORGEJO_LABELS
     from github_issues_mcp import SERVER as ISSUES
     from github_milestones_mcp import SERVER as MILESTONES
+    from github_pulls_mcp import SERVER as PULLS
+    from github_repos_mcp import SERVER as REPOS
     from github_sub_issues_mcp import SERVER as SUB_ISSUES
 
-    return {spec.name: surface(served_tools(spec)) for spec in (ISSUES, MILESTONES, SUB_ISSUES, FORGEJO_LABELS)}
+    return {spec.name: surface(served_tools(spec))
+            for spec in (ISSUES, MILESTONES, SUB_ISSUES, PULLS, REPOS, FORGEJO_LABELS)}
 
 
 def snapshot_before(ref: str) -> dict[str, Any]:

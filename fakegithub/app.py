@@ -20,7 +20,8 @@ import anyio
 
 from fakegithub import conditional
 from fakegithub.faults import GITHUB_HTML_500, Fault
-from fakegithub.handlers import HANDLERS, Ctx, Reply
+from fakegithub.handlers import Ctx, Reply
+from fakegithub.registry import HANDLERS
 from fakegithub.routing import Route
 from fakegithub.state import DOCS, ApiError, RateBucket, Token
 from fakegithub.validation import dumps
@@ -127,7 +128,7 @@ class SpecPipeline:
     def check_request(self, incoming: Incoming, route: Route) -> list[str]:
         """Spec problems of the request (each also recorded as a violation)."""
         problems = self.fake.contract.request_errors(
-            incoming.method, incoming.raw_path, incoming.query_string, incoming.headers,
+            incoming.method, route.checked_path(incoming.raw_path), incoming.query_string, incoming.headers,
             incoming.body, "application/json",  # forges parse JSON whatever the content type
         )
         for problem in problems:
@@ -142,7 +143,7 @@ class SpecPipeline:
         if route is not None and str(reply.status) in route.operation.statuses:
             body = b"" if reply.body is None else dumps(reply.body)
             problems = self.fake.contract.response_errors(
-                incoming.method, incoming.raw_path, incoming.query_string, reply.status,
+                incoming.method, route.checked_path(incoming.raw_path), incoming.query_string, reply.status,
                 reply.headers, body, JSON_TYPE if reply.body is not None else "",
             )
             for problem in problems:

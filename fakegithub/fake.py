@@ -13,6 +13,7 @@ from fakegithub import control
 from fakegithub.app import ANONYMOUS_LIMIT, DEFAULT_LIMITS, Pipeline
 from fakegithub.clock import Clock
 from fakegithub.core import TIMELINE_LIMIT, FakeForge, RecordedRequest, TimedRequest, critical_path
+from fakegithub.git_seed import FileContent, GitSeeding
 from fakegithub.routing import Router
 from fakegithub.state import (
     ALL,
@@ -31,7 +32,7 @@ from fakegithub.validation import Contract, contract
 __all__ = ["TIMELINE_LIMIT", "FakeGitHub", "RecordedRequest", "TimedRequest", "critical_path"]
 
 
-class FakeGitHub(FakeForge):
+class FakeGitHub(GitSeeding, FakeForge):
     """A stateful GitHub REST fake whose requests and responses are checked against the pinned spec.
 
     Seed with `add_*`, drive over `asgi_transport()` or `with serve() as base_url:`, and assert
@@ -190,10 +191,15 @@ class FakeGitHub(FakeForge):
         *,
         draft: bool = False,
         merged: bool = False,
+        head: str | None = None,
+        base: str | None = None,
+        files: dict[str, FileContent] | None = None,
         **kwargs: Any,
     ) -> int:
         """Seed a pull request (shares numbers with issues; lists/search return it with
-        `pull_request`). `merged=True` implies closed. Other arguments as for `add_issue`."""
+        `pull_request`). `merged=True` implies closed. Its head branch (default `pr-<number>`,
+        made from `base` with one commit writing `files`) and base (default: the default branch)
+        are created as needed (`attach_pull`). Other arguments as for `add_issue`."""
         if merged:
             kwargs["state"] = "closed"
         number = self._add_item(owner, repo, title, body, **kwargs)
@@ -204,6 +210,7 @@ class FakeGitHub(FakeForge):
             item.state_reason = None
             if merged:
                 item.merged_at = item.closed_at
+            self.attach_pull(owner, repo, number, head=head, base=base, files=files)
         return number
 
     def _add_item(self, owner: str, repo: str, title: str, body: str | None, *,

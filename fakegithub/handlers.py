@@ -290,6 +290,8 @@ def create_issue(ctx: Ctx) -> Reply:
 
 @handles("issues/update")
 def update_issue(ctx: Ctx) -> Reply:
+    """GitHub validates a PATCH as a whole: every field is checked before any is applied, so a
+    422 changes nothing."""
     repo = _repo(ctx)
     item = _issue(ctx, repo)
     body = _body(ctx)
@@ -297,40 +299,34 @@ def update_issue(ctx: Ctx) -> Reply:
     if not push and item.author.casefold() != ctx.actor.casefold():
         raise ApiError(403, "Must have push access to this repository.", docs=ctx.docs)
     state = ctx.state
-    changed = False
+    new: dict[str, Any] = {}  # Issue attribute -> its value after the PATCH
 
     if body.get("title") is not None:
-        title = str(body["title"]).strip()
-        if not title:
+        new["title"] = str(body["title"]).strip()
+        if not new["title"]:
             raise invalid("Issue", "title", None, ctx.docs, code="missing_field")
-        changed |= title != item.title
-        item.title = title
     if "body" in body:
-        changed |= body["body"] != item.body
-        item.body = body["body"]
+        new["body"] = body["body"]
     if push:
         if "assignees" in body or "assignee" in body:
             logins: list[Any] = list(body.get("assignees") or [])
             if "assignees" not in body and body.get("assignee"):
                 logins = [body["assignee"]]
-            assignees = _check_assignees(ctx, repo, logins)
-            changed |= assignees != item.assignees
-            item.assignees = assignees
+            new["assignees"] = _check_assignees(ctx, repo, logins)
         if "milestone" in body:
-            milestone = _milestone_number(ctx, repo, body["milestone"])
-            changed |= milestone != item.milestone
-            item.milestone = milestone
-        if "labels" in body and body["labels"] is not None:
-            ids = _apply_labels(state, repo, _label_names(body["labels"]))
-            changed |= ids != item.label_ids
-            item.label_ids = ids
-
+            new["milestone"] = _milestone_number(ctx, repo, body["milestone"])
     new_state = body.get("state")
     reason = body.get("state_reason")
-    closing_reasons = ("completed", "not_planned", "duplicate")
+    if new_state == "closed" and reason is not None and reason not in ("completed", "not_planned", "duplicate"):
+        raise invalid("Issue", "state_reason", reason, ctx.docs)
+
+    # valid as a whole: apply (unknown labels are created only now, like GitHub)
+    if push and "labels" in body and body["labels"] is not None:
+        new["label_ids"] = _apply_labels(state, repo, _label_names(body["labels"]))
+    changed = any(getattr(item, name) != value for name, value in new.items())
+    for name, value in new.items():
+        setattr(item, name, value)
     if new_state == "closed":
-        if reason is not None and reason not in closing_reasons:
-            raise invalid("Issue", "state_reason", reason, ctx.docs)
         if item.state == "open":
             when = state.stamp()
             item.state, item.closed_at, item.closed_by = "closed", when, state.user(ctx.actor).login
@@ -507,16 +503,13 @@ def update_label(ctx: Ctx) -> Reply:
     _require_push(ctx, repo)
     lb = _find_label(ctx, repo)
     body = _body(ctx)
-    if body.get("new_name"):
-        new_name = str(body["new_name"]).strip()
-        other = repo.find_label(new_name)
-        if other is not None and other.id != lb.id:
-            raise invalid("Label", "name", new_name, ctx.docs, code="already_exists")
-        lb.name = new_name
-    if body.get("color"):
-        lb.color = _check_color(ctx, body["color"])
-    if "description" in body:
-        lb.description = _check_description(ctx, body["description"])
+    new_name = str(body["new_name"]).strip() if body.get("new_name") else lb.name
+    other = repo.find_label(new_name)
+    if other is not None and other.id != lb.id:
+        raise invalid("Label", "name", new_name, ctx.docs, code="already_exists")
+    color = _check_color(ctx, body["color"]) if body.get("color") else lb.color
+    description = _check_description(ctx, body["description"]) if "description" in body else lb.description
+    lb.name, lb.color, lb.description = new_name, color, description  # valid as a whole
     return Reply(200, objects.label(ctx.api, repo, lb))
 
 
@@ -647,10 +640,3 @@ def search_issues(ctx: Ctx) -> Reply:
         },
         headers,
     )
-
-
-from fakegithub import (  # noqa: E402  (register the operations of these modules)
-    collaborator_handlers,  # noqa: F401
-    milestone_handlers,  # noqa: F401
-    sub_issue_handlers,  # noqa: F401
-)

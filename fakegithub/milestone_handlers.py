@@ -86,21 +86,18 @@ def update_milestone(ctx: Ctx) -> Reply:
     _require_push(ctx, repo)
     ms = _find(ctx, repo)
     body = _body(ctx)
-    changed = False
+    new: dict[str, Any] = {}  # checked as a whole before anything is applied: a 422 changes nothing
     if "title" in body:
-        title = _check_title(ctx, repo, body["title"], ms)
-        changed |= title != ms.title
-        ms.title = title
+        new["title"] = _check_title(ctx, repo, body["title"], ms)
     if "description" in body:
-        changed |= body["description"] != ms.description
-        ms.description = body["description"]
+        new["description"] = body["description"]
     if "due_on" in body:
-        due = None if body["due_on"] is None else due_on(body["due_on"])
-        changed |= due != ms.due_on
-        ms.due_on = due
-    if body.get("state") in ("open", "closed") and body["state"] != ms.state:
-        ms.state = body["state"]
-        changed = True
+        new["due_on"] = None if body["due_on"] is None else due_on(body["due_on"])
+    if body.get("state") in ("open", "closed"):
+        new["state"] = body["state"]
+    changed = any(getattr(ms, name) != value for name, value in new.items())
+    for name, value in new.items():
+        setattr(ms, name, value)
     if changed:
         ms.updated_at = ctx.state.stamp()
         if ms.state == "closed" and ms.closed_at is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from fakegithub.validation import SpecOperation
 
@@ -15,6 +15,16 @@ class Route:
     operation: SpecOperation
     params: dict[str, str]
 
+    def checked_path(self, raw_path: str) -> str:
+        """The path as the spec checker matches it: a multi-segment parameter's `/` percent-encoded
+        (openapi-core matches a path parameter within one segment). An empty one (GitHub lists a
+        repository's root at `contents/`, which a required path parameter cannot describe) is
+        checked as `%2E`."""
+        op = self.operation
+        if not op.multi_segment:
+            return raw_path
+        return re.sub(r"\{(\w+)\}", lambda m: quote(self.params[m.group(1)], safe="") or "%2E", op.path)
+
 
 class Router:
     """`prefix`: the base path the description's servers add (Forgejo: /api/v1)."""
@@ -22,7 +32,12 @@ class Router:
     def __init__(self, operations: Iterable[SpecOperation], *, prefix: str = "") -> None:
         self._table: list[tuple[str, re.Pattern[str], SpecOperation]] = []
         for op in operations:
-            pattern = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(prefix + op.path))
+
+            def group(m: re.Match[str], op: SpecOperation = op) -> str:
+                name = m.group(1)
+                return f"(?P<{name}>{'.*?' if name in op.multi_segment else '[^/]+'})"
+
+            pattern = re.sub(r"\\\{(\w+)\\\}", group, re.escape(prefix + op.path))
             self._table.append((op.method, re.compile(f"^{pattern}/?$"), op))
         # literal segments beat parameters (e.g. /repos/{o}/{r}/labels vs ...), longest first
         self._table.sort(key=lambda row: -len(row[2].path.replace("{", "").replace("}", "")))

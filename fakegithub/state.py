@@ -11,6 +11,7 @@ from datetime import date, datetime, timedelta
 from typing import Any, Literal
 
 from fakegithub.clock import Clock, due_on, parse_time, system_clock
+from fakegithub.git_state import RepoGit
 
 DOCS = "https://docs.github.com/rest"
 ALL = "*"
@@ -203,6 +204,7 @@ class State:
         self.sub_issues: dict[int, list[int]] = {}  # parent id -> its sub-issues' ids, in order
         self.parent_of: dict[int, int] = {}  # sub-issue id -> parent id
         self.blocked_by: dict[int, list[int]] = {}  # issue id -> ids of the issues blocking it
+        self.git: dict[int, RepoGit] = {}  # repository id -> its git data (fakegithub/git_state.py)
         self._ids: dict[str, int] = {}
         self._last_stamp: datetime | None = None
 

@@ -82,7 +82,7 @@ def add_sub_issue(ctx: Ctx) -> Reply:
     body = _body(ctx)
     _, child = _by_id(ctx, body.get("sub_issue_id"), repo.owner, "sub_issue_id")
     state = ctx.state
-    siblings = state.sub_issues.setdefault(parent.id, [])
+    siblings = state.sub_issues.get(parent.id, [])
     if child.id == parent.id or child.id in _ancestors(ctx, parent.id) or child.id in siblings:
         raise invalid("Issue", "sub_issue_id", None, ctx.docs)
     current = state.parent_of.get(child.id)
@@ -94,7 +94,7 @@ def add_sub_issue(ctx: Ctx) -> Reply:
         raise invalid("Issue", "sub_issue_id", None, ctx.docs, code="custom")
     if current is not None:
         state.sub_issues[current].remove(child.id)
-    siblings.append(child.id)
+    state.sub_issues[parent.id] = [*siblings, child.id]
     state.parent_of[child.id] = parent.id
     rendered = _render(ctx, repo, parent)
     return Reply(201, rendered, {"location": rendered["url"]})
@@ -170,10 +170,10 @@ def add_blocked_by(ctx: Ctx) -> Reply:
     item = _issue(ctx, repo)
     _require_push(ctx, repo)
     _, blocker = _by_id(ctx, _body(ctx).get("issue_id"), repo.owner, "issue_id")
-    blockers = ctx.state.blocked_by.setdefault(item.id, [])
+    blockers = ctx.state.blocked_by.get(item.id, [])
     if blocker.id == item.id or blocker.id in blockers or _waits_on(ctx, blocker.id, item.id):
         raise invalid("Issue", "issue_id", None, ctx.docs)
-    blockers.append(blocker.id)
+    ctx.state.blocked_by[item.id] = [*blockers, blocker.id]
     rendered = _render(ctx, repo, item)
     return Reply(201, rendered, {"location": rendered["url"]})
 

@@ -57,6 +57,28 @@ OPERATIONS: tuple[str, ...] = (
     "issues/check-user-can-be-assigned",
     "issues/add-assignees",
     "issues/remove-assignees",
+    # pull requests, git data and contents (pull_handlers.py, git_handlers.py)
+    "pulls/list",
+    "pulls/get",
+    "pulls/create",
+    "pulls/update",
+    "pulls/list-files",
+    "pulls/list-reviews",
+    "pulls/create-review",
+    "pulls/list-review-comments",
+    "pulls/request-reviewers",
+    "pulls/remove-requested-reviewers",
+    "pulls/merge",
+    "pulls/update-branch",
+    "repos/get-combined-status-for-ref",
+    "checks/list-for-ref",
+    "repos/list-branches",
+    "git/create-ref",
+    "repos/list-commits",
+    "repos/get-commit",
+    "repos/get-content",
+    "repos/create-or-update-file-contents",
+    "search/code",
 )
 
 
@@ -67,6 +89,7 @@ class SpecOperation:
     path: str  # template, e.g. /repos/{owner}/{repo}/issues/{issue_number}
     statuses: frozenset[str]  # declared response status codes
     docs_url: str
+    multi_segment: frozenset[str] = frozenset()  # path parameters that may hold `/` (x-multi-segment)
 
 
 def _iter_refs(node: Any) -> Iterator[str]:
@@ -196,7 +219,15 @@ class Contract:
                         path,
                         frozenset(str(s) for s in op.get("responses", {})),
                         str(op.get("externalDocs", {}).get("url", docs)),
+                        frozenset(p["name"] for p in self._parameters(op) if p.get("x-multi-segment")),
                     )
+
+    def _parameters(self, op: Mapping[str, Any]) -> list[dict[str, Any]]:
+        found = []
+        for param in op.get("parameters", []):
+            ref = param.get("$ref")
+            found.append(self.document["components"]["parameters"][ref.rsplit("/", 1)[-1]] if ref else param)
+        return found
 
     def request_errors(
         self,
@@ -242,9 +273,9 @@ def contract() -> Contract:
     global _contract
     with _lock:
         if _contract is None:
-            from generator.api import patched_spec_document
+            from generator.api import forge_spec_document
 
-            _contract = Contract(patched_spec_document())
+            _contract = Contract(forge_spec_document())
         return _contract
 
 

@@ -12,23 +12,25 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import TextIO
 
 from generator import doc_sections, packaging, render
 from generator.baseline import BaselineError
 from generator.diagnostics import Diagnostic, Level
 from generator.forge_server import forge_table
+from generator.generate_report import tool_table
 from generator.io import Change, compare, write
-from generator.ir import IRServer
 from generator.lint import BUDGET_RULES
 from generator.overrides import SCHEMA_STORE, schema_text
 from generator.packaging import RUNTIME_PYPROJECT, PackagingError, current_packaging
-from generator.pipeline import Result, override_files
-from generator.render import FileMap, compact_bytes, model_visible, runtime_pyproject, wire_tool
+from generator.pipeline import override_files
+from generator.render import FileMap, runtime_pyproject
+from generator.result_cache import ResultCache
 from generator.run_all import Run, generate_all
 from generator.spec import REPO_ROOT, SPEC_DIR, SpecCache, SpecError
 
 OVERRIDES_DIR = REPO_ROOT / "overrides"
+# what each unchanged override file generated last time (generator/result_cache.py)
+RESULTS = ResultCache.default(packaging.derivation_inputs())
 # what `generate` did to a file, by what `check` would have reported
 WRITTEN = {"MISSING": "created", "CHANGED": "updated", "EXTRA": "deleted"}
 DEFAULT_OUT = REPO_ROOT / "generated"
@@ -66,40 +68,6 @@ def _print_diagnostics(diagnostics: list[Diagnostic]) -> None:
         print(f"{errors} error(s), {warnings} warning(s)", file=sys.stderr)
 
 
-def _tool_table(server: IRServer, out: TextIO) -> None:
-    """Bytes per tool and in total against the budgets (the summary; also printed when a budget
-    is exceeded)."""
-    budget, desc_budget = server.tools_budget_bytes, server.description_budget_bytes
-    print(f"{server.name} ({server.package}):", file=out)
-    print(f"{'tool':<28} {'ops':>3} {'bytes':>6} {'~tokens':>7} {'description':>11}  annotations", file=out)
-    wire = [wire_tool(tool) for tool in server.tools]
-    for tool, listed in zip(server.tools, wire, strict=True):
-        size = compact_bytes(listed)
-        desc = f"{len(listed['description'].encode('utf-8'))}/{desc_budget}"
-        kind = "read-only" if tool.annotations.read_only else (
-            "destructive" if tool.annotations.destructive else "mutating")
-        print(f"{tool.name:<28} {len(tool.operations):>3} {size:>6} {size // 4:>7} {desc:>11}  {kind}", file=out)
-    total = compact_bytes({"tools": wire})
-    enforced = f"budget {budget} ({100 * total // budget}%)" if budget else "reported, not enforced"
-    print(f"{'total tools/list':<28} {len(server.coverage.used):>3} {total:>6} {total // 4:>7} "
-          f"{'':>11}  {enforced}", file=out)
-    seen, model_budget = compact_bytes(model_visible(wire)), server.model_budget_bytes
-    print(f"{'model-visible (no outputs)':<28} {'':>3} {seen:>6} {seen // 4:>7} "
-          f"{'':>11}  budget {model_budget} ({100 * seen // model_budget}%)", file=out)
-    print("~tokens = bytes / 4", file=out)
-
-
-def _summary(result: Result) -> None:
-    server = result.server
-    assert server is not None
-    _tool_table(server, sys.stdout)
-    for note in result.notes:
-        print(f"breaking change {note}")
-    print(f"operations used {len(server.coverage.used)}, excluded {len(server.coverage.excluded)}; "
-          f"lint findings {len(result.diagnostics)}; "
-          + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in result.timings.items()))
-
-
 def edited_inputs(files: FileMap, changes: list[Change], out: Path) -> list[str]:
     """The files a human edits (override file, hooks) whose hash differs from the one the committed
     MANIFEST.json records: named before the diffs of what they generate."""
@@ -128,15 +96,15 @@ def edited_inputs(files: FileMap, changes: list[Change], out: Path) -> list[str]
 def _generate_all(args: argparse.Namespace) -> Run | None:
     directory = args.overrides.parent if args.overrides else args.overrides_dir
     run = generate_all(directory, specs=SpecCache(args.spec_dir or SPEC_DIR), baseline_dir=args.out,
-                       only=args.overrides)
+                       only=args.overrides, cache=RESULTS)
     for result in run.results:
         _print_diagnostics(result.diagnostics)
         if result.server is not None and any(d.rule in BUDGET_RULES for d in result.diagnostics):
-            _tool_table(result.server, sys.stderr)
+            print(tool_table(result.server), file=sys.stderr, end="")
     _print_diagnostics(run.forge_problems)
     if not run.ok:
         return None
-    packages = [r.server.package for r in run.results if r.server is not None]
+    packages = [r.package for r in run.results if r.package]
     packages += [decl.file.server.package for decl, _ in run.forges]
     if len(set(packages)) != len(packages):
         print("error: two override files name the same package", file=sys.stderr)
@@ -174,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     render.CACHES.flush()  # generate() only read the format and template caches; write what it computed
+    RESULTS.flush()
     if run is None:
         print("generation failed: nothing was written", file=sys.stderr)
         return 2
@@ -184,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         files.update(result.files)
     files.update(run.forge_files)
     # one override file owns only its package directory; all of them own the whole tree
-    scope = [f"{r.server.package}/" for r in results if r.server] if args.overrides else None
+    scope = [f"{r.package}/" for r in results if r.package] if args.overrides else None
     # the repository's own tree also carries the override schema; a scratch --out does not
     repo_tree = args.out.resolve() == DEFAULT_OUT.resolve()
     owned_ok = _owned_outside(args.command) if repo_tree else True
@@ -197,9 +166,9 @@ def main(argv: list[str] | None = None) -> int:
             for change in changes:
                 print(f"{WRITTEN[change.kind]:>8} {args.out.name}/{change.path}")
             for result in results:
-                _summary(result)
+                print(result.report or f"{result.package}: unchanged inputs, reused", end="")
             for decl, members in run.forges:
-                forge_table(decl, [r.server for r in members if r.server is not None], sys.stdout)
+                forge_table(decl, members, sys.stdout)
             print(f"total {(time.perf_counter() - started) * 1000:.0f} ms for {len(results)} "
                   f"override file(s), {len(run.forges)} forge server(s)")
         return 0

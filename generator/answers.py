@@ -58,6 +58,19 @@ def rows(document: JSON, answer: Answer, items: str | None) -> Answer:
     return Answer(answer.label + (f" ({items}[])" if items else ""), node)
 
 
+def one_row(document: JSON, answer: Answer) -> Answer:
+    """What a single-row output reads of an answer: its object alternatives (an answer that is
+    a directory's list or one file: the file), the answer itself when it has no list branch."""
+    node = resolve_ref(document, answer.schema) if answer.schema is not None else None
+    branches = node.get("oneOf") or node.get("anyOf") if isinstance(node, Mapping) else None
+    if not branches:
+        return answer
+    kept = [b for b in branches if resolve_ref(document, b).get("type") != "array"]
+    if not kept or len(kept) == len(branches):
+        return answer
+    return Answer(answer.label, {"oneOf": kept})
+
+
 def lacks(document: JSON, answers: Sequence[Answer], path: tuple[str, ...]) -> list[str]:
     """The answers in which `path` names nothing (a body-less answer lacks every path)."""
     if not path:

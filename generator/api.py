@@ -11,6 +11,7 @@ from generator.spec import REPO_ROOT, declared_spec, load_pinned_spec, spec_dir
 from generator.yamlsrc import load_yaml
 
 DEFAULT_OVERRIDES = REPO_ROOT / "overrides" / "github_issues.yaml"
+OVERRIDES = REPO_ROOT / "overrides"
 
 
 def patched_spec_document(overrides: Path = DEFAULT_OVERRIDES) -> dict[str, Any]:
@@ -24,6 +25,30 @@ def patched_spec_document(overrides: Path = DEFAULT_OVERRIDES) -> dict[str, Any]
         for i, raw in enumerate(located.data.get("spec_patches", []))
     ]
     problems = apply_patches(document, patches)  # copies what it touches
+    if problems:
+        raise DiagnosticError(problems)
+    return document
+
+
+def forge_spec_document(spec: str | None = None, directory: Path = OVERRIDES) -> dict[str, Any]:
+    """The description `spec` names (None: GitHub's) with the spec patches of every override file
+    built on it applied, in file order; a patch two files both declare is applied once. What a fake
+    forge checks every request and answer against, whichever server's tools call it."""
+    document = load_pinned_spec(spec_dir(spec)).document
+    seen: set[str] = set()
+    patches = []
+    for path in sorted(directory.glob("*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        if declared_spec(text) != spec:
+            continue
+        located = load_yaml(text, str(path))
+        for i, raw in enumerate(located.data.get("spec_patches", [])):
+            patch = SpecPatch(**raw)
+            key = patch.model_dump_json(exclude={"reason"})
+            if key not in seen:
+                seen.add(key)
+                patches.append((patch, located.where(("spec_patches", i))))
+    problems = apply_patches(document, patches)
     if problems:
         raise DiagnosticError(problems)
     return document

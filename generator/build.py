@@ -58,6 +58,7 @@ from generator.schemas import (
 )
 from generator.spec import (
     SpecOperation,
+    answer_contract,
     iter_operations,
     listing_row,
     request_body_schema,
@@ -505,26 +506,33 @@ class Builder:
                 self.error(floc, f"shape field {f.name!r} needs `from` or `computed`")
                 continue
             path = tuple(p for p in re.split(r"\.|(\[\])", f.source) if p)
+            for k, name in enumerate(f.absent_in):
+                if name not in {source for source, _ in roots}:
+                    self.error((*floc, "absent_in", k), f"{name!r} is not a source of the shape",
+                               f"sources: {', '.join(s for s, _ in roots)}")
+            present = [(source, root) for source, root in roots if source not in f.absent_in]
             found = []
-            for source, root in roots:
+            for source, root in present:
                 node, nullable = walk(self.doc, root, path)
                 if node is None:
                     self.error((*floc, "from"), f"path {f.source!r} does not exist in schema {source!r}",
                                "paths are dotted property names; [] steps into list items")
                     continue
                 found.append((node, nullable))
-            if len(found) != len(roots) or not found:
+            if len(found) != len(present) or not found:
                 continue
-            nullable = any(n for _, n in found)
+            nullable = any(n for _, n in found) or bool(f.absent_in)  # null in the other rows
             nested: tuple[IRField, ...] = ()
             if f.fields:
                 # the parent's nullability is the parent's: a present object has its fields
                 nested_roots = [(s, {k: v for k, v in n.items() if k != "nullable"})
-                                for (s, _), (n, _) in zip(roots, found, strict=True)]
+                                for (s, _), (n, _) in zip(present, found, strict=True)]
                 nested = self.build_fields(f.fields, nested_roots, (*floc, "fields")) or ()
                 schema = row_schema(nested, density="full")
             elif f.transform == "preview":
                 schema = {"type": "string", "maxLength": 201}
+            elif f.decode is not None:  # decoded text, or what kind of content it is
+                schema = {"type": "string"}
             else:
                 schemas = [open_values(compact(self.doc, n)) for n, _ in found]
                 if any(s.get("type") != schemas[0].get("type") for s in schemas[1:]):
@@ -536,7 +544,10 @@ class Builder:
             if "[]" in path and f.nullable:
                 self.error((*floc, "nullable"), f"shape field {f.name!r} maps a list, which is [] when "
                            "empty, never null", "drop `nullable`")
-            derived = nullable or f.transform == "preview"
+            if f.max_bytes is not None and f.decode is None and schema.get("type") != "string":
+                self.error((*floc, "max_bytes"), f"max_bytes cuts text; {f.source!r} is not a string",
+                           "drop max_bytes")
+            derived = nullable or f.transform == "preview" or f.decode is not None
             # lists: [] when empty; an explicit `nullable` overrides what the spec says
             nullable = "[]" not in path and (derived if f.nullable is None else f.nullable)
             if nullable:
@@ -547,7 +558,8 @@ class Builder:
                 schema = {**schema, "description": f.description}
             out.append(IRField(name=f.name, path=path, detail=f.detail, transform=f.transform,
                                computed=False, nested=nested, schema=schema, nullable=nullable,
-                               untrusted=f.untrusted))
+                               untrusted=f.untrusted, decode=f.decode, max_bytes=f.max_bytes,
+                               absent_in=tuple(f.absent_in)))
         return tuple(out)
 
     def build_tool(self, index: int, tool: ToolDef, shapes: Mapping[str, IRShape],
@@ -755,6 +767,9 @@ class Builder:
         elif conditional and trigger(rule)[0] in rule.fields:
             self.error((*loc, "fields"), f"{rule.kind} names its `when` parameter among its fields",
                        "list the parameters the condition requires or forbids")
+        if rule.kind == "distinct" and len(rule.fields) < 2:
+            self.error((*loc, "fields"), "distinct compares two or more parameters",
+                       "e.g. [issue_number, sub_issue_number]")
         if rule.kind == "disjoint" and len(rule.fields) < 2:
             self.error((*loc, "fields"), "disjoint compares two or more list parameters", "e.g. [add_x, remove_x]")
 
@@ -814,6 +829,7 @@ class Builder:
             else NOT_FOUND_BY_COLLECTION.get(collection.group(1) if collection else "", "not_found"))
         statuses = tuple(sorted(int(s) for s in op.node.get("responses", {})
                                 if s.isdigit() and 200 <= int(s) < 300))
+        answer, required = answer_contract(self.doc, op)
         return IROperation(
             operation_id=op.operation_id,
             method=op.method.upper(),
@@ -822,6 +838,12 @@ class Builder:
             success_status=statuses,
             summary=str(op.node.get("summary", "")),
             deprecated=bool(op.node.get("deprecated", False)),
+            multi_segment=tuple(p["name"] for raw in [*op.path_item.get("parameters", []),
+                                                      *op.node.get("parameters", [])]
+                                if (p := resolve_ref(self.doc, raw)).get("in") == "path"
+                                and p.get("x-multi-segment")),
+            answer=answer,
+            required=required,
         )
 
     def spec_param(self, tool: ToolDef, source: str, loc: tuple[str | int, ...]) -> JSON | None:
@@ -945,6 +967,8 @@ class Builder:
         row = self.output_row(f, shapes[ref], loc, variable) if ref is not None else None
         if ref is not None and row is None:
             return None
+        if f.local is not None and row is not None:
+            row = self.local_row(f, row, loc)
         if f.shape and row is not None:
             schema: JSONObject = row
             py = f"{pascal(f.shape)}Row"
@@ -962,6 +986,19 @@ class Builder:
         if f.description:
             schema = {"description": f.description.strip(), **schema}
         return IROutputField(name=f.name, required=not f.optional, schema=schema, python_type=py)
+
+    def local_row(self, f: OutputField, row: JSONObject, loc: tuple[str | int, ...]) -> JSONObject:
+        """A row schema whose `local` fields are null on a row of another repository."""
+        assert f.local is not None
+        properties = dict(row["properties"])
+        for j, name in enumerate(f.local.fields):
+            if name not in properties:
+                self.error((*loc, "local", "fields", j), f"{name!r} is not a field of these rows",
+                           f"fields: {', '.join(properties)}")
+                continue
+            properties[name] = {**with_null(properties[name]),
+                                "description": LOCAL_NOTE}
+        return {**row, "properties": properties}
 
     def output_row(self, f: OutputField, shape: IRShape, loc: tuple[str | int, ...],
                    variable: bool) -> JSONObject | None:
@@ -1088,7 +1125,9 @@ def trigger(rule: Rule) -> tuple[str | None, tuple[bool | int | str, ...]]:
 
 def runtime_operation(op: IROperation) -> Operation:
     return Operation(operation_id=op.operation_id, method=op.method, path=op.path,
-                     not_found=op.not_found, success_status=op.success_status)
+                     not_found=op.not_found, success_status=op.success_status,
+                     multi_segment=op.multi_segment,
+                     answer=op.answer, required=op.required)
 
 
 def echo_safe(param: IRParam) -> bool:
@@ -1123,6 +1162,9 @@ def _rows(schema: JSONObject) -> bool:
     """An output field holding rows (objects): rows from a repository outside --repos are
     left out of it."""
     return schema.get("type") == "array" and schema.get("items", {}).get("type") == "object"
+
+
+LOCAL_NOTE = "null on an issue of another repository (see repository): the number would name another issue here."
 
 
 def row_schema(fields: tuple[IRField, ...], density: str | None = None,

@@ -11,8 +11,8 @@ produces; TOOLS.md lists where each one comes from.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from typing import Any, Protocol
 
 from generator.ir import IRServer, IRTool
 from ghmcp_runtime.core.refs import references
@@ -80,20 +80,47 @@ def produces(field: str, param: str) -> bool:
     return "_" in field and _id_field(field) and param.endswith("_" + field)
 
 
-def sources(server: IRServer, peers: Sequence[IRServer] = ()) -> dict[str, dict[str, list[str]]]:
+class Provider(Protocol):
+    """A tool of another override file, as its forge part describes it (generator/forge_part.py)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def toolset(self) -> str | None: ...
+
+    @property
+    def fields(self) -> tuple[str, ...]: ...
+
+    @property
+    def wire(self) -> Mapping[str, Any]: ...  # the tool as tools/list publishes it
+
+
+class Peer(Protocol):
+    @property
+    def tools(self) -> Sequence[Provider]: ...
+
+
+def sources(server: IRServer, peers: Sequence[Peer] = ()) -> dict[str, dict[str, list[str]]]:
     """tool -> identifier parameter -> the other tools that return it: the server's own first,
     then those of `peers` (the other override files of its forge); list/search tools first."""
     own = {t.name for t in server.tools}
-    fields = {t.name: _fields(t) for s in (server, *peers) for t in s.tools}
+    fields = {t.name: _fields(t) for t in server.tools}
+    for peer in peers:
+        fields.update({t.name: set(t.fields) for t in peer.tools if t.name not in own})
+    return {tool.name: providers(tool.name, identifier_params(tool), fields, own)
+            for tool in server.tools}
+
+
+def providers(tool: str, params: Sequence[str], fields: Mapping[str, set[str] | Sequence[str]],
+              first: Collection[str] = ()) -> dict[str, list[str]]:
+    """identifier parameter -> the tools (other than `tool`) whose fields give it: those in
+    `first` first, then list/search tools, then by name."""
 
     def rank(name: str) -> tuple[bool, bool, str]:
         verb = name.removeprefix(name.split("_")[0] + "_").split("_")[0]
-        return name not in own, verb not in ("list", "search"), name
+        return name not in first, verb not in ("list", "search"), name
 
-    out: dict[str, dict[str, list[str]]] = {}
-    for tool in server.tools:
-        out[tool.name] = {
-            param: sorted((other for other, have in fields.items() if other != tool.name
+    return {param: sorted((other for other, have in fields.items() if other != tool
                            and any(produces(f, param) for f in have)), key=rank)
-            for param in identifier_params(tool)}
-    return out
+            for param in params}

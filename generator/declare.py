@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.answers import Answer, documented, is_array, lacks, names_answer, near, rows
+from generator.answers import Answer, documented, is_array, lacks, names_answer, near, one_row, rows
 from generator.diagnostics import closest
 from generator.ir import IRParam, IRShape
 from generator.overrides import (
@@ -49,6 +49,7 @@ from ghmcp_runtime.core.declared import (
     ErrorSpec,
     Guard,
     Idempotency,
+    Local,
     Match,
     NamesExist,
     OnError,
@@ -323,10 +324,16 @@ class DeclarationBuilder:
         body = self.bind(raw, op, "body", raw.body, loc)
         conditions: list[Condition] = []
         for key, negate, value in (("when", False, raw.when), ("unless", True, raw.unless)):
-            if value is not None:
-                cond = self.condition(value, negate, (*loc, key), names, known)
+            listed = value if isinstance(value, list) else [] if value is None else [value]
+            for k, item in enumerate(listed):
+                cloc = (*loc, key, k) if isinstance(value, list) else (*loc, key)
+                cond = self.condition(item, negate, cloc, names, known)
                 if cond is not None:
                     conditions.append(cond)
+        for key in raw.join:
+            if key not in query:
+                self.error((*loc, "join", key), f"join names {key!r}, which is not a query field of this step",
+                           f"query fields: {', '.join(sorted(query)) or 'none'}")
         templates: list[tuple[Loc, Any]] = [((*loc, "path"), path), ((*loc, "query"), query),
                                             ((*loc, "body"), body)]
         on_error = []
@@ -368,6 +375,7 @@ class DeclarationBuilder:
                 templates.append(((*loc, "guard", key), _error_templates(getattr(raw.guard, key))))
         if raw.absent is not None:
             templates += [((*loc, "absent", "match"), dict(raw.absent.match)),
+                          ((*loc, "absent", "other_than"), dict(raw.absent.other_than)),
                           ((*loc, "absent", "refuse"), _error_templates(raw.absent.refuse))]
         self.required_bound(raw, op, loc, query, body, conditions)
         self.error_fields(raw, loc, names)
@@ -387,7 +395,7 @@ class DeclarationBuilder:
                     when=tuple(conditions), after=tuple(s.id for s in earlier if s.id in after),
                     on_error=tuple(on_error), reject=tuple(reject), paginate=paginate,
                     compare=compare, guard=guard, names_exist=names_exist, absent=absent,
-                    verify=verify, settle=settle, stored=stored, update=update)
+                    verify=verify, settle=settle, stored=stored, update=update, join=dict(raw.join))
 
     def body_types(self, raw: StepDef, op: SpecOperation, body: Mapping[str, Any], loc: Loc,
                    known: set[str]) -> None:
@@ -456,7 +464,10 @@ class DeclarationBuilder:
                                f"{name}`), or set it on the step: `{where}: {{{name}: \"{{param}}\"}}`",
                                "required-binding")
                     continue
-                missing = sorted(optional & {ref.path[0] for ref in references(bound[name])} - given)
+                parts = bound[name] if where == "query" and name in raw.join else [bound[name]]
+                # a joined field is there when one of its parts reads no optional parameter
+                missing = min((sorted(optional & {ref.path[0] for ref in references(part)} - given)
+                               for part in parts), key=len, default=[])
                 if missing:
                     self.error((*loc, "call"), f"{raw.call} requires {where} field {name!r}, but it is "
                                f"left out when the optional parameter {missing[0]!r} is omitted",
@@ -676,8 +687,8 @@ class DeclarationBuilder:
                            f"its path parameters are: {', '.join(path_names(read_op))}")
         self.check_refs(dict(s.path), (*sloc, "path"), names, set())
         carried = set(raw.compare.carry) if raw.compare else set()
-        if any(ref.path[0] not in names for key, value in body.items() if key not in carried
-               for ref in references(value)):
+        if raw.compare and any(ref.path[0] not in names for key, value in body.items() if key not in carried
+                               for ref in references(value)):
             self.error(sloc, "settle needs a body made of parameters",
                        "a repeat judges the resource by what the parameters ask, before any step ran")
         shown = success_schema(self.document, read_op) or {}
@@ -732,17 +743,18 @@ class DeclarationBuilder:
             self.error(aloc, f"absent needs a listing: {raw.call} does not answer a JSON array",
                        "call the operation that lists the rows (e.g. a label listing)")
         else:
-            for key in a.match:
-                if key not in row.get("properties", {}):
-                    self.error((*aloc, "match", key), f"{key!r} is not a field of {raw.call}'s rows",
-                               f"row fields: {', '.join(sorted(row.get('properties', {})))}")
+            for part in ("match", "other_than"):
+                for key in getattr(a, part):
+                    if key not in row.get("properties", {}):
+                        self.error((*aloc, part, key), f"{key!r} is not a field of {raw.call}'s rows",
+                                   f"row fields: {', '.join(sorted(row.get('properties', {})))}")
         if a.refuse.code is None or a.refuse.code not in self.codes:
             self.error((*aloc, "refuse", "code"), "absent.refuse needs a declared error code",
                        "declare it under error_codes")
         self.note_repair((*aloc, "refuse"), a.refuse)
         refuse = error_spec(a.refuse)
         assert refuse is not None
-        return Absent(match=dict(a.match), refuse=refuse, pages=a.pages)
+        return Absent(match=dict(a.match), refuse=refuse, pages=a.pages, other_than=dict(a.other_than))
 
     def guard(self, raw: StepDef, loc: Loc, names: set[str]) -> Guard | None:
         g = raw.guard
@@ -939,8 +951,10 @@ class DeclarationBuilder:
 
     def check_shape_source(self, f: OutputField, shape: IRShape, source: Step, loc: Loc) -> None:
         """Every path the shape projects is in each result of the step the output reads."""
-        items = source.paginate.items if source.paginate else None
-        answers = [rows(self.document, a, items) if f.items_shape else a for a in self.answers.get(source.id, [])]
+        items = f.items_at or (source.paginate.items if source.paginate else None)
+        answers = [rows(self.document, a, items) if f.items_shape else one_row(self.document, a)
+                   for a in self.answers.get(source.id, [])]
+        partial = {x.name for x in shape.fields if x.absent_in}  # null where a source lacks it
         for answer in answers:
             node = answer.schema
             if isinstance(node, Mapping) and node.get("type") == "array":
@@ -952,6 +966,8 @@ class DeclarationBuilder:
             for name, parent, path, nullable in shape_paths(shape):
                 found, may_miss = self.find(node, parent, path)
                 dotted = ".".join((*parent, *path))
+                if name.split(".")[0] in partial:
+                    continue
                 if found is None:
                     missing.append(f"{name} ({dotted})")
                 elif may_miss and not nullable and "[]" not in (*parent, *path) and not any(
@@ -1029,9 +1045,20 @@ class DeclarationBuilder:
             if f.when_more is not None and f.when_more not in paged:
                 self.error((*loc, "when_more"), f"when_more names {f.when_more!r}, not a paged step",
                            f"paged steps: {', '.join(sorted(paged)) or 'none'}")
+            if f.items_at is not None and f.items_shape is None:
+                self.error((*loc, "items_at"), "items_at says where rows are: it goes with items_shape",
+                           "use items_shape, or drop items_at")
+            local = None
+            if f.local is not None:
+                if not {"owner", "repo"} <= names:
+                    self.error((*loc, "local"), f"output {f.name!r}: local compares rows with the call's "
+                               "repository, and this tool has no owner and repo parameters",
+                               "declare local on a tool taking owner and repo")
+                local = Local(repository=split_path(f.local.repository), fields=tuple(f.local.fields))
             return Output(name=f.name, shape=shape, each=f.items_shape is not None, sources=tuple(sources),
                           exclude=f.exclude, omit=tuple(f.omit), when_more=f.when_more, detail=f.detail,
-                          include=tuple(f.include))
+                          include=tuple(f.include), local=local,
+                          items_at=tuple(f.items_at.split(".")) if f.items_at else ())
         if isinstance(f.source, list):
             self.error((*loc, "from"), f"output {f.name!r} takes one template", "e.g. {step.field}")
             return None

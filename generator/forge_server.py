@@ -18,16 +18,15 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from generator import NAME, __version__
-from generator.compose import sources
+from generator.compose import providers
 from generator.diagnostics import Diagnostic, Level, Where, closest
 from generator.forge_file import ForgeFile
-from generator.ir import IRServer, IRTool
+from generator.forge_part import Part, PartTool, annotations_of
 from generator.packaging import Packaging, distribution_problems
-from generator.pipeline import Prepared, Result, sha256_text
 from generator.render import (
     FileMap,
     canonical,
@@ -35,8 +34,6 @@ from generator.render import (
     environment,
     format_python,
     model_visible,
-    runtime_annotations,
-    wire_tool,
 )
 from generator.yamlsrc import Located
 from ghmcp_runtime.core.forges import FORGES
@@ -64,70 +61,66 @@ def _error(where: Where, message: str, hint: str, rule: str = "forge") -> Diagno
     return Diagnostic(Level.ERROR, where, message, hint, rule)
 
 
-def forge_checks(forge: str, members: Sequence[Prepared], decl: ForgeDecl | None) -> list[Diagnostic]:
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def forge_checks(forge: str, parts: Sequence[Part], decl: ForgeDecl | None) -> list[Diagnostic]:
     """What spans the override files of `forge` (in file order): names, API version, and the
     forge file's own declarations against them."""
-    built = [m for m in members if m.server is not None]
     problems: list[Diagnostic] = []
     shown = FORGES[forge].display_name if forge in FORGES else forge
     owner = decl.file.server.name if decl else f"the {shown} server"
     first_tool: dict[str, Where] = {}
     first_toolset: dict[str, Where] = {}
     first_template: dict[str, Where] = {}
-    for member in built:
-        server, located = member.server, member.located
-        assert server is not None and located is not None
-        for tool in server.tools:
+    for part in parts:
+        for tool in part.tools:
             if tool.name in first_tool:
                 problems.append(_error(tool.where, f"tool {tool.name} is also declared at "
                                        f"{first_tool[tool.name]}: tool names are unique across {owner}",
                                        "rename one of them (keep the forge's tool prefix)"))
             first_tool.setdefault(tool.name, tool.where)
-        for name, _ in server.toolsets:
-            where = located.where(("toolsets", name))
+        for name, _, where in part.toolsets:
             if name in first_toolset:
                 problems.append(_error(where, f"toolset {name} is also declared at "
                                        f"{first_toolset[name]}: toolset names are unique across {owner}",
                                        "rename one, or move the tools into the file that declares it"))
             first_toolset.setdefault(name, where)
-        for i, template in enumerate(server.templates):
-            where = located.where(("resource_templates", i, "uri_template"))
+        for template in part.templates:
             if template.uri_template in first_template:
-                problems.append(_error(where, f"resource template {template.uri_template} is also "
-                                       f"declared at {first_template[template.uri_template]}",
+                problems.append(_error(template.where, f"resource template {template.uri_template} is "
+                                       f"also declared at {first_template[template.uri_template]}",
                                        f"resource templates are unique across {owner}: pick another URI"))
-            first_template.setdefault(template.uri_template, where)
-    versions = [(m.server.api_version, m.located) for m in built if m.server and m.located]
-    later = next((located for version, located in versions if version != versions[0][0]), None)
+            first_template.setdefault(template.uri_template, template.where)
+    later = next((p for p in parts if p.api_version != parts[0].api_version), None)
     if later is not None:
-        problems.append(_error(later.where(("server", "api_version")),
+        problems.append(_error(later.api_version_where,
                                f"the override files of {shown} send different API versions "
-                               f"({', '.join(sorted({str(v) for v, _ in versions}))})",
+                               f"({', '.join(sorted({str(p.api_version) for p in parts}))})",
                                f"one server sends one version header: give every {shown} file the same "
                                "server.api_version"))
-    problems += _code_clashes(built)
+    problems += _code_clashes(parts)
     if decl is not None:
-        problems += _decl_checks(decl, built, first_toolset)
+        problems += _decl_checks(decl, parts, first_toolset)
     return problems
 
 
-def _code_clashes(built: Sequence[Prepared]) -> list[Diagnostic]:
+def _code_clashes(parts: Sequence[Part]) -> list[Diagnostic]:
     """A code temporary in one file and not in another would give one server two meanings."""
     seen: dict[str, tuple[bool, str]] = {}
     out = []
-    for member in built:
-        assert member.server is not None and member.located is not None
-        for code in member.server.error_codes:
+    for part in parts:
+        for code in part.error_codes:
             if code.code in seen and seen[code.code][0] != code.temporary:
-                out.append(_error(member.located.where(("error_codes", code.code)),
-                                  f"error code {code.code} is temporary={code.temporary} here and "
-                                  f"temporary={seen[code.code][0]} in {seen[code.code][1]}",
+                out.append(_error(code.where, f"error code {code.code} is temporary={code.temporary} "
+                                  f"here and temporary={seen[code.code][0]} in {seen[code.code][1]}",
                                   "a code means one thing across the forge's server: rename one"))
-            seen.setdefault(code.code, (code.temporary, member.inputs.overrides_display))
+            seen.setdefault(code.code, (code.temporary, part.overrides_file))
     return out
 
 
-def _decl_checks(decl: ForgeDecl, built: Sequence[Prepared],
+def _decl_checks(decl: ForgeDecl, parts: Sequence[Part],
                  toolsets: Mapping[str, Where]) -> list[Diagnostic]:
     s = decl.file.server
     at = decl.located.where
@@ -140,20 +133,18 @@ def _decl_checks(decl: ForgeDecl, built: Sequence[Prepared],
                               f"default toolset {name!r} is not a toolset of any {s.forge} override file",
                               f"did you mean {guess!r}?" if guess else
                               f"one of: {', '.join(toolsets) or 'none declared'}"))
-    for member in built:
-        assert member.server is not None and member.located is not None
-        if not member.server.toolsets:
-            out.append(_error(member.located.where(("server",)),
-                              f"{member.server.name} declares no toolsets, so {s.name} could not "
-                              "select its tools", "declare `toolsets:` and name one in every tool"))
-        if member.server.package == s.package or member.server.name == s.name:
+    for part in parts:
+        if not part.toolsets:
+            out.append(_error(part.server_where, f"{part.name} declares no toolsets, so {s.name} could "
+                              "not select its tools", "declare `toolsets:` and name one in every tool"))
+        if part.package == s.package or part.name == s.name:
             out.append(_error(at(("server", "package")), f"{s.name} ({s.package}) takes the name "
-                              f"of the override file {member.inputs.overrides_display}'s server",
+                              f"of the override file {part.overrides_file}'s server",
                               "give the forge server a name and package of its own"))
     budget = s.model_budget_bytes
     if budget is not None and not any(p.level is Level.ERROR for p in out):
         default = set(decl.file.default_toolsets)
-        tools = [wire_tool(t) for m in built if m.server for t in m.server.tools if t.toolset in default]
+        tools = [t.wire for p in parts for t in p.tools if t.toolset in default]
         size = compact_bytes(model_visible(tools))
         if size > budget:
             out.append(_error(at(("server", "model_budget_bytes")), f"the default toolsets' "
@@ -164,24 +155,22 @@ def _decl_checks(decl: ForgeDecl, built: Sequence[Prepared],
     return out
 
 
-def peers_of(member: Prepared, members: Sequence[Prepared]) -> list[IRServer]:
-    """The other override files of `member`'s forge, built: its composability peers."""
-    return [m.server for m in members if m is not member and m.server is not None]
-
-
 # -- the forge package -------------------------------------------------------------------------
 
 
-def cross_toolset_inputs(servers: Sequence[IRServer]) -> dict[str, dict[str, tuple[str, ...]]]:
+def cross_toolset_inputs(parts: Sequence[Part]) -> dict[str, dict[str, tuple[str, ...]]]:
     """tool -> identifier parameter -> the tools returning it, for the identifiers no tool of the
     tool's own toolset returns: selecting its toolset alone would leave the agent without them."""
-    toolset = {t.name: t.toolset for s in servers for t in s.tools}
+    tools = [t for p in parts for t in p.tools]
+    toolset = {t.name: t.toolset for t in tools}
+    fields = {t.name: t.fields for t in tools}
     out: dict[str, dict[str, tuple[str, ...]]] = {}
-    for server in servers:
-        found = sources(server, [s for s in servers if s is not server])
-        for tool in server.tools:
-            needs = {param: tuple(producers) for param, producers in found[tool.name].items()
-                     if producers and all(toolset[p] != tool.toolset for p in producers)}
+    for part in parts:
+        own = {t.name for t in part.tools}
+        for tool in part.tools:
+            found = providers(tool.name, tool.ids, fields, own)
+            needs = {param: tuple(found[param]) for param in tool.ids
+                     if found[param] and all(toolset[p] != tool.toolset for p in found[param])}
             if needs:
                 out[tool.name] = needs
     return dict(sorted(out.items()))
@@ -191,69 +180,67 @@ def cross_toolset_inputs(servers: Sequence[IRServer]) -> dict[str, dict[str, tup
 class _Toolset:
     name: str
     description: str
-    server: IRServer
-    tools: tuple[IRTool, ...]
+    part: Part
+    tools: tuple[PartTool, ...]
     default: bool
 
     @property
     def model_bytes(self) -> int:
         """What a model reads of its tools (name, description, inputSchema)."""
-        return compact_bytes(model_visible([wire_tool(t) for t in self.tools]))
+        return compact_bytes(model_visible([t.wire for t in self.tools]))
 
     @property
     def wire_bytes(self) -> int:
-        return compact_bytes({"tools": [wire_tool(t) for t in self.tools]})
+        return compact_bytes({"tools": [t.wire for t in self.tools]})
 
 
-def _toolsets(servers: Sequence[IRServer], default: Sequence[str]) -> list[_Toolset]:
-    return [_Toolset(name, text, s, tuple(t for t in s.tools if t.toolset == name), name in default)
-            for s in servers for name, text in s.toolsets]
+def _toolsets(parts: Sequence[Part], default: Sequence[str]) -> list[_Toolset]:
+    return [_Toolset(name, text, p, tuple(t for t in p.tools if t.toolset == name), name in default)
+            for p in parts for name, text, _ in p.toolsets]
 
 
 def _totals(toolsets: Sequence[_Toolset]) -> list[tuple[str, tuple[int, int, int]]]:
     """(label, (tools, model-visible bytes, tools/list bytes)) of the default set and of all."""
     out = []
     for label, chosen in (("default set", [t for t in toolsets if t.default]), ("all", toolsets)):
-        tools = [wire_tool(tool) for t in chosen for tool in t.tools]
+        tools = [tool.wire for t in chosen for tool in t.tools]
         out.append((label, (len(tools), compact_bytes(model_visible(tools)),
                             compact_bytes({"tools": tools}))))
     return out
 
 
-def forge_summary(decl: ForgeDecl, servers: Sequence[IRServer]) -> str:
+def forge_summary(decl: ForgeDecl, parts: Sequence[Part]) -> str:
     """The whole forge surface's summary, as the runtime composes it (serving.forge_server)."""
     toolsets = [ToolsetLine(t.name, t.description, len(t.tools))
-                for t in _toolsets(servers, ()) if t.tools]
+                for t in _toolsets(parts, ()) if t.tools]
     return composed_summary(decl.file.server.summary, toolsets,
-                            [(tuple(n for n, _ in s.toolsets), s.summary) for s in servers])
+                            [(tuple(n for n, _, _ in p.toolsets), p.summary) for p in parts])
 
 
-def merged_codes(servers: Sequence[IRServer]) -> list[tuple[ErrorCode, tuple[str, ...]]]:
+def merged_codes(parts: Sequence[Part]) -> list[ErrorCode]:
     """The forge's error catalog: one entry per distinct wording of a code, with its tools."""
     entries: dict[tuple[str, bool, str, str], set[str]] = {}
-    for server in servers:
-        for e in server.error_codes:
+    for part in parts:
+        for e in part.error_codes:
             entries.setdefault((e.code, e.temporary, e.description, e.repair), set()).update(e.tools)
-    return [(ErrorCode(code=c, temporary=t, description=d, repair=r), tuple(sorted(tools)))
+    return [ErrorCode(code=c, temporary=t, description=d, repair=r, tools=tuple(sorted(tools)))
             for (c, t, d, r), tools in entries.items()]
 
 
-def render_forge(decl: ForgeDecl, results: Sequence[Result], packaging: Packaging) -> FileMap:
+def render_forge(decl: ForgeDecl, parts: Sequence[Part], packaging: Packaging) -> FileMap:
     """The forge's package: server.py composing the per-file servers, its documents, pyproject."""
-    servers = [r.server for r in results if r.server is not None]
     s = decl.file.server
-    summary = forge_summary(decl, servers)
-    codes = merged_codes(servers)  # (code, its tools)
-    inputs = cross_toolset_inputs(servers)
-    part_fingerprints = [json.loads(r.files[f"{r.server.package}/MANIFEST.json"])["fingerprint"]
-                         for r in results if r.server is not None and r.files is not None]
-    surface = {"parts": part_fingerprints, "summary": summary,
+    summary = forge_summary(decl, parts)
+    codes = merged_codes(parts)
+    inputs = cross_toolset_inputs(parts)
+    surface = {"parts": [p.fingerprint for p in parts], "summary": summary,
                "default_toolsets": decl.file.default_toolsets,
                "resources": [r.model_dump() for r in decl.file.resources], "inputs": inputs,
-               "error_codes": [[e.code, e.temporary, e.description, e.repair, list(t)] for e, t in codes]}
-    fp = f"{s.name}@{s.version}+{hashlib.sha256(canonical(surface).encode('utf-8')).hexdigest()[:12]}"
-    tools = sorted((t for srv in servers for t in srv.tools), key=lambda t: t.name)
-    toolsets = _toolsets(servers, decl.file.default_toolsets)
+               "error_codes": [[e.code, e.temporary, e.description, e.repair, list(e.tools or ())]
+                               for e in codes]}
+    fp = f"{s.name}@{s.version}+{sha256_text(canonical(surface))[:12]}"
+    tools = sorted((t for p in parts for t in p.tools), key=lambda t: t.name)
+    toolsets = _toolsets(parts, decl.file.default_toolsets)
     env = environment()
     context: dict[str, Any] = {
         "generator": NAME, "overrides_file": decl.display, "server": s, "decl": decl.file,
@@ -261,11 +248,12 @@ def render_forge(decl: ForgeDecl, results: Sequence[Result], packaging: Packagin
         "imports": sorted([("ghmcp_runtime.core.model", "StaticResource"),
                            ("ghmcp_runtime.serving.forge_server", "forge_server"),
                            ("ghmcp_runtime.serving.package_data", "PackageData"),
-                           *((f"{p.package}.server", f"SERVER as {p.package.upper()}") for p in servers)]),
-        "forge": FORGES[s.forge].display_name, "parts": servers, "fingerprint": fp,
+                           *((f"{p.package}.server", f"SERVER as {p.package.upper()}") for p in parts)]),
+        "forge": FORGES[s.forge].display_name, "parts": parts, "fingerprint": fp,
         "inputs": inputs, "toolsets": toolsets, "totals": _totals(toolsets),
-        "tool_bytes": {t.name: compact_bytes(model_visible([wire_tool(t)])[0]) for t in tools},
-        "overrides_files": [r.server.overrides_file for r in results if r.server is not None],
+        "tool_bytes": {t.name: compact_bytes(model_visible([t.wire])[0]) for t in tools},
+        "tool_hints": {t.name: capability_docs.hints(annotations_of(t)) for t in tools},
+        "overrides_files": [p.overrides_file for p in parts],
     }
     pkg = s.package
     files: FileMap = {}
@@ -276,14 +264,13 @@ def render_forge(decl: ForgeDecl, results: Sequence[Result], packaging: Packagin
     files[f"{pkg}/py.typed"] = ""
     files[f"{pkg}/summary.md"] = capability_docs.summary_markdown(
         title=s.title, summary=summary, fingerprint=fp,
-        tools=[ToolLine(t.name, t.title, runtime_annotations(t.annotations)) for t in tools],
+        tools=[ToolLine(t.name, t.title, annotations_of(t)) for t in tools],
         resources=[*(ResourceLine(r.uri, r.title, r.description.strip()) for r in decl.file.resources),
                    *(ResourceLine(t.uri_template, t.title, t.description, t.tool)
-                     for srv in servers for t in srv.templates)])
-    files[f"{pkg}/errors.json"] = capability_docs.error_catalog(
-        fingerprint=fp, codes=[replace(e, tools=t) for e, t in codes], users={})
+                     for p in parts for t in p.templates)])
+    files[f"{pkg}/errors.json"] = capability_docs.error_catalog(fingerprint=fp, codes=codes, users={})
     files[f"{pkg}/TOOLS.md"] = env.get_template("forge_TOOLS.md.jinja").render(**context)
-    requirements = sorted({packaging.runtime_pin, *(f"{srv.name}=={srv.version}" for srv in servers)},
+    requirements = sorted({packaging.runtime_pin, *(f"{p.name}=={p.version}" for p in parts)},
                           key=str.lower)
     files[f"{pkg}/pyproject.toml"] = env.get_template("pyproject.toml.jinja").render(
         **context, packaging=packaging, requirements=requirements)
@@ -291,19 +278,19 @@ def render_forge(decl: ForgeDecl, results: Sequence[Result], packaging: Packagin
         "fingerprint": fp,
         "generator": {"name": NAME, "version": __version__},
         "forge_file": {"file": decl.display, "sha256": sha256_text(decl.text)},
-        "parts": {srv.package: fp_ for srv, fp_ in zip(servers, part_fingerprints, strict=True)},
+        "parts": {p.package: p.fingerprint for p in parts},
         "files": {path.split("/", 1)[1]: sha256_text(text) for path, text in sorted(files.items())},
         "tools": len(tools),
     }, indent=2, sort_keys=True) + "\n"
     return files
 
 
-def forge_table(decl: ForgeDecl, servers: Sequence[IRServer], out: TextIO) -> None:
+def forge_table(decl: ForgeDecl, parts: Sequence[Part], out: TextIO) -> None:
     """`make generate`'s summary of a forge server: its toolsets' bytes, the default set's and
     all of them, against the forge file's budget on what a model reads of the default set."""
     s = decl.file.server
-    toolsets = _toolsets(servers, decl.file.default_toolsets)
-    print(f"{s.name} ({s.package}): {len(toolsets)} toolsets from {len(servers)} override file(s)",
+    toolsets = _toolsets(parts, decl.file.default_toolsets)
+    print(f"{s.name} ({s.package}): {len(toolsets)} toolsets from {len(parts)} override file(s)",
           file=out)
     print(f"{'toolset':<28} {'tools':>5} {'model-visible':>13} {'tools/list':>10}  default", file=out)
     for t in toolsets:

@@ -22,6 +22,9 @@ class IROperation:
     success_status: tuple[int, ...]
     summary: str
     deprecated: bool
+    multi_segment: tuple[str, ...] = ()  # path parameters spanning segments (x-multi-segment)
+    answer: str | None = None  # the JSON type of every success body: object, array (None: not pinned)
+    required: tuple[str, ...] = ()  # the keys a success object carries
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -35,6 +38,9 @@ class IRField:
     schema: JSONObject
     nullable: bool
     untrusted: bool = False
+    decode: str | None = None
+    max_bytes: int | None = None
+    absent_in: tuple[str, ...] = ()  # sources whose rows lack the path: null there
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

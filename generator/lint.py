@@ -10,6 +10,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from generator import lint_answers, lint_behaviour, lint_examples, lint_spec_examples, lint_text
+from generator.compose import Peer
 from generator.diagnostics import Diagnostic
 from generator.field_notes import SAID_IN_SUMMARY
 from generator.ir import IRServer, IRTool
@@ -38,7 +39,7 @@ OVERRIDE_KEY = {"maxLength": "max_length", "maxItems": "max_items", "maximum": "
 
 def lint(server: IRServer, located: Located | None = None,
          document: Mapping[str, Any] | None = None,
-         peers: Sequence[IRServer] = ()) -> list[Diagnostic]:
+         peers: Sequence[Peer] = ()) -> list[Diagnostic]:
     """`peers`: the other override files of the server's forge (composability spans the forge)."""
     ctx = Ctx(server, {t.name: wire_tool(t) for t in server.tools}, located, document, peers=peers)
     for tool in server.tools:
@@ -419,7 +420,7 @@ def _model_budget(ctx: Ctx) -> None:
 # -- composability ---------------------------------------------------------------------------
 
 
-def _composability(ctx: Ctx, peers: Sequence[IRServer]) -> None:
+def _composability(ctx: Ctx, peers: Sequence[Peer]) -> None:
     """Every identifier a tool requires is returned by another tool of the forge (any toolset of
     any of its override files) or resolved by the tool itself: an agent can always find the value
     it must pass (generator/compose.py)."""

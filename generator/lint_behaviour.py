@@ -213,12 +213,14 @@ def _repairs(ctx: Ctx) -> None:
         for tool in ctx.server.tools for where, repair in tool.repairs]
     found += [(Where(file, r.line, r.col), "", r.tool, _hook_arguments(r.arguments))
               for file, source in _hook_sources(ctx) for r in _scan(source)[1]]
+    schemas: dict[str, dict[str, Any]] = {t.name: dict(t.wire["inputSchema"]) for p in ctx.peers for t in p.tools}
+    schemas.update({t.name: t.checked_input_schema for t in ctx.server.tools})
     for where, prefix, target, arguments in found:
-        called = next((t for s in (ctx.server, *ctx.peers) for t in s.tools if t.name == target), None)
-        if called is None:
+        schema = schemas.get(target)
+        if schema is None:
             ctx.error(where, "repair-tool", f"{prefix}a repair names {target!r}, which is not a tool",
                       "repair.tool must name a tool of this server or of another override file of its forge")
             continue
-        for problem in _argument_problems(called.checked_input_schema, *arguments) if arguments else ():
+        for problem in _argument_problems(schema, *arguments) if arguments else ():
             ctx.error(where, "repair-arguments", f"{prefix}repair with {target}: {problem}",
                       "repair arguments must be callable as they are against the tool's inputSchema")

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from generator.compose import Peer
 from generator.diagnostics import Diagnostic, Level, Where
 from generator.ir import IRServer, IRTool
 from generator.yamlsrc import Located
@@ -21,7 +22,7 @@ class Ctx:
     located: Located | None
     document: Mapping[str, Any] | None
     out: list[Diagnostic] = field(default_factory=list)
-    peers: Sequence[IRServer] = ()  # the other override files of the forge
+    peers: Sequence[Peer] = ()  # the other override files of the forge
 
     def _tool_index(self, name: str) -> int | None:
         tools = self.located.data.get("tools", []) if self.located else []

@@ -17,7 +17,7 @@ from jsonschema import Draft202012Validator
 
 from generator.answers import documented_answers
 from ghmcp_runtime.core.declared import Declaration, Output
-from ghmcp_runtime.core.projection import ShapeProjector, walk
+from ghmcp_runtime.core.projection import ShapeProjector, rows_in
 from ghmcp_runtime.core.refs import MISSING, Ref, Scope, parse, render
 
 if TYPE_CHECKING:
@@ -87,9 +87,8 @@ def _value(out: Output, decl: Declaration, source: str, body: Any, projector: Sh
     detail = out.detail or "full"
     if not out.each:
         return _row(projector, out, body, detail) if isinstance(body, Mapping) else MISSING
-    if step.paginate is not None and step.paginate.items:
-        body = walk(body, tuple(step.paginate.items.split(".")))
-    rows = body if isinstance(body, list) else [body] if isinstance(body, Mapping) else []
+    paged = step.paginate.items if step.paginate is not None and step.paginate.items else ""
+    rows = rows_in(body, out.items_at or (tuple(paged.split(".")) if paged else ()))
     return [_row(projector, out, r, detail) for r in rows
             if isinstance(r, Mapping) and not (out.exclude and r.get(out.exclude) is not None)]
 

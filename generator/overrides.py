@@ -92,6 +92,16 @@ class ShapeField(Strict):
         default=False, description="user-authored text: markup GitHub's page hides (HTML "
         "comments outside code) and invisible characters are removed and counted in the row's "
         "hidden_removed")
+    decode: Literal["base64_text", "content_kind"] | None = Field(
+        default=None, description="the value is encoded content beside an `encoding` (a contents "
+        "API's base64): base64_text is its text (null when binary, absent or too large), "
+        "content_kind says text, binary or too_large")
+    max_bytes: int | None = Field(
+        default=None, gt=0, description="text longer than this many UTF-8 bytes is cut at a line "
+        "break and ends with a sentinel saying how much is shown")
+    absent_in: list[str] = Field(
+        default_factory=list, description="sources (of the shape's `sources`) whose rows lack this "
+        "path (e.g. a search hit has no head branch): null in their rows")
 
 
 class LockdownDef(Strict):
@@ -171,6 +181,12 @@ class Annotations(Strict):
     why: str = Field(description="one line: why these hints")
 
 
+class LocalDef(Strict):
+    repository: str = Field(description="the rows' path to their repository's API URL (repository_url)")
+    fields: list[str] = Field(min_length=1, description="shape fields that are null on a row of another "
+                              "repository than the call's (its issue number would name another issue here)")
+
+
 class OutputField(Strict):
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     type: Literal["string", "integer", "boolean", "array", "object"] | None = None
@@ -193,6 +209,11 @@ class OutputField(Strict):
     include: list[str] = Field(default_factory=list, description="full-density fields added to summary rows")
     omit: list[str] = Field(default_factory=list, description="projected fields left out of the rows")
     when_more: str | None = Field(default=None, description="present only while that paged step has more")
+    items_at: str | None = Field(
+        default=None, description="with items_shape: dotted path of the rows inside each source's "
+        "body (e.g. check_runs), for a step that is not paginated")
+    local: LocalDef | None = Field(
+        default=None, description="shaped rows that may be of another repository than the call's owner/repo")
     true_when: Condition | None = Field(
         default=None, description="a boolean: whether this condition holds once the steps ran, e.g. "
         "{step: add, status: 201}")
@@ -200,7 +221,8 @@ class OutputField(Strict):
 
 class Rule(Strict):
     kind: Literal["at_least_one", "exactly_one", "all_or_none", "requires", "not_together",
-                  "not_blank", "excludes", "disjoint", "required_when", "forbidden_when"]
+                  "not_blank", "excludes", "disjoint", "distinct", "required_when",
+                  "forbidden_when"]
     fields: list[str] = Field(min_length=1)
     when: str | dict[str, Any] | None = Field(
         default=None, description="for `requires`: the field that triggers it; for `required_when` and "
@@ -330,6 +352,9 @@ class AbsentDef(Strict):
                                   "every one of them refuses the call")
     refuse: ErrorDef = Field(description="the error when such a row exists (nothing is written)")
     pages: int = Field(default=10, ge=1, le=20, description="pages of the listing read at most")
+    other_than: dict[str, Any] = Field(
+        default_factory=dict, description="row field -> template naming the resource being changed: "
+        "a row equal on these is that resource (an edit keeping its own name) and refuses nothing")
 
 
 class NamesExistDef(Strict):
@@ -374,6 +399,9 @@ class SentWithDef(Strict):
     lead: str = Field(description="the body field this one goes with (state_reason goes with state)")
     default: dict[str, Any] = Field(
         default_factory=dict, description="the lead's value -> this field's value when the caller gave none")
+    stores: dict[str, Any] = Field(
+        default_factory=dict, description="the lead's value -> the value the forge stores for this field "
+        "whatever is sent (reopening stores reopened); this field then changes only when the lead does")
 
 
 class MemberWriteDef(Strict):
@@ -393,6 +421,8 @@ class MemberSetDef(Strict):
     kind: str = Field(description="what a member is called in messages (label, login)")
     add: MemberWriteDef | None = None
     remove: MemberWriteDef | None = None
+    max: int | None = Field(default=None, ge=1, description="the forge keeps at most this many members and "
+                            "silently ignores adds past it: those are not sent and reported ignored")
 
 
 class ToggleDef(Strict):
@@ -430,9 +460,15 @@ class StepDef(Strict):
     path: dict[str, Any] = Field(default_factory=dict)
     query: dict[str, Any] = Field(default_factory=dict)
     body: dict[str, Any] = Field(default_factory=dict)
-    when: Condition | None = Field(default=None, description="a parameter name (present) or {param: value}")
-    unless: Condition | None = Field(
-        default=None, description="run only when this parameter is absent (or the step condition fails)")
+    when: Condition | list[Condition] | None = Field(
+        default=None, description="a parameter name (present) or {param: value}; a list: all hold")
+    unless: Condition | list[Condition] | None = Field(
+        default=None, description="run only when this parameter is absent (or the step condition "
+        "fails); a list: none of them holds")
+    join: dict[str, str] = Field(
+        default_factory=dict, description="query field -> separator: the field's value is a list of "
+        "part templates; a part reading anything absent or null is left out, the rest are joined "
+        "(optional search qualifiers: {q: \" \"})")
     on_error: list[OnErrorDef] = Field(default_factory=list)
     reject: list[RejectDef] = Field(default_factory=list)
     paginate: PaginateDef | None = None

@@ -204,7 +204,7 @@ _root = default_directory()
 STORE = TextStore(_root / "packaging" if _root else None, "packaging 1\n", ".json")
 
 
-def _inputs() -> str:
+def derivation_inputs() -> str:
     """Everything current_packaging() reads, as one text: the runtime's sources, the pins, the
     project, and the distributions installed (their metadata directories name their versions)."""
     parts = [sys.version, sources_text(RUNTIME_DIR)]
@@ -229,7 +229,7 @@ def _from_json(text: str) -> Packaging:
 def current_packaging() -> Packaging:
     """The repository's runtime and pins, as this environment sees them (read once per process;
     kept in STORE, which the command line flushes)."""
-    inputs = _inputs()
+    inputs = derivation_inputs()
     stored = STORE.get(inputs)
     if stored is not None:
         try:

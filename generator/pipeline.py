@@ -17,6 +17,7 @@ from generator import NAME, __version__
 from generator.baseline import read_baseline
 from generator.breaking import check_breaking, publish_renames
 from generator.build import Builder
+from generator.compose import Peer
 from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
 from generator.field_notes import explain_fields
 from generator.hookscan import relative_imports, scan_hooks
@@ -53,17 +54,25 @@ class Result:
     stats: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # declared breaking changes and renames
+    report: str = ""  # what `make generate` prints about it (generator/generate_report.py)
 
     @property
     def ok(self) -> bool:
         return self.files is not None
 
+    @property
+    def package(self) -> str | None:
+        if self.server is not None:
+            return self.server.package
+        return next(iter(self.files)).split("/", 1)[0] if self.files else None
+
 
 def load_inputs(overrides: Path, root: Path = REPO_ROOT, spec_dir: Path | None = None,
                 baseline_dir: Path | None = None, spec: LoadedSpec | None = None,
-                specs: SpecCache | None = None) -> Inputs:
+                specs: SpecCache | None = None, baseline: Mapping[str, str] | None = None) -> Inputs:
     """`spec_dir` is the spec root (default spec/); the file's `server.spec` picks a description
-    under it. An explicit `spec` is used as it is."""
+    under it. An explicit `spec` is used as it is, an explicit `baseline` (read once for every
+    file of a run) instead of reading `baseline_dir`'s."""
     t0 = time.perf_counter()
     text = overrides.read_text(encoding="utf-8")
     if spec is None:
@@ -72,7 +81,8 @@ def load_inputs(overrides: Path, root: Path = REPO_ROOT, spec_dir: Path | None =
     display = display_path(overrides, root)
     sources = {display_path(p, root): p.read_text(encoding="utf-8")
                for p in sorted(overrides.parent.glob("*.py"))}
-    baseline = read_baseline(baseline_dir) if baseline_dir else {}
+    if baseline is None:
+        baseline = read_baseline(baseline_dir) if baseline_dir else {}
     return Inputs(spec, display, text, sources, baseline, time.perf_counter() - t0)
 
 
@@ -160,7 +170,7 @@ class _Laps:
         self.clock = now
 
 
-def generate(inputs: Inputs, peers: Sequence[IRServer] = ()) -> Result:
+def generate(inputs: Inputs, peers: Sequence[Peer] = ()) -> Result:
     """One override file's package. `peers`: the other override files of its forge, built, for
     the checks that span the forge (composability: generator/forge_server.py runs them all)."""
     return complete(prepare(inputs), peers)
@@ -214,7 +224,7 @@ def prepare(inputs: Inputs) -> Prepared:
                     hooks_source, timings)
 
 
-def complete(prepared: Prepared, peers: Sequence[IRServer] = ()) -> Result:
+def complete(prepared: Prepared, peers: Sequence[Peer] = ()) -> Result:
     """Lint (across the forge with `peers`), check for breaking changes, render."""
     inputs, server, timings = prepared.inputs, prepared.server, dict(prepared.timings)
     problems = list(prepared.problems)
@@ -245,7 +255,7 @@ def complete(prepared: Prepared, peers: Sequence[IRServer] = ()) -> Result:
 
 
 def _render_timed(server: IRServer, display: str, hooks_display: str | None, packaging: Packaging,
-                  timings: dict[str, float], peers: Sequence[IRServer] = ()) -> tuple[FileMap, dict[str, int]]:
+                  timings: dict[str, float], peers: Sequence[Peer] = ()) -> tuple[FileMap, dict[str, int]]:
     spent = 0.0
 
     def timed(source: str, template: str) -> str:

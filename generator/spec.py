@@ -208,6 +208,23 @@ def success_body(document: JSON, op: SpecOperation) -> JSON | None:
     return None
 
 
+def answer_contract(document: JSON, op: SpecOperation) -> tuple[str | None, tuple[str, ...]]:
+    """What every success body of `op` is: its JSON type (object or array; None when the
+    description does not pin one) and, for an object, the keys it requires (through `allOf`)."""
+    node = success_body(document, op)
+    if node is None or node.get("nullable") or node.get("oneOf") or node.get("anyOf"):
+        return None, ()
+    parts = [resolve_ref(document, p) for p in node.get("allOf", [])] or [node]
+    kinds = {p.get("type") for p in parts} - {None}
+    if len(kinds) != 1 or any(p.get("nullable") for p in parts):
+        return None, ()
+    kind = kinds.pop()
+    if kind not in ("object", "array"):
+        return None, ()
+    required = sorted({key for p in parts for key in p.get("required", [])}) if kind == "object" else []
+    return kind, tuple(required)
+
+
 def success_schema(document: JSON, op: SpecOperation) -> JSON | None:
     """The JSON body schema of an operation's first 2xx response; list items for an array."""
     node = success_body(document, op)

@@ -28,7 +28,7 @@ from ghmcp_runtime.core.declared import (
 )
 from ghmcp_runtime.core.model import Operation
 from ghmcp_runtime.core.transforms import TRANSFORMS
-from ghmcp_runtime.engine.update_plan import patch_fields
+from ghmcp_runtime.engine.shown import patch_fields
 
 READS = ("GET", "HEAD")
 # what a step with `update:` cannot also carry (the plan judges, settles and reports itself)
@@ -91,7 +91,7 @@ def build_update(raw: StepDef, loc: Loc, body: Mapping[str, Any], operation: Ope
             if name not in fields:
                 report(where, f"sent_with names {name!r}, not a body field bound to a parameter",
                        f"body fields: {', '.join(sorted(fields)) or 'none'}")
-        sent_with.append(SentWith(follow=key, lead=rule.lead, default=dict(rule.default)))
+        sent_with.append(SentWith(follow=key, lead=rule.lead, default=dict(rule.default), stores=dict(rule.stores)))
     names_steps = {s.id for s in c.earlier if s.names_exist is not None}
     for k, sid in enumerate(u.exact):
         if sid not in names_steps:
@@ -192,7 +192,9 @@ def _set(m: Any, loc: Loc, shows: Mapping[str, Shown], c: Context, report: Repor
                                   done=w.done))
     if m.add is None and m.remove is None:
         report(loc, f"set {m.view!r} declares neither add nor remove", "give add:, remove: or both")
-    return MemberSet(view=m.view, kind=m.kind, add=writes[0], remove=writes[1])
+    if m.max is not None and m.add is None:
+        report((*loc, "max"), f"set {m.view!r} has a max but no add", "max limits what an add can write")
+    return MemberSet(view=m.view, kind=m.kind, add=writes[0], remove=writes[1], max=m.max)
 
 
 def _toggle(t: Any, loc: Loc, shows: Mapping[str, Shown], c: Context, report: Report) -> Toggle | None:

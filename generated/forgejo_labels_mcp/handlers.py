@@ -299,7 +299,7 @@ FORGEJO_DELETE_REPO_LABEL = Declaration(
                 total=True,
                 refuse=ErrorSpec(
                     code="label_in_use",
-                    message="{count} issue(s) or pull request(s) of the repository carry this label, so delete_mode safe deleted nothing.",
+                    message="{count} issue(s) or pull request(s) of the repository carry a label with this name, so delete_mode safe deleted nothing. Forgejo counts by name: a label of the same name made outside this server counts too.",
                     field="label_id",
                     reason="the label is still on issues or pull requests",
                     repair=Repair(
@@ -335,13 +335,35 @@ FORGEJO_DELETE_REPO_LABEL = Declaration(
     defaults={"delete_mode": "safe"},
 )
 
-# forgejo_edit_org_label: GET /orgs/{org}/labels/{id}, PATCH /orgs/{org}/labels/{id}
+# forgejo_edit_org_label: GET /orgs/{org}/labels/{id}, GET /orgs/{org}/labels, PATCH /orgs/{org}/labels/{id}
 FORGEJO_EDIT_ORG_LABEL = Declaration(
     steps=(
         Step(
             id="current",
             operation=operations.ORG_GET_LABEL,
             path={"org": "{org}", "id": "{label_id}"},
+        ),
+        Step(
+            id="taken",
+            operation=operations.ORG_LIST_LABELS,
+            path={"org": "{org}"},
+            when=(Condition(param="name"),),
+            absent=Absent(
+                match={"name": "{name}"},
+                refuse=ErrorSpec(
+                    code="label_exists",
+                    message="Another label already has that name here; nothing was changed.",
+                    field="name",
+                    reason="another label already has this name",
+                    repair=Repair(
+                        next_step="find_label",
+                        tool="forgejo_list_org_labels",
+                        arguments={"org": "{org}"},
+                        alternative="pick another name",
+                    ),
+                ),
+                other_than={"id": "{label_id}"},
+            ),
         ),
         Step(
             id="update",
@@ -353,7 +375,7 @@ FORGEJO_EDIT_ORG_LABEL = Declaration(
                 "color": "{color}",
                 "description": "{description}",
             },
-            after=("current",),
+            after=("current", "taken"),
             compare=Compare(
                 against="current",
                 fields={"name": "name", "color": "color", "description": "description"},
@@ -367,13 +389,35 @@ FORGEJO_EDIT_ORG_LABEL = Declaration(
     transforms={"color": "hash_hex_color"},
 )
 
-# forgejo_edit_repo_label: GET /repos/{owner}/{repo}/labels/{id}, PATCH /repos/{owner}/{repo}/labels/{id}
+# forgejo_edit_repo_label: GET /repos/{owner}/{repo}/labels/{id}, GET /repos/{owner}/{repo}/labels, PATCH /repos/{owner}/{repo}/labels/{id}
 FORGEJO_EDIT_REPO_LABEL = Declaration(
     steps=(
         Step(
             id="current",
             operation=operations.ISSUE_GET_LABEL,
             path={"owner": "{owner}", "repo": "{repo}", "id": "{label_id}"},
+        ),
+        Step(
+            id="taken",
+            operation=operations.ISSUE_LIST_LABELS,
+            path={"owner": "{owner}", "repo": "{repo}"},
+            when=(Condition(param="name"),),
+            absent=Absent(
+                match={"name": "{name}"},
+                refuse=ErrorSpec(
+                    code="label_exists",
+                    message="Another label already has that name here; nothing was changed.",
+                    field="name",
+                    reason="another label already has this name",
+                    repair=Repair(
+                        next_step="find_label",
+                        tool="forgejo_list_repo_labels",
+                        arguments={"owner": "{owner}", "repo": "{repo}"},
+                        alternative="pick another name",
+                    ),
+                ),
+                other_than={"id": "{label_id}"},
+            ),
         ),
         Step(
             id="update",
@@ -385,7 +429,7 @@ FORGEJO_EDIT_REPO_LABEL = Declaration(
                 "color": "{color}",
                 "description": "{description}",
             },
-            after=("current",),
+            after=("current", "taken"),
             compare=Compare(
                 against="current",
                 fields={"name": "name", "color": "color", "description": "description"},

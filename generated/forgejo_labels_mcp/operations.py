@@ -9,6 +9,8 @@ ISSUE_CREATE_LABEL = Operation(
     path="/repos/{owner}/{repo}/labels",
     not_found="repo_not_found",
     success_status=(201,),
+    answer="object",
+    required=("color", "description", "exclusive", "id", "is_archived", "name", "url"),
 )
 ISSUE_DELETE_LABEL = Operation(
     operation_id="issueDeleteLabel",
@@ -23,6 +25,8 @@ ISSUE_EDIT_LABEL = Operation(
     path="/repos/{owner}/{repo}/labels/{id}",
     not_found="label_not_found",
     success_status=(200,),
+    answer="object",
+    required=("color", "description", "exclusive", "id", "is_archived", "name", "url"),
 )
 ISSUE_GET_LABEL = Operation(
     operation_id="issueGetLabel",
@@ -30,6 +34,8 @@ ISSUE_GET_LABEL = Operation(
     path="/repos/{owner}/{repo}/labels/{id}",
     not_found="label_not_found",
     success_status=(200,),
+    answer="object",
+    required=("color", "description", "exclusive", "id", "is_archived", "name", "url"),
 )
 ISSUE_LIST_ISSUES = Operation(
     operation_id="issueListIssues",
@@ -37,6 +43,7 @@ ISSUE_LIST_ISSUES = Operation(
     path="/repos/{owner}/{repo}/issues",
     not_found="repo_not_found",
     success_status=(200,),
+    answer="array",
 )
 ISSUE_LIST_LABELS = Operation(
     operation_id="issueListLabels",
@@ -44,6 +51,7 @@ ISSUE_LIST_LABELS = Operation(
     path="/repos/{owner}/{repo}/labels",
     not_found="repo_not_found",
     success_status=(200,),
+    answer="array",
 )
 ISSUE_SEARCH_ISSUES = Operation(
     operation_id="issueSearchIssues",
@@ -51,6 +59,7 @@ ISSUE_SEARCH_ISSUES = Operation(
     path="/repos/issues/search",
     not_found="repo_not_found",
     success_status=(200,),
+    answer="array",
 )
 ORG_CREATE_LABEL = Operation(
     operation_id="orgCreateLabel",
@@ -58,6 +67,8 @@ ORG_CREATE_LABEL = Operation(
     path="/orgs/{org}/labels",
     not_found="org_not_found",
     success_status=(201,),
+    answer="object",
+    required=("color", "description", "exclusive", "id", "is_archived", "name", "url"),
 )
 ORG_DELETE_LABEL = Operation(
     operation_id="orgDeleteLabel",
@@ -72,6 +83,8 @@ ORG_EDIT_LABEL = Operation(
     path="/orgs/{org}/labels/{id}",
     not_found="label_not_found",
     success_status=(200,),
+    answer="object",
+    required=("color", "description", "exclusive", "id", "is_archived", "name", "url"),
 )
 ORG_GET_LABEL = Operation(
     operation_id="orgGetLabel",
@@ -79,6 +92,8 @@ ORG_GET_LABEL = Operation(
     path="/orgs/{org}/labels/{id}",
     not_found="label_not_found",
     success_status=(200,),
+    answer="object",
+    required=("color", "description", "exclusive", "id", "is_archived", "name", "url"),
 )
 ORG_LIST_LABELS = Operation(
     operation_id="orgListLabels",
@@ -86,6 +101,7 @@ ORG_LIST_LABELS = Operation(
     path="/orgs/{org}/labels",
     not_found="org_not_found",
     success_status=(200,),
+    answer="array",
 )
 ORG_LIST_REPOS = Operation(
     operation_id="orgListRepos",
@@ -93,4 +109,5 @@ ORG_LIST_REPOS = Operation(
     path="/orgs/{org}/repos",
     not_found="org_not_found",
     success_status=(200,),
+    answer="array",
 )

@@ -9,6 +9,29 @@ ISSUES_ADD_ASSIGNEES = Operation(
     path="/repos/{owner}/{repo}/issues/{issue_number}/assignees",
     not_found="issue_not_found",
     success_status=(201,),
+    answer="object",
+    required=(
+        "assignee",
+        "closed_at",
+        "comments",
+        "comments_url",
+        "created_at",
+        "events_url",
+        "html_url",
+        "id",
+        "labels",
+        "labels_url",
+        "locked",
+        "milestone",
+        "node_id",
+        "number",
+        "repository_url",
+        "state",
+        "title",
+        "updated_at",
+        "url",
+        "user",
+    ),
 )
 ISSUES_ADD_LABELS = Operation(
     operation_id="issues/add-labels",
@@ -16,6 +39,7 @@ ISSUES_ADD_LABELS = Operation(
     path="/repos/{owner}/{repo}/issues/{issue_number}/labels",
     not_found="issue_not_found",
     success_status=(200,),
+    answer="array",
 )
 ISSUES_CHECK_USER_CAN_BE_ASSIGNED = Operation(
     operation_id="issues/check-user-can-be-assigned",
@@ -30,6 +54,29 @@ ISSUES_CREATE = Operation(
     path="/repos/{owner}/{repo}/issues",
     not_found="repo_not_found",
     success_status=(201,),
+    answer="object",
+    required=(
+        "assignee",
+        "closed_at",
+        "comments",
+        "comments_url",
+        "created_at",
+        "events_url",
+        "html_url",
+        "id",
+        "labels",
+        "labels_url",
+        "locked",
+        "milestone",
+        "node_id",
+        "number",
+        "repository_url",
+        "state",
+        "title",
+        "updated_at",
+        "url",
+        "user",
+    ),
 )
 ISSUES_CREATE_COMMENT = Operation(
     operation_id="issues/create-comment",
@@ -37,6 +84,8 @@ ISSUES_CREATE_COMMENT = Operation(
     path="/repos/{owner}/{repo}/issues/{issue_number}/comments",
     not_found="issue_not_found",
     success_status=(201,),
+    answer="object",
+    required=("created_at", "html_url", "id", "issue_url", "node_id", "updated_at", "url", "user"),
 )
 ISSUES_CREATE_LABEL = Operation(
     operation_id="issues/create-label",
@@ -44,6 +93,8 @@ ISSUES_CREATE_LABEL = Operation(
     path="/repos/{owner}/{repo}/labels",
     not_found="repo_not_found",
     success_status=(201,),
+    answer="object",
+    required=("color", "default", "description", "id", "name", "node_id", "url"),
 )
 ISSUES_DELETE_LABEL = Operation(
     operation_id="issues/delete-label",
@@ -58,6 +109,29 @@ ISSUES_GET = Operation(
     path="/repos/{owner}/{repo}/issues/{issue_number}",
     not_found="issue_not_found",
     success_status=(200,),
+    answer="object",
+    required=(
+        "assignee",
+        "closed_at",
+        "comments",
+        "comments_url",
+        "created_at",
+        "events_url",
+        "html_url",
+        "id",
+        "labels",
+        "labels_url",
+        "locked",
+        "milestone",
+        "node_id",
+        "number",
+        "repository_url",
+        "state",
+        "title",
+        "updated_at",
+        "url",
+        "user",
+    ),
 )
 ISSUES_GET_LABEL = Operation(
     operation_id="issues/get-label",
@@ -65,6 +139,8 @@ ISSUES_GET_LABEL = Operation(
     path="/repos/{owner}/{repo}/labels/{name}",
     not_found="label_not_found",
     success_status=(200,),
+    answer="object",
+    required=("color", "default", "description", "id", "name", "node_id", "url"),
 )
 ISSUES_GET_MILESTONE = Operation(
     operation_id="issues/get-milestone",
@@ -72,6 +148,25 @@ ISSUES_GET_MILESTONE = Operation(
     path="/repos/{owner}/{repo}/milestones/{milestone_number}",
     not_found="milestone_not_found",
     success_status=(200,),
+    answer="object",
+    required=(
+        "closed_at",
+        "closed_issues",
+        "created_at",
+        "creator",
+        "description",
+        "due_on",
+        "html_url",
+        "id",
+        "labels_url",
+        "node_id",
+        "number",
+        "open_issues",
+        "state",
+        "title",
+        "updated_at",
+        "url",
+    ),
 )
 ISSUES_LIST_ASSIGNEES = Operation(
     operation_id="issues/list-assignees",
@@ -79,6 +174,7 @@ ISSUES_LIST_ASSIGNEES = Operation(
     path="/repos/{owner}/{repo}/assignees",
     not_found="repo_not_found",
     success_status=(200,),
+    answer="array",
 )
 ISSUES_LIST_COMMENTS = Operation(
     operation_id="issues/list-comments",
@@ -86,6 +182,7 @@ ISSUES_LIST_COMMENTS = Operation(
     path="/repos/{owner}/{repo}/issues/{issue_number}/comments",
     not_found="issue_not_found",
     success_status=(200,),
+    answer="array",
 )
 ISSUES_LIST_FOR_REPO = Operation(
     operation_id="issues/list-for-repo",
@@ -93,6 +190,7 @@ ISSUES_LIST_FOR_REPO = Operation(
     path="/repos/{owner}/{repo}/issues",
     not_found="repo_not_found",
     success_status=(200,),
+    answer="array",
 )
 ISSUES_LIST_LABELS_FOR_REPO = Operation(
     operation_id="issues/list-labels-for-repo",
@@ -100,6 +198,7 @@ ISSUES_LIST_LABELS_FOR_REPO = Operation(
     path="/repos/{owner}/{repo}/labels",
     not_found="repo_not_found",
     success_status=(200,),
+    answer="array",
 )
 ISSUES_LIST_MILESTONES = Operation(
     operation_id="issues/list-milestones",
@@ -107,6 +206,7 @@ ISSUES_LIST_MILESTONES = Operation(
     path="/repos/{owner}/{repo}/milestones",
     not_found="repo_not_found",
     success_status=(200,),
+    answer="array",
 )
 ISSUES_LOCK = Operation(
     operation_id="issues/lock",
@@ -121,6 +221,29 @@ ISSUES_REMOVE_ASSIGNEES = Operation(
     path="/repos/{owner}/{repo}/issues/{issue_number}/assignees",
     not_found="issue_not_found",
     success_status=(200,),
+    answer="object",
+    required=(
+        "assignee",
+        "closed_at",
+        "comments",
+        "comments_url",
+        "created_at",
+        "events_url",
+        "html_url",
+        "id",
+        "labels",
+        "labels_url",
+        "locked",
+        "milestone",
+        "node_id",
+        "number",
+        "repository_url",
+        "state",
+        "title",
+        "updated_at",
+        "url",
+        "user",
+    ),
 )
 ISSUES_REMOVE_LABEL = Operation(
     operation_id="issues/remove-label",
@@ -128,6 +251,7 @@ ISSUES_REMOVE_LABEL = Operation(
     path="/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}",
     not_found="label_not_found",
     success_status=(200,),
+    answer="array",
 )
 ISSUES_UNLOCK = Operation(
     operation_id="issues/unlock",
@@ -142,6 +266,29 @@ ISSUES_UPDATE = Operation(
     path="/repos/{owner}/{repo}/issues/{issue_number}",
     not_found="issue_not_found",
     success_status=(200,),
+    answer="object",
+    required=(
+        "assignee",
+        "closed_at",
+        "comments",
+        "comments_url",
+        "created_at",
+        "events_url",
+        "html_url",
+        "id",
+        "labels",
+        "labels_url",
+        "locked",
+        "milestone",
+        "node_id",
+        "number",
+        "repository_url",
+        "state",
+        "title",
+        "updated_at",
+        "url",
+        "user",
+    ),
 )
 ISSUES_UPDATE_LABEL = Operation(
     operation_id="issues/update-label",
@@ -149,6 +296,8 @@ ISSUES_UPDATE_LABEL = Operation(
     path="/repos/{owner}/{repo}/labels/{name}",
     not_found="label_not_found",
     success_status=(200,),
+    answer="object",
+    required=("color", "default", "description", "id", "name", "node_id", "url"),
 )
 REPOS_LIST_FOR_AUTHENTICATED_USER = Operation(
     operation_id="repos/list-for-authenticated-user",
@@ -156,6 +305,7 @@ REPOS_LIST_FOR_AUTHENTICATED_USER = Operation(
     path="/user/repos",
     not_found="repo_not_found",
     success_status=(200,),
+    answer="array",
 )
 SEARCH_ISSUES_AND_PULL_REQUESTS = Operation(
     operation_id="search/issues-and-pull-requests",
@@ -163,6 +313,8 @@ SEARCH_ISSUES_AND_PULL_REQUESTS = Operation(
     path="/search/issues",
     not_found="repo_not_found",
     success_status=(200,),
+    answer="object",
+    required=("incomplete_results", "items", "search_type", "total_count"),
 )
 USERS_GET_AUTHENTICATED = Operation(
     operation_id="users/get-authenticated",

@@ -3,14 +3,18 @@
 call that needs one (server.py names them), so `initialize` and `tools/list` never wait for them."""
 
 from ghmcp_runtime.core.declared import (
+    Absent,
     Condition,
     Declaration,
     ErrorSpec,
+    Local,
     Match,
     OnError,
     Output,
     Paginate,
     Reject,
+    Repair,
+    Settle,
     Step,
 )
 from ghmcp_runtime.engine.runner import declared
@@ -18,7 +22,7 @@ from ghmcp_runtime.guards.rules import Rule, with_rules
 
 from . import operations
 
-# github_add_issue_dependency: GET /repos/{owner}/{repo}/issues/{issue_number}, POST /repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by
+# github_add_issue_dependency: GET /repos/{owner}/{repo}/issues/{issue_number}, GET /repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by, POST /repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by
 GITHUB_ADD_ISSUE_DEPENDENCY = Declaration(
     steps=(
         Step(
@@ -46,9 +50,42 @@ GITHUB_ADD_ISSUE_DEPENDENCY = Declaration(
                         message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
                         field="blocked_by_issue_number",
                         reason="the number belongs to a pull request",
+                        repair=Repair(
+                            next_step="read_pull_request",
+                            tool="github_get_pull_request",
+                            arguments={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "pull_number": "{blocked_by_issue_number}",
+                            },
+                        ),
                         details={
                             "number": "{blocked_by_issue_number}",
                             "url": "{blocker.html_url}",
+                        },
+                    ),
+                ),
+            ),
+        ),
+        Step(
+            id="linked",
+            operation=operations.ISSUES_LIST_DEPENDENCIES_BLOCKED_BY,
+            path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
+            after=("blocker",),
+            absent=Absent(
+                match={"id": "{blocker.id}"},
+                refuse=ErrorSpec(
+                    code="dependency_refused",
+                    message="The issue is blocked by it already; nothing was changed. If this call repeats one whose answer was lost, that first call added it.",
+                    field="blocked_by_issue_number",
+                    reason="the dependency exists already",
+                    repair=Repair(
+                        next_step="read_dependencies",
+                        tool="github_list_issue_dependencies",
+                        arguments={
+                            "owner": "{owner}",
+                            "repo": "{repo}",
+                            "issue_number": "{issue_number}",
                         },
                     ),
                 ),
@@ -59,7 +96,7 @@ GITHUB_ADD_ISSUE_DEPENDENCY = Declaration(
             operation=operations.ISSUES_ADD_BLOCKED_BY_DEPENDENCY,
             path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
             body={"issue_id": "{blocker.id}"},
-            after=("blocker",),
+            after=("blocker", "linked"),
             on_error=(
                 OnError(
                     when=Match(status=422),
@@ -67,16 +104,17 @@ GITHUB_ADD_ISSUE_DEPENDENCY = Declaration(
                         code="dependency_refused",
                         message="GitHub refused the dependency; nothing was changed.",
                         field="blocked_by_issue_number",
-                        reason="it exists already, is the issue itself, or would close a cycle",
+                        reason="it would close a cycle",
                     ),
                 ),
             ),
+            settle=Settle(against="linked"),
         ),
     ),
     output=(Output(name="blocked_by", shape="issue", sources=("blocker",)),),
 )
 
-# github_add_sub_issue: GET /repos/{owner}/{repo}/issues/{issue_number}, POST /repos/{owner}/{repo}/issues/{issue_number}/sub_issues
+# github_add_sub_issue: GET /repos/{owner}/{repo}/issues/{issue_number}, GET /repos/{owner}/{repo}/issues/{issue_number}/sub_issues, POST /repos/{owner}/{repo}/issues/{issue_number}/sub_issues
 GITHUB_ADD_SUB_ISSUE = Declaration(
     steps=(
         Step(
@@ -101,7 +139,40 @@ GITHUB_ADD_SUB_ISSUE = Declaration(
                         message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
                         field="sub_issue_number",
                         reason="the number belongs to a pull request",
+                        repair=Repair(
+                            next_step="read_pull_request",
+                            tool="github_get_pull_request",
+                            arguments={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "pull_number": "{sub_issue_number}",
+                            },
+                        ),
                         details={"number": "{sub_issue_number}", "url": "{sub.html_url}"},
+                    ),
+                ),
+            ),
+        ),
+        Step(
+            id="linked",
+            operation=operations.ISSUES_LIST_SUB_ISSUES,
+            path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
+            after=("sub",),
+            absent=Absent(
+                match={"id": "{sub.id}"},
+                refuse=ErrorSpec(
+                    code="sub_issue_refused",
+                    message="The issue is a sub-issue of this parent already; nothing was changed. If this call repeats one whose answer was lost, that first call linked it.",
+                    field="sub_issue_number",
+                    reason="already a sub-issue of this parent",
+                    repair=Repair(
+                        next_step="read_sub_issues",
+                        tool="github_list_sub_issues",
+                        arguments={
+                            "owner": "{owner}",
+                            "repo": "{repo}",
+                            "issue_number": "{issue_number}",
+                        },
                     ),
                 ),
             ),
@@ -111,7 +182,7 @@ GITHUB_ADD_SUB_ISSUE = Declaration(
             operation=operations.ISSUES_ADD_SUB_ISSUE,
             path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
             body={"sub_issue_id": "{sub.id}", "replace_parent": "{replace_parent}"},
-            after=("sub",),
+            after=("sub", "linked"),
             on_error=(
                 OnError(
                     when=Match(status=422),
@@ -119,10 +190,11 @@ GITHUB_ADD_SUB_ISSUE = Declaration(
                         code="sub_issue_refused",
                         message="GitHub refused the link; nothing was changed.",
                         field="sub_issue_number",
-                        reason="it is linked already, has another parent, is the parent (or its ancestor), or the parent is full",
+                        reason="it has another parent (pass replace_parent true to move it), is an ancestor of the parent, or the parent has 100 sub-issues",
                     ),
                 ),
             ),
+            settle=Settle(against="linked"),
         ),
     ),
     output=(Output(name="sub_issue", shape="issue", sources=("sub",)),),
@@ -143,6 +215,15 @@ GITHUB_GET_PARENT_ISSUE = Declaration(
                         message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
                         field="issue_number",
                         reason="the number belongs to a pull request",
+                        repair=Repair(
+                            next_step="read_pull_request",
+                            tool="github_get_pull_request",
+                            arguments={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "pull_number": "{issue_number}",
+                            },
+                        ),
                         details={"number": "{issue_number}", "url": "{issue.html_url}"},
                     ),
                 ),
@@ -157,7 +238,12 @@ GITHUB_GET_PARENT_ISSUE = Declaration(
     ),
     output=(
         Output(name="has_parent", true_when=Condition(step="parent", status=(200,))),
-        Output(name="parent", shape="issue", sources=("parent",)),
+        Output(
+            name="parent",
+            shape="issue",
+            sources=("parent",),
+            local=Local(repository=("repository_url",), fields=("issue_number",)),
+        ),
     ),
 )
 
@@ -179,7 +265,15 @@ GITHUB_LIST_ISSUE_DEPENDENCIES = Declaration(
             paginate=Paginate(cursor="cursor"),
         ),
     ),
-    output=(Output(name="issues", shape="issue", each=True, sources=("blocked_by", "blocking")),),
+    output=(
+        Output(
+            name="issues",
+            shape="issue",
+            each=True,
+            sources=("blocked_by", "blocking"),
+            local=Local(repository=("repository_url",), fields=("issue_number",)),
+        ),
+    ),
     defaults={"direction": "blocked_by"},
 )
 
@@ -193,7 +287,15 @@ GITHUB_LIST_SUB_ISSUES = Declaration(
             paginate=Paginate(cursor="cursor"),
         ),
     ),
-    output=(Output(name="sub_issues", shape="issue", each=True, sources=("page",)),),
+    output=(
+        Output(
+            name="sub_issues",
+            shape="issue",
+            each=True,
+            sources=("page",),
+            local=Local(repository=("repository_url",), fields=("issue_number",)),
+        ),
+    ),
 )
 
 # github_move_sub_issue: GET /repos/{owner}/{repo}/issues/{issue_number}, PATCH /repos/{owner}/{repo}/issues/{issue_number}/sub_issues/priority
@@ -221,6 +323,15 @@ GITHUB_MOVE_SUB_ISSUE = Declaration(
                         message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
                         field="sub_issue_number",
                         reason="the number belongs to a pull request",
+                        repair=Repair(
+                            next_step="read_pull_request",
+                            tool="github_get_pull_request",
+                            arguments={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "pull_number": "{sub_issue_number}",
+                            },
+                        ),
                         details={"number": "{sub_issue_number}", "url": "{sub.html_url}"},
                     ),
                 ),
@@ -249,6 +360,15 @@ GITHUB_MOVE_SUB_ISSUE = Declaration(
                         message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
                         field="after_issue_number",
                         reason="the number belongs to a pull request",
+                        repair=Repair(
+                            next_step="read_pull_request",
+                            tool="github_get_pull_request",
+                            arguments={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "pull_number": "{after_issue_number}",
+                            },
+                        ),
                         details={"number": "{after_issue_number}", "url": "{after.html_url}"},
                     ),
                 ),
@@ -277,6 +397,15 @@ GITHUB_MOVE_SUB_ISSUE = Declaration(
                         message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
                         field="before_issue_number",
                         reason="the number belongs to a pull request",
+                        repair=Repair(
+                            next_step="read_pull_request",
+                            tool="github_get_pull_request",
+                            arguments={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "pull_number": "{before_issue_number}",
+                            },
+                        ),
                         details={"number": "{before_issue_number}", "url": "{before.html_url}"},
                     ),
                 ),
@@ -327,6 +456,15 @@ GITHUB_REMOVE_ISSUE_DEPENDENCY = Declaration(
                         message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
                         field="issue_number",
                         reason="the number belongs to a pull request",
+                        repair=Repair(
+                            next_step="read_pull_request",
+                            tool="github_get_pull_request",
+                            arguments={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "pull_number": "{issue_number}",
+                            },
+                        ),
                         details={"number": "{issue_number}", "url": "{issue.html_url}"},
                     ),
                 ),
@@ -357,6 +495,15 @@ GITHUB_REMOVE_ISSUE_DEPENDENCY = Declaration(
                         message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
                         field="blocked_by_issue_number",
                         reason="the number belongs to a pull request",
+                        repair=Repair(
+                            next_step="read_pull_request",
+                            tool="github_get_pull_request",
+                            arguments={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "pull_number": "{blocked_by_issue_number}",
+                            },
+                        ),
                         details={
                             "number": "{blocked_by_issue_number}",
                             "url": "{blocker.html_url}",
@@ -375,7 +522,24 @@ GITHUB_REMOVE_ISSUE_DEPENDENCY = Declaration(
                 "issue_id": "{blocker.id}",
             },
             after=("issue", "blocker"),
-            on_error=(OnError(when=Match(code="not_found"), skip=True),),
+            on_error=(
+                OnError(when=Match(code="not_found"), skip=True),
+                OnError(
+                    when=Match(code="upstream_unavailable"),
+                    error=ErrorSpec(
+                        repair=Repair(
+                            next_step="read_dependencies",
+                            tool="github_list_issue_dependencies",
+                            arguments={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "issue_number": "{issue_number}",
+                                "direction": "blocked_by",
+                            },
+                        )
+                    ),
+                ),
+            ),
         ),
     ),
     output=(
@@ -384,7 +548,7 @@ GITHUB_REMOVE_ISSUE_DEPENDENCY = Declaration(
     ),
 )
 
-# github_remove_sub_issue: GET /repos/{owner}/{repo}/issues/{issue_number}, DELETE /repos/{owner}/{repo}/issues/{issue_number}/sub_issue
+# github_remove_sub_issue: GET /repos/{owner}/{repo}/issues/{issue_number}, GET /repos/{owner}/{repo}/issues/{issue_number}/parent, DELETE /repos/{owner}/{repo}/issues/{issue_number}/sub_issue
 GITHUB_REMOVE_SUB_ISSUE = Declaration(
     steps=(
         Step(
@@ -399,6 +563,15 @@ GITHUB_REMOVE_SUB_ISSUE = Declaration(
                         message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
                         field="issue_number",
                         reason="the number belongs to a pull request",
+                        repair=Repair(
+                            next_step="read_pull_request",
+                            tool="github_get_pull_request",
+                            arguments={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "pull_number": "{issue_number}",
+                            },
+                        ),
                         details={"number": "{issue_number}", "url": "{parent.html_url}"},
                     ),
                 ),
@@ -426,18 +599,34 @@ GITHUB_REMOVE_SUB_ISSUE = Declaration(
                         message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
                         field="sub_issue_number",
                         reason="the number belongs to a pull request",
+                        repair=Repair(
+                            next_step="read_pull_request",
+                            tool="github_get_pull_request",
+                            arguments={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "pull_number": "{sub_issue_number}",
+                            },
+                        ),
                         details={"number": "{sub_issue_number}", "url": "{sub.html_url}"},
                     ),
                 ),
             ),
         ),
         Step(
+            id="held",
+            operation=operations.ISSUES_GET_PARENT,
+            path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{sub_issue_number}"},
+            on_error=(OnError(when=Match(code="issue_not_found"), skip=True),),
+        ),
+        Step(
             id="remove",
             operation=operations.ISSUES_REMOVE_SUB_ISSUE,
             path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
             body={"sub_issue_id": "{sub.id}"},
-            after=("parent", "sub"),
+            after=("parent", "sub", "held"),
             on_error=(OnError(when=Match(code="issue_not_found"), skip=True),),
+            settle=Settle(against="held"),
         ),
     ),
     output=(
@@ -447,8 +636,28 @@ GITHUB_REMOVE_SUB_ISSUE = Declaration(
 )
 
 TOOLS = {
-    "github_add_issue_dependency": declared(GITHUB_ADD_ISSUE_DEPENDENCY),
-    "github_add_sub_issue": declared(GITHUB_ADD_SUB_ISSUE),
+    "github_add_issue_dependency": with_rules(
+        declared(GITHUB_ADD_ISSUE_DEPENDENCY),
+        (
+            Rule(
+                kind="distinct",
+                fields=("issue_number", "blocked_by_issue_number"),
+                message="blocked_by_issue_number is the issue itself; nothing was changed.",
+                reason="an issue cannot block itself",
+            ),
+        ),
+    ),
+    "github_add_sub_issue": with_rules(
+        declared(GITHUB_ADD_SUB_ISSUE),
+        (
+            Rule(
+                kind="distinct",
+                fields=("issue_number", "sub_issue_number"),
+                message="sub_issue_number is the parent itself; nothing was changed.",
+                reason="an issue cannot be its own sub-issue",
+            ),
+        ),
+    ),
     "github_get_parent_issue": declared(GITHUB_GET_PARENT_ISSUE),
     "github_list_issue_dependencies": declared(GITHUB_LIST_ISSUE_DEPENDENCIES),
     "github_list_sub_issues": declared(GITHUB_LIST_SUB_ISSUES),
@@ -459,6 +668,17 @@ TOOLS = {
                 kind="exactly_one",
                 fields=("after_issue_number", "before_issue_number"),
                 reason="give after_issue_number or before_issue_number",
+            ),
+            Rule(
+                kind="distinct",
+                fields=(
+                    "issue_number",
+                    "sub_issue_number",
+                    "after_issue_number",
+                    "before_issue_number",
+                ),
+                message="A sub-issue moves after or before another sub-issue of the parent, not itself or the parent; nothing was changed.",
+                reason="a sub-issue moves after or before another sub-issue of the parent",
             ),
         ),
     ),

@@ -155,15 +155,19 @@ class ForgeUpstream:
             await self._client.aclose()
             self._client = None
 
-    def url(self, template: str, path: Mapping[str, str | int]) -> str:
+    def url(self, template: str, path: Mapping[str, str | int], multi_segment: tuple[str, ...] = ()) -> str:
         def segment(m: re.Match[str]) -> str:
-            value = quote(str(path[m.group(1)]), safe="")
-            if value in ("", ".", ".."):
+            name = m.group(1)
+            if name in multi_segment:  # a/b/c: each segment on its own, "" the collection itself
+                parts = [quote(part, safe="") for part in str(path[name]).split("/")] if path[name] else []
+            else:
+                parts = [quote(str(path[name]), safe="")]
+            if any(part in ("", ".", "..") for part in parts) or (not parts and name not in multi_segment):
                 # URL normalization (here or at GitHub) would drop the segment and address
                 # another resource: DELETE …/labels/.. is the issue itself. Never send it.
                 raise ToolError("invalid_field", "A name cannot be empty, '.' or '..'.",
-                                details={"reason": f"{m.group(1)} is empty or a dot segment"})
-            return value
+                                details={"reason": f"{name} is empty or a dot segment"})
+            return "/".join(parts)
 
         return self.base_url + _PARAM.sub(segment, template)
 
@@ -191,7 +195,7 @@ class ForgeUpstream:
                 f"The token is malformed ({forge.token_rule}); supply a valid token. Nothing was "
                 f"sent to {forge.display_name}.",
             )
-        url = self.url(op.path, path)
+        url = self.url(op.path, path, op.multi_segment)
         params = {k: _query_value(v) for k, v in (query or {}).items() if v is not None}
         if op.method.upper() not in READ_METHODS:
             return await self._write(ctx, op, token, url, params, body, path)
@@ -227,7 +231,7 @@ class ForgeUpstream:
             raise _Transient(err, _retry_after_s(resp))
         if resp.is_success:
             try:
-                return _parsed(resp)
+                return _parsed(resp, op)
             except ValueError:
                 raise _Transient(self._unavailable(resp, resp.status_code)) from None
         err = await self._map_error(ctx, op, token, resp, path)
@@ -257,7 +261,7 @@ class ForgeUpstream:
             raise self._unknown(resp)
         if resp.is_success:
             try:
-                return _parsed(resp)
+                return _parsed(resp, op)
             except ValueError:
                 raise self._unknown(resp) from None
         raise await self._map_error(ctx, op, token, resp, path)
@@ -499,11 +503,15 @@ def _cache_outcome(resp: httpx.Response) -> str | None:
     return "stored" if status.get("stored") else None
 
 
-def _parsed(resp: httpx.Response) -> UpstreamResponse:
+def _parsed(resp: httpx.Response, op: Operation) -> UpstreamResponse:
+    """A success answer; ValueError when its body is not JSON or not what `op` returns (a
+    proxy's or a captive portal's page answered 200: nothing of it is taken for the resource)."""
     headers = {k.lower(): v for k, v in resp.headers.items()}
-    if resp.status_code == 204 or not resp.content.strip():
-        return UpstreamResponse(status=resp.status_code, data=None, headers=headers)
-    return UpstreamResponse(status=resp.status_code, data=json.loads(resp.content), headers=headers)
+    empty = resp.status_code == 204 or not resp.content.strip()
+    data = None if empty else json.loads(resp.content)
+    if not op.is_answer(resp.status_code, data):
+        raise ValueError(f"the answer to {op.operation_id} is not what it returns")
+    return UpstreamResponse(status=resp.status_code, data=data, headers=headers)
 
 
 def _retry_after_s(resp: httpx.Response | None) -> float | None:

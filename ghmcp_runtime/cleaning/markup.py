@@ -41,7 +41,9 @@ from ghmcp_runtime.cleaning.raw_html import RawHtml
 _O = pyromark.Options
 OPTIONS = _O.ENABLE_TABLES | _O.ENABLE_STRIKETHROUGH | _O.ENABLE_TASKLISTS | _O.ENABLE_FOOTNOTES
 EVENTS_PER_CHARACTER = 0.2
-EVENTS_FLOOR = 4096
+# a field under ~60 KB may spend as many events as a 60 KB one: tables of short cells (0.4 events
+# per character) up to ~30 KB are read whole, and no field costs more than a 64 KiB one
+EVENTS_FLOOR = 12288
 # HTML blocks, code blocks and footnote and link definitions cost about ten events' work each: a
 # text may hold one per `BYTES_PER_NODE` bytes (at least `NODES_FLOOR`)
 BYTES_PER_NODE = 64
@@ -76,6 +78,8 @@ _LINE_END = re.compile(rb"[\r\n]")
 # an HTML block left open is still open after them
 _UNTAGGED = ("Paragraph", "HtmlBlock")
 _QUOTE_ITEM_FOOTNOTE = frozenset(("BlockQuote", "Item", "FootnoteDefinition"))
+# where a text is cut (see _Walk.cut) the reader is told, so a cut is not taken for its end
+CUT_NOTE = " [… {} more characters not shown: this server could not check them for hidden content]"
 _HIDING = b"!?"  # after `<`: a comment, declaration, CDATA section or processing instruction
 
 
@@ -86,19 +90,22 @@ def strip_hidden_markup(text: str) -> tuple[str, int]:
     except UnicodeEncodeError:  # lone surrogates: parsed as the U+FFFD a reader sees (3 bytes too)
         raw = text.encode("utf-8", "surrogatepass")
         text = _SURROGATE.sub("\ufffd", text)
-    spans = _Walk(raw, text).spans()
+    walk = _Walk(raw, text)
+    spans = walk.spans()
     if not spans:
         return text, 0
-    kept, pieces, at = [], 0, 0
+    kept, pieces, at, note = [], 0, 0, ""
     for start, end in sorted(spans):
         if end <= at:
             continue  # inside a piece already removed
         if start >= at:
             pieces += 1
             kept.append(raw[at:start])
+            if start == walk.end:  # the rest was cut, not found hidden: say so
+                note = CUT_NOTE.format(len(raw[start:].decode("utf-8", "surrogatepass")))
         at = end
     kept.append(raw[at:])
-    return b"".join(kept).decode("utf-8", "surrogatepass"), pieces
+    return b"".join(kept).decode("utf-8", "surrogatepass") + note, pieces
 
 
 class _Walk:

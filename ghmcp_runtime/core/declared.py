@@ -170,6 +170,9 @@ class Absent:
     match: Mapping[str, Template]  # row field -> template
     refuse: ErrorSpec
     pages: int = 10
+    # row field -> template naming the resource being changed: a row equal on these is that
+    # resource (an edit keeping its own name), not another one holding the value
+    other_than: Mapping[str, Template] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -245,12 +248,16 @@ class Shown:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SentWith:
-    """Body field `follow` goes with `lead`: whenever `lead` is sent, `follow` is too (the
-    caller's value, else `default[lead's value]`); sent alone, the caller's `lead` goes with it."""
+    """Body field `follow` goes with `lead`, and the forge reads it only with it: whenever `lead`
+    is sent, `follow` is too (the caller's value, else `default[lead's value]`); a changed `follow`
+    goes with the caller's `lead`, and without one it is ignored (not sent). `stores[v]`: with the
+    lead at `v` the forge stores that follow whatever was sent (reopening stores `reopened`), so
+    the follow changes only when the lead does."""
 
     follow: str
     lead: str
     default: Mapping[str, Any] = field(default_factory=dict)
+    stores: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -276,6 +283,7 @@ class MemberSet:
     kind: str  # what a member is called in messages (label, login)
     add: MemberWrite | None = None
     remove: MemberWrite | None = None
+    max: int | None = None  # the forge keeps at most this many members and ignores adds past it
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -339,6 +347,9 @@ class Step:
     settle: Settle | None = None  # a write with `compare`, a delete, or a create after `absent`
     stored: Stored | None = None  # on a write that sends text
     update: UpdatePlan | None = None  # this write is the PATCH of an update plan
+    # query field -> separator: its template is a list of parts, each left out when it reads
+    # something absent or null, the rest joined (optional search qualifiers)
+    join: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -356,7 +367,19 @@ class Output:
     include: tuple[str, ...] = ()  # full-density fields added to summary rows
     omit: tuple[str, ...] = ()  # projected fields left out (e.g. an index carries no previews)
     when_more: str | None = None  # present only while that paginated step has more
+    items_at: tuple[str, ...] = ()  # with `each`: where the rows are inside each source's body
     true_when: Condition | None = None  # a boolean: does the condition hold once the steps ran?
+    local: Local | None = None  # shaped rows of another repository lose these fields (null)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Local:
+    """Rows that may belong to another repository than the call's (`owner`/`repo` parameters):
+    `repository` is the row's path to its repository's API URL; on a row of another repository
+    the `fields` are null (its issue number would name another issue of this one)."""
+
+    repository: tuple[str, ...]
+    fields: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -47,6 +47,9 @@ class ToolError(Exception):
         self.details = dict(details) if details else None
         self.repair = dict(repair) if repair else None
         self.extra = dict(extra) if extra else {}
+        # arguments a repeat of the call passes to go on from what this one applied (a batch's
+        # retry after a rate limit: the version its own writes left); never in the envelope
+        self.resume: dict[str, Any] = {}
 
     def envelope(self, *, request_id: str, fingerprint: str) -> dict[str, Any]:
         env: dict[str, Any] = {
@@ -112,6 +115,7 @@ class WriteLog:
     sent: bool = False
     applied: list[str] = field(default_factory=list)  # fields GitHub shows changed
     unknown: list[str] = field(default_factory=list)  # fields whose change is unknown
+    after: Any = None  # the resource as the writes so far left it (None before the first)
 
     def annotate(self, err: ToolError) -> ToolError:
         if not self.sent:

@@ -147,7 +147,7 @@ class ForgeProfile:
     # URL): rows outside a repository allowlist are dropped. None: the forge's searches are
     # confined by their request alone (the answer is not screened)
     search_rows: str | None = None
-    row_repository: str | None = None
+    row_repository: tuple[str, ...] = ()  # dotted paths tried in order (issue and code hits differ)
     # the fields of an answer's objects that name, as an API URL, the repository the object
     # belongs to: under a repository allowlist, one naming another repository is left out
     repository_links: tuple[str, ...] = ()

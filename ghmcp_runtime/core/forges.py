@@ -61,7 +61,13 @@ class GitHubErrors:
     """`{message, documentation_url, errors?: [{resource, field, code}]}`, OAuth scope headers."""
 
     def message(self, resp: httpx.Response) -> str:
-        return _message(resp)
+        """`message`, then what each entry of `errors` says: a 422's reason is there ("Validation
+        Failed" + "A pull request already exists for …"), as a sentence or an entry's `message`."""
+        data = _body(resp)
+        entries = data.get("errors") if isinstance(data, dict) else None
+        said = [e.get("message") if isinstance(e, dict) else e for e in entries or []] \
+            if isinstance(entries, list) else []
+        return " ".join([_message(resp), *(s for s in said if isinstance(s, str))]).strip()
 
     def secondary_limit(self, message: str) -> bool:
         text = message.lower()
@@ -159,7 +165,7 @@ GITHUB = ForgeProfile(
     viewer=_read("users/get-authenticated", "/user"),
     trust=GITHUB_TRUST,
     search_rows="items",  # {total_count, incomplete_results, items}
-    row_repository="repository_url",
+    row_repository=("repository_url", "repository.url"),  # issue hits; code hits
     repository_links=("repository_url", "url"),  # an issue's repository; any object's own URL
     # every search endpoint takes its query in `q`, where qualifiers say which repositories
     searches=(SearchScope(param="q", qualifiers=True),),

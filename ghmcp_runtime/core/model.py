@@ -33,6 +33,8 @@ class FieldRule:
     computed: bool = False  # supplied by the handler (e.g. version), not read from GitHub's JSON
     nested: tuple[FieldRule, ...] = ()  # object-valued fields projected field by field
     untrusted: bool = False  # user-authored text: hidden markup and invisible characters removed
+    decode: str | None = None  # a core.content decoder (base64_text): the value as a row shows it
+    max_bytes: int | None = None  # text longer than this is cut, with a sentinel saying so
 
 
 # Row fields the runtime adds, each present only when it has something to say: how many hidden

@@ -8,6 +8,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from ghmcp_runtime.cleaning.untrusted import Clean, Cleaned, sanitize
+from ghmcp_runtime.core.content import DECODERS, cut
 from ghmcp_runtime.core.model import HIDDEN_FIELD, PREVIEW_EMPTY_FIELD, Detail, FieldRule, Shape
 from ghmcp_runtime.core.versioning import canonical_json
 
@@ -67,6 +68,15 @@ def walk(value: Any, path: tuple[str, ...]) -> Any:
     return value
 
 
+def rows_in(body: Any, path: tuple[str, ...] = ()) -> list[Any]:
+    """The rows of an answer: the list at `path` in it (the answer itself without one); an object
+    is one row."""
+    found = walk(body, path) if path else body
+    if isinstance(found, list):
+        return found
+    return [found] if isinstance(found, Mapping) else []
+
+
 def version_of(raw: Mapping[str, Any], fields: Mapping[str, tuple[str, ...]]) -> str:
     """"v1-" + 20 hex of sha256 over the declared fields (name -> path; "[]" maps a list, whose
     values are sorted so order on GitHub's side never changes the version)."""
@@ -85,6 +95,8 @@ def _check(rules: Iterable[FieldRule], shape: str) -> None:
     for rule in rules:
         if rule.transform is not None and rule.transform not in TRANSFORMS:
             raise ValueError(f"shape {shape!r} field {rule.name!r}: unknown transform {rule.transform!r}")
+        if rule.decode is not None and rule.decode not in DECODERS:
+            raise ValueError(f"shape {shape!r} field {rule.name!r}: unknown decoder {rule.decode!r}")
         _check(rule.nested, shape)
 
 
@@ -153,10 +165,20 @@ def _project(
     for rule in rules:
         if (detail == "summary" and rule.detail == "full" and rule.name not in include) or rule.name in omit:
             continue
-        value = computed.get(rule.name) if rule.computed else without_legacy_marker(walk(raw, rule.path))
+        if rule.computed:
+            value = computed.get(rule.name)
+        else:
+            value = without_legacy_marker(walk(raw, rule.path))
+            if rule.decode is not None:  # the holder's siblings say how it is encoded
+                value = DECODERS[rule.decode](value, walk(raw, rule.path[:-1]))
         written = value
+        sentinel = ""
+        if rule.max_bytes is not None and isinstance(value, str):
+            value, sentinel = cut(value, rule.max_bytes)  # cleaned within the bound only
         if rule.untrusted:
             value = _clean(value, (*where, *rule.path), tally)
+        if sentinel and isinstance(value, str):
+            value = Clean(value + sentinel) if isinstance(value, Clean) else value + sentinel
         if rule.transform is not None:
             shown = TRANSFORMS[rule.transform](value)
             value = Clean(shown) if isinstance(value, Clean) and isinstance(shown, str) else shown

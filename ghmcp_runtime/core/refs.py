@@ -123,3 +123,16 @@ def render(template: Any, scope: Scope) -> Any:
         else:
             pieces.append(part)
     return "".join(pieces)
+
+
+def joined(parts: Any, scope: Scope, separator: str) -> Any:
+    """The parts (templates) that read nothing absent or null, rendered and joined; MISSING when
+    none is left. A lone template is one part."""
+    kept = []
+    for part in parts if isinstance(parts, list | tuple) else [parts]:
+        if any(scope.lookup(ref) in (MISSING, None) for ref in references(part)):
+            continue
+        value = render(part, scope)
+        if value is not MISSING:
+            kept.append(text_of(value))
+    return separator.join(kept) if kept else MISSING

@@ -8,6 +8,7 @@ runner turns that into `invalid_field` on the parameter, with nothing sent.
 
 from __future__ import annotations
 
+import base64
 import re
 import string
 from collections.abc import Callable
@@ -123,6 +124,46 @@ def empty_as_none(value: Any) -> Any:
     return None if value == "" else value
 
 
+def without_slash(value: Any) -> Any:
+    """A list's items without a `/` (GitHub's reviewers: logins, not org/team slugs)."""
+    return [v for v in value if "/" not in str(v)] if isinstance(value, list | tuple) else value
+
+
+def after_slash(value: Any) -> Any:
+    """A list's `owner/name` items, each as its name (GitHub's org/team-slug: the slug)."""
+    if not isinstance(value, list | tuple):
+        return value
+    return [str(v).rsplit("/", 1)[1] for v in value if "/" in str(v)]
+
+
+def base64_text(value: Any) -> Any:
+    """Text as base64 of its UTF-8 bytes (a contents API's `content`), byte for byte."""
+    return base64.b64encode(value.encode("utf-8")).decode("ascii") if isinstance(value, str) else value
+
+
+def comma_list(value: Any) -> Any:
+    """A header's comma-separated list (`repo, read:org`) -> its items; "" -> []."""
+    return [item.strip() for item in value.split(",") if item.strip()] if isinstance(value, str) else value
+
+
+def integer(value: Any) -> Any:
+    """A whole number written as text (a header's) -> the number; anything else as it is."""
+    return int(value) if isinstance(value, str) and value.strip().isdigit() else value
+
+
+def epoch_time(value: Any) -> Any:
+    """Unix seconds (a rate limit's reset) -> an ISO 8601 UTC timestamp."""
+    seconds = integer(value)
+    if not isinstance(seconds, int) or isinstance(seconds, bool):
+        return value
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def not_all(value: Any) -> Any:
+    """`all` (a listing's "no filter" value) -> null, so a joined part naming it is left out."""
+    return None if value == "all" else value
+
+
 _ASCII_FOLD = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 
@@ -151,6 +192,13 @@ TRANSFORMS: dict[str, Transform] = {
     "date": date,
     "due_day": due_day,
     "empty_as_none": empty_as_none,
+    "not_all": not_all,
+    "base64": base64_text,
+    "comma_list": comma_list,
+    "integer": integer,
+    "epoch_time": epoch_time,
+    "without_slash": without_slash,
+    "after_slash": after_slash,
     "fold": fold,
     "trim": trim,
 }
@@ -188,6 +236,13 @@ DESCRIPTIONS: dict[str, str] = {
     "date": "an ISO 8601 date or timestamp -> its YYYY-MM-DD date (for comparisons)",
     "due_day": "an ISO 8601 timestamp -> the US Pacific calendar day GitHub keeps of a milestone due date (YYYY-MM-DD)",
     "empty_as_none": "\"\" -> null",
+    "not_all": "all -> null (a joined query part naming it is left out)",
+    "base64": "text -> base64 of its UTF-8 bytes (a file's content, sent byte for byte)",
+    "comma_list": "a comma-separated list (a header's) -> its items",
+    "integer": "a whole number written as text -> the number",
+    "epoch_time": "Unix seconds -> an ISO 8601 UTC timestamp",
+    "without_slash": "a list's items without a / (logins of a reviewer list)",
+    "after_slash": "a list's owner/name items, each as its name (team slugs of org/team-slug)",
     "fold": "ASCII letters lower-cased, everything else kept (how GitHub compares logins and label names)",
     "trim": "surrounding whitespace removed",
 }

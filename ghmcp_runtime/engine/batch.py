@@ -35,7 +35,7 @@ never answered; over stateless HTTP a cancelled call still answers, if its clien
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -91,6 +91,8 @@ class _Batch:
                 raise ToolError("invalid_field", f"{paired} must hold one value per item of {self.spec.items}, "
                                 "in the same order; nothing was changed.",
                                 details={"field": paired, "reason": f"not one value per item of {self.spec.items}"})
+            if self.listed and paired in self.args:
+                _once_each(self.args[str(self.spec.items)], str(self.spec.items), paired)
         if self.spec.resolve:  # once for every item (a milestone title, say)
             self.args = await resolve_args(self.ctx, self.spec.resolve, self.args)
         name = self.spec.key
@@ -162,28 +164,35 @@ class _Batch:
         for name, param in self.spec.zip.items():
             if name in self.args and self.listed:
                 args[param] = self.args[name][self.position(item)]
+        earlier: list[str] = []  # what the item's earlier attempts applied: its row names them too
         for attempt in range(RETRIES + 1):
             try:
                 result = await self.ctx.run_tool(self.spec.each, args, dry_run=self.dry, paced=True)
             except ToolError as err:
                 if err.code in CREDENTIAL_CODES:  # every item would meet it: stop here
-                    if not self.rows:
+                    if not self.rows and not earlier:
                         raise
+                    if earlier:
+                        self.rows.append(self.row(item, error=err, earlier=earlier))
                     self.stop(index, {"reason": "credential", "retry_after_ms": None})
                     return False
                 wait = _rate_limit_wait(err, self.ctx.forge.secondary_limit_wait_s)
                 if wait is None:
-                    self.rows.append(self.row(item, error=err))
+                    self.rows.append(self.row(item, error=err, earlier=earlier))
                     return True
                 if wait > self.max_wait_ms or attempt == RETRIES:
-                    self.rows.append(self.row(item, error=err))
+                    self.rows.append(self.row(item, error=err, earlier=earlier))
                     self.stop(index, {"reason": RATE_LIMITED, "retry_after_ms": wait})
                     return False
+                earlier = _union(earlier, (err.details or {}).get("applied_fields") or [])
+                args.update(err.resume)  # e.g. the version its own writes left
                 if await _wait(wait / 1000, stop):
+                    if earlier:
+                        self.rows.append(self.row(item, error=err, earlier=earlier))
                     self.stop(index, {"reason": "cancelled", "retry_after_ms": None})
                     return False
                 continue
-            self.rows.append(self.row(item, result=result))
+            self.rows.append(self.row(item, result=result, earlier=earlier))
             return True
         return True  # unreachable: the last attempt answers or stops
 
@@ -195,16 +204,19 @@ class _Batch:
         assert self.spec.items is not None
         return list(self.args[self.spec.items]).index(item)
 
-    def row(self, item: Any, *, result: Mapping[str, Any] | None = None,
-            error: ToolError | None = None) -> dict[str, Any]:
+    def row(self, item: Any, *, result: Mapping[str, Any] | None = None, error: ToolError | None = None,
+            earlier: list[str]) -> dict[str, Any]:
+        """The item's row: what its last attempt answered, with what earlier attempts applied."""
         row: dict[str, Any] = {self.spec.item: item}
         if error is not None:
             row["outcome"] = "error"
             row["error"] = {k: v for k, v in error.envelope(request_id=self.ctx.request_id, fingerprint="").items()
                             if k != "fingerprint"}  # the batch's answer carries the surface's
+            if earlier:
+                row["error"] = _with_earlier(row["error"], earlier)
             return row
         assert result is not None
-        changed = list(result.get(self.spec.changed, []))
+        changed = _union(earlier, result.get(self.spec.changed, []))
         row["outcome"] = "changed" if changed else "unchanged"
         row[self.spec.changed] = changed
         if self.spec.ignored and result.get(self.spec.ignored):
@@ -248,6 +260,27 @@ class _Targets:
     cut: bool  # the listing stopped at its own row cap: some matching items are unreachable
     start: int = 0  # an explicit list: the offset of items[0]
     after: Any = None  # a listing: the last item an earlier call handled
+
+
+def _once_each(items: Sequence[Any], name: str, paired: str) -> None:
+    """Each item once when values are paired with them: a repeated item would get two values."""
+    repeated = sorted({i for i in items if items.count(i) > 1})
+    if repeated:
+        raise ToolError("invalid_field", f"{name} lists {', '.join(map(str, repeated))} more than once; with "
+                        f"{paired} each goes once, with its own value. Nothing was changed.",
+                        details={"field": name, "reason": f"repeated items with {paired}"})
+
+
+def _union(first: Sequence[str], then: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys([*first, *then]))
+
+
+def _with_earlier(envelope: dict[str, Any], earlier: list[str]) -> dict[str, Any]:
+    """An item's last error, also naming what its earlier attempts applied."""
+    details = dict(envelope.get("details") or {})
+    details["applied_fields"] = _union(earlier, details.get("applied_fields") or [])
+    message = f"{envelope['message']} An earlier attempt of this item applied: {', '.join(earlier)}."
+    return {**envelope, "message": message, "details": details}
 
 
 def _rate_limit_wait(err: ToolError, unsaid_s: int) -> int | None:

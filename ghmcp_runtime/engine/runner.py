@@ -39,8 +39,9 @@ from ghmcp_runtime.core.declared import (
 )
 from ghmcp_runtime.core.errors import OutcomeUnknown, ToolError
 from ghmcp_runtime.core.model import CompletionHandler, Handler
+from ghmcp_runtime.core.projection import rows_in
 from ghmcp_runtime.core.projection import walk as walk_path
-from ghmcp_runtime.core.refs import MISSING, Scope, references, render, text_of, walk
+from ghmcp_runtime.core.refs import MISSING, Scope, joined, references, render, text_of, walk
 from ghmcp_runtime.core.transforms import TRANSFORMS, Refused, normalizer
 from ghmcp_runtime.core.versioning import canonical_json
 from ghmcp_runtime.engine.catalog import require_names
@@ -291,7 +292,11 @@ class _Call:
         scope = self.scope()
         try:
             path = render(dict(step.path), scope)
-            query = render(dict(step.query), scope)
+            query = render({k: v for k, v in step.query.items() if k not in step.join}, scope)
+            for key, separator in step.join.items():
+                value = joined(step.query[key], scope, separator)
+                if value is not MISSING:
+                    query[key] = value
             body = render(dict(step.body), scope)
         except Refused as refused:
             raise self.refused(step, guard, refused) from None
@@ -405,8 +410,10 @@ class _Call:
 
     async def matching_rows(self, step: Step, absent: Absent, path: dict[str, Any],
                             query: dict[str, Any]) -> list[Any]:
-        """The rows of `step`'s listing (every page, at most `absent.pages`) equal to `match`."""
+        """The rows of `step`'s listing (every page, at most `absent.pages`) equal to `match`, but
+        for the resource itself (`other_than`)."""
         wanted = render(dict(absent.match), self.scope())
+        itself = render(dict(absent.other_than), self.scope())
         size = self.ctx.forge.max_page_size
         found: list[Any] = []
         for page in range(1, absent.pages + 1):
@@ -414,7 +421,8 @@ class _Call:
                                        query={**query, **self.ctx.forge.page_query(page, size)})
             rows = resp.data if isinstance(resp.data, list) else []
             found += [r for r in rows if isinstance(r, Mapping)
-                      and all(r.get(k) == v for k, v in wanted.items())]
+                      and all(r.get(k) == v for k, v in wanted.items())
+                      and not (itself and all(r.get(k) == v for k, v in itself.items()))]
             if not self.ctx.forge.has_more(resp, page, size):
                 break
         return found
@@ -679,24 +687,34 @@ class _Call:
         if spec.each:
             rows: list[Any] = []
             for source, body in bodies:
-                rows += [self.row(spec, r, detail) for r in self.rows_of(source, body)
+                found = rows_in(body, spec.items_at) if spec.items_at else self.rows_of(source, body)
+                rows += [self.row(spec, r, detail) for r in found
                          if isinstance(r, Mapping) and not (spec.exclude and r.get(spec.exclude) is not None)]
             return rows
-        if not bodies:
+        objects = [body for _, body in bodies if isinstance(body, Mapping)]  # a list is no one row
+        if not objects:
             return MISSING
-        return self.row(spec, bodies[0][1], detail)
+        return self.row(spec, objects[0], detail)
 
     def row(self, spec: Output, raw: Mapping[str, Any], detail: Any) -> dict[str, Any]:
         assert spec.shape is not None
-        return self.ctx.project(spec.shape, raw, detail, include=spec.include, omit=spec.omit)
+        row = self.ctx.project(spec.shape, raw, detail, include=spec.include, omit=spec.omit)
+        if spec.local is not None and not self.of_this_repository(walk(raw, spec.local.repository)):
+            row.update({name: None for name in spec.local.fields if name in row})
+        return row
+
+    def of_this_repository(self, url: Any) -> bool:
+        """Whether an API repository URL names the call's repository (none: nothing says not)."""
+        named = self.ctx.forge.repository_of(url) if isinstance(url, str) else None
+        if named is None:
+            return True
+        mine = (str(self.args.get("owner")), str(self.args.get("repo")))
+        return [part.casefold() for part in named] == [part.casefold() for part in mine]
 
     def rows_of(self, source: str, body: Any) -> list[Any]:
         step = self.decl.step(source)
-        if step.paginate is not None and step.paginate.items:
-            body = walk(body, tuple(step.paginate.items.split(".")))
-        if isinstance(body, list):
-            return body
-        return [body] if isinstance(body, Mapping) else []
+        paged = step.paginate.items if step.paginate is not None and step.paginate.items else ""
+        return rows_in(body, tuple(paged.split(".")) if paged else ())
 
 
 def _whole(args: Mapping[str, Any], name: str, default: int, upper: int | None) -> int:

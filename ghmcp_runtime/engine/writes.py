@@ -165,6 +165,7 @@ async def _run_wave(wave: Sequence[Step], before: Resource, now: Resource, views
     # what this call applied: a change the re-read shows in a field no write of ours took
     # effect on is someone else's
     log.applied = named([f for f in _differs(views, list(targets), before, now) if f in served], names)
+    log.after = now
     if not failed and not lost:
         return now
     log.unknown = named([f for i, _ in lost for f in wave[i].fields], names)

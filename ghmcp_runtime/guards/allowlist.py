@@ -206,10 +206,10 @@ class RepoAllowlist:
         data, dropped = resp.data, 0
         if self._foreign(data, forge):  # the common case is one cheap walk: nothing to leave out
             data, dropped = self._kept(data, forge)
-        key, field = forge.search_rows, forge.row_repository
-        items = data.get(key) if key and field and isinstance(data, dict) else None
-        if isinstance(items, list) and field is not None:
-            kept = [row for row in items if self._row_allowed(row, field, forge)]
+        key, fields = forge.search_rows, forge.row_repository
+        items = data.get(key) if key and fields and isinstance(data, dict) else None
+        if isinstance(items, list) and fields:
+            kept = [row for row in items if self._row_allowed(row, fields, forge)]
             dropped, data = dropped + len(items) - len(kept), {**data, key: kept}
         if not dropped:
             return resp, 0
@@ -260,10 +260,15 @@ class RepoAllowlist:
                 return True
         return False
 
-    def _row_allowed(self, row: Any, field: str, forge: ForgeProfile) -> bool:
-        url = row.get(field) if isinstance(row, dict) else None
-        repository = forge.repository_of(url) if isinstance(url, str) else None
-        return repository is not None and self.allows(*repository)
+    def _row_allowed(self, row: Any, fields: tuple[str, ...], forge: ForgeProfile) -> bool:
+        for field in fields:
+            url: Any = row
+            for key in field.split("."):
+                url = url.get(key) if isinstance(url, dict) else None
+            repository = forge.repository_of(url) if isinstance(url, str) else None
+            if repository is not None:
+                return self.allows(*repository)
+        return False
 
     # -- search ------------------------------------------------------------------------------
 

@@ -14,7 +14,8 @@ from ghmcp_runtime.core.transforms import normalizer
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Rule:
     kind: Literal["at_least_one", "exactly_one", "all_or_none", "requires", "not_together",
-                  "not_blank", "excludes", "disjoint", "required_when", "forbidden_when"]
+                  "not_blank", "excludes", "disjoint", "distinct", "required_when",
+                  "forbidden_when"]
     fields: tuple[str, ...]
     reason: str
     when: str | None = None
@@ -31,7 +32,11 @@ def _present(args: Mapping[str, Any], name: str) -> bool:
 
 
 def _broken(args: Mapping[str, Any], rule: Rule) -> dict[str, Any] | None:
-    """The details of a broken not_blank, excludes or disjoint rule (None: it holds)."""
+    """The details of a broken not_blank, excludes, distinct or disjoint rule (None: it holds)."""
+    if rule.kind == "distinct":
+        given = [f for f in rule.fields if _present(args, f)]
+        same = [f for f in given if any(args[f] == args[g] for g in given if g != f)]
+        return {"fields": same, "reason": rule.reason} if same else None
     if rule.kind == "not_blank":
         blank = [f for f in rule.fields if isinstance(args.get(f), str) and not args[f].strip()]
         return {"field": blank[0], "reason": rule.reason} if blank else None
@@ -59,7 +64,7 @@ def check_rules(args: Mapping[str, Any], rules: tuple[Rule, ...]) -> ToolError |
                 return ToolError("invalid_field", rule.message or f"Invalid arguments: {rule.reason}",
                                  details={"field": wrong[0], "reason": rule.reason})
             continue
-        if rule.kind in ("not_blank", "excludes", "disjoint"):
+        if rule.kind in ("not_blank", "excludes", "disjoint", "distinct"):
             broken = _broken(args, rule)
             if broken is not None:
                 return ToolError("invalid_field", rule.message or f"Invalid arguments: {rule.reason}",

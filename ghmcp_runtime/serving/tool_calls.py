@@ -37,6 +37,7 @@ from ghmcp_runtime.engine.confirm import FORM, QUESTION, InputRequired, accepted
 from ghmcp_runtime.engine.pacing import Pacer, Pacers
 from ghmcp_runtime.guards.caller import Caller
 from ghmcp_runtime.guards.lockdown import Lockdown, TrustCache, requested
+from ghmcp_runtime.guards.output_check import OutputCheck
 from ghmcp_runtime.serving.cancellation import Connection, connection_of
 from ghmcp_runtime.serving.resources import new_request_id
 from ghmcp_runtime.serving.served import Served
@@ -56,6 +57,16 @@ def error_text(err: ToolError) -> str:
     elif err.temporary and err.retry_after_ms is not None:
         text += f" Retry in about {max(1, round(err.retry_after_ms / 1000))} s."
     return text
+
+
+def invalid_answer(tctx: ToolContext) -> ToolError:
+    """internal_error for an answer that fails the tool's own outputSchema; after writes, a
+    warning that they may have taken effect (the answer saying which cannot be sent)."""
+    message = INTERNAL_MESSAGE
+    if tctx.changes.count:
+        message += (f" It had sent {tctx.changes.count} write request(s), which may have taken effect: "
+                    "read the resource before repeating the call.")
+    return tctx.writes.annotate(ToolError("internal_error", message))
 
 
 def unknown_tool(name: str) -> MCPError:
@@ -107,6 +118,7 @@ class ToolRuntime:
         self.projectors = served.projectors
         self.validators = served.validators
         self.trust = TrustCache()
+        self.output_check = OutputCheck()
         self.pacers = Pacers(self.settings.write_interval_s)  # batches' writes, per token
         self.caller_of = served.caller_of
         self.surface_of = served.surface_of
@@ -164,6 +176,10 @@ class ToolRuntime:
         remaining, limit = tctx.rate_limit.get("remaining"), tctx.rate_limit.get("limit")
         if remaining is not None and limit and remaining < limit * LOW_RATE_LIMIT_FRACTION:
             payload["rate_limit_remaining"] = remaining
+        problem = self.output_check.problem(tool, payload)
+        if problem is not None:
+            log_event("output_invalid", level=logging.ERROR, tool=tool.name, where=problem)
+            raise invalid_answer(tctx)
         return payload
 
     async def run_tool(

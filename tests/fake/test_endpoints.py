@@ -64,6 +64,7 @@ async def test_every_operation_happy_path(fake: FakeGitHub, gh: httpx.AsyncClien
         ("GET", f"{R}/assignees/hubot", None, 204),
         ("POST", f"{R}/issues/{n}/assignees", {"assignees": ["octocat"]}, 201),
         ("DELETE", f"{R}/issues/{n}/assignees", {"assignees": ["octocat"]}, 200),
+        *_git_calls(fake, seeded["pr"]),
     ]
     for method, url, payload, status in calls:
         if method == "GET":
@@ -73,6 +74,38 @@ async def test_every_operation_happy_path(fake: FakeGitHub, gh: httpx.AsyncClien
         assert response.status_code == status, (method, url, response.text)
     assert {r.operation_id for r in fake.requests} == set(OPERATIONS)
     assert fake.violations == []
+
+
+def _git_calls(fake: FakeGitHub, pr: int) -> list[tuple[str, str, Any, int]]:
+    """Pull requests, branches, commits and contents (fakegithub/pull_handlers.py, git_handlers.py)."""
+    fake.add_check_run(OWNER, REPO, f"pr-{pr}", "ci")
+    fake.add_status(OWNER, REPO, f"pr-{pr}", "lint")
+    feature = fake.add_commit(OWNER, REPO, "feature", {"src/app.py": "print('hi')\n"}, author="hubot")
+    main = fake.branch_sha(OWNER, REPO, "main")
+    content = "aGVsbG8K"  # base64 of "hello\n"
+    return [
+        ("GET", f"{R}/pulls", None, 200),
+        ("GET", f"{R}/pulls/{pr}", None, 200),
+        ("GET", f"{R}/pulls/{pr}/files", None, 200),
+        ("GET", f"{R}/pulls/{pr}/reviews", None, 200),
+        ("POST", f"{R}/pulls/{pr}/reviews", {"event": "COMMENT", "body": "nice"}, 200),
+        ("GET", f"{R}/pulls/{pr}/comments", None, 200),
+        ("POST", f"{R}/pulls/{pr}/requested_reviewers", {"reviewers": ["octocat"]}, 201),
+        ("DELETE", f"{R}/pulls/{pr}/requested_reviewers", {"reviewers": ["octocat"]}, 200),
+        ("PATCH", f"{R}/pulls/{pr}", {"title": "Fix the crash"}, 200),
+        ("GET", f"{R}/commits/{feature}/check-runs", None, 200),
+        ("GET", f"{R}/commits/pr-{pr}/status", None, 200),
+        ("GET", f"{R}/branches", None, 200),
+        ("POST", f"{R}/git/refs", {"ref": "refs/heads/topic", "sha": main}, 201),
+        ("GET", f"{R}/commits", {"sha": "feature"}, 200),
+        ("GET", f"{R}/commits/{feature}", None, 200),
+        ("GET", f"{R}/contents/src/app.py", {"ref": "feature"}, 200),
+        ("PUT", f"{R}/contents/docs/hello.md", {"message": "Add", "content": content, "branch": "feature"}, 201),
+        ("POST", f"{R}/pulls", {"title": "Feature", "head": "feature", "base": "main"}, 201),
+        ("GET", "/search/code", {"q": f"hello repo:{OWNER}/{REPO}"}, 200),
+        ("PUT", f"{R}/pulls/{pr}/update-branch", None, 422),  # main has not moved: nothing to merge
+        ("PUT", f"{R}/pulls/{pr}/merge", {"sha": fake.pull(OWNER, REPO, pr).head_sha}, 200),
+    ]
 
 
 async def test_objects_are_complete(gh: httpx.AsyncClient, seeded: dict[str, int]) -> None:
@@ -107,7 +140,7 @@ async def test_unknown_repo_issue_and_label_are_404(fake: FakeGitHub, gh: httpx.
 
 
 async def test_unimplemented_route_is_a_violation(fake: FakeGitHub, gh: httpx.AsyncClient) -> None:
-    response = await gh.get(f"{R}/pulls")
+    response = await gh.get(f"{R}/releases")
     assert response.status_code == 404
     assert fake.requests[-1].operation_id is None
     found = list(fake.violations)

@@ -74,6 +74,38 @@ async def test_a_taken_name_is_refused_and_nothing_is_created(fake: FakeForgejo,
     assert len(fake.calls("issueCreateLabel")) == 1
 
 
+@pytest.mark.parametrize(("tool", "where", "other", "label"), [
+    ("forgejo_edit_repo_label", WHERE, "bug", "docs"),
+    ("forgejo_edit_org_label", {"org": ORG}, "security", "priority"),
+])
+async def test_f01_a_rename_onto_a_taken_name_is_refused_like_a_create(
+    fake: FakeForgejo, ids: dict[str, int], tool: str, where: dict[str, str], other: str, label: str
+) -> None:
+    # correctness-3 F1: the edit renamed docs to bug, leaving two labels named bug
+    edit = "issueEditLabel" if "repo" in tool else "orgEditLabel"
+    async with opened(fake) as s:
+        taken = await s.error(tool, {**where, "label_id": ids[label], "name": other, "color": "00ff00"}, "label_exists")
+        assert taken["details"] == {"field": "name", "reason": "another label already has this name"}
+        assert fake.calls(edit) == []  # nothing at all was changed, not even the colour
+        # the label's own name (a repeat of a rename whose answer was lost) is no conflict
+        same = await s.ok(tool, {**where, "label_id": ids[label], "name": label})
+        assert same["changed_fields"] == []
+        renamed = await s.ok(tool, {**where, "label_id": ids[label], "name": f"{label}-2"})
+        assert renamed["changed_fields"] == ["name"]
+    labels = fake.labels_of(repo=f"{ORG}/{REPO}") if "repo" in tool else fake.labels_of(org=ORG)
+    assert sorted(lb.name for lb in labels).count(other) == 1
+
+
+async def test_f01_safe_delete_says_its_count_is_by_name(fake: FakeForgejo, ids: dict[str, int]) -> None:
+    # a same-named label made outside this server (Forgejo allows it) is counted too; the
+    # refusal says so instead of claiming the unused label is on 3 issues
+    twin = fake.add_label("bug", "#000000", repo=f"{ORG}/{REPO}")
+    async with opened(fake) as s:
+        refused = await s.error("forgejo_delete_repo_label", {**WHERE, "label_id": twin.id}, "label_in_use")
+    assert refused["details"]["count"] == 3
+    assert "carry a label with this name" in refused["message"] and "counts by name" in refused["message"]
+
+
 @pytest.mark.parametrize("color", ["#abc", "abc", "red", "#12345", "1234567", "#ggg000"])
 async def test_colours_other_than_six_hex_digits_are_refused_before_any_request(
     fake: FakeForgejo, ids: dict[str, int], color: str

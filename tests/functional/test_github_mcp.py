@@ -72,7 +72,8 @@ async def test_toolsets_narrow_across_files_and_default_combines(fake: FakeGitHu
         names = sorted(t.name for t in (await client.list_tools()).tools)
         instructions = client.instructions or ""
     assert names == toolset_tools("labels", "milestones", "dependencies")
-    assert {SERVER.part_of(n).name for n in names} == {p.name for p in SERVER.parts}
+    assert {SERVER.part_of(n).name for n in names} == {
+        "github-issues-mcp", "github-milestones-mcp", "github-sub-issues-mcp"}
     # a part's lines come only for the toolsets it shows; the forge's own lines replace theirs
     assert "[issues" not in instructions and "[labels] Scope:" in instructions
     assert "ghissues://server/errors" not in instructions and "github://server/errors" in instructions

@@ -152,7 +152,8 @@ async def test_update_issue_reports_only_what_changed(
             **base, "state": "closed", "add_labels": ["wontfix", "bug"], "remove_labels": ["triage"],
             "expected_version": read["version"]})
         assert not is_error, closed
-        assert closed["changed_fields"] == ["state", "labels"]  # the issue's fields, not parameters
+        # the issue's fields, not parameters; closing gives the reason GitHub stores with it
+        assert closed["changed_fields"] == ["state", "state_reason", "labels"]
         row = closed["issue"]
         assert (row["state"], row["state_reason"]) == ("closed", "completed")
         assert sorted(row["labels"]) == ["bug", "wontfix"] and closed["version"] != read["version"]

@@ -13,6 +13,8 @@ import pytest
 from mcp import Client, MCPError
 
 from fakegithub import FakeGitHub
+from ghmcp_runtime.guards.exposure import ExposureFlags
+from github_mcp import SERVER as GITHUB
 from github_sub_issues_mcp import SERVER as SUB_ISSUES
 from tests.functional.conftest import OWNER, REPO, in_memory_server
 from tests.functional.session import Opened
@@ -81,3 +83,25 @@ async def test_sub_issue_tools_refuse_pull_request_numbers_before_linking(
         errors = json.loads((await s.client.read_resource("ghsubissues://server/errors")).contents[0].text)  # type: ignore[union-attr]
     assert fake.calls("issues/add-sub-issue") == [] and fake.calls("issues/add-blocked-by-dependency") == []
     assert any(e["code"] == "is_pull_request" for e in errors["codes"])
+
+
+async def test_the_forge_server_points_at_its_pull_request_tool_where_the_surface_has_it(
+        fake: FakeGitHub, seeded: dict[str, Any]) -> None:
+    pr = seeded["pr"]
+    one = {**REPO_ARGS, "issue_number": pr}
+    async with Opened(in_memory_server(fake, spec=GITHUB)) as s:  # the default toolsets
+        read = await s.error("github_get_issue", one, "is_pull_request")
+        closing = await s.error("github_update_issue", {**one, "state": "closed"}, "is_pull_request")
+        child = await s.error("github_add_sub_issue", {**REPO_ARGS, "issue_number": seeded["first"],
+                                                       "sub_issue_number": pr}, "is_pull_request")
+        followed = await s.ok(read["repair"]["tool"], read["repair"]["arguments"])
+    for data in (read, closing):
+        assert data["repair"]["tool"] == "github_get_pull_request"
+        assert data["repair"]["arguments"] == {**REPO_ARGS, "pull_number": pr}
+    assert child["repair"]["arguments"] == {**REPO_ARGS, "pull_number": pr}
+    assert followed["pull_request"]["url"] == pull_url(pr)
+    issues_only = in_memory_server(fake, spec=GITHUB, exposure=ExposureFlags(toolsets=("issues",)))
+    async with Opened(issues_only) as s:
+        narrowed = await s.error("github_get_issue", one, "is_pull_request")
+    assert "repair" not in narrowed  # no tool on this surface to point at
+    assert fake.get_issue(OWNER, REPO, pr).state == "open"

@@ -133,8 +133,10 @@ def test_templates_compile_once_and_are_written_on_flush(tmp_path: Path) -> None
 
 def test_the_command_line_flushes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from generator import __main__ as cli
+    from generator.result_cache import ResultCache
 
     monkeypatch.setattr(render, "CACHES", Caches(tmp_path, MODE))
+    monkeypatch.setattr(cli, "RESULTS", ResultCache(None, ""))  # every file rendered, none reused
     out = tmp_path / "out"
     assert cli.main(["generate", "--quiet", "--out", str(out)]) == 0
     formatted = {p.read_text(encoding="utf-8") for p in out.rglob("*.py") if not is_hook_module(p.name)}
@@ -166,7 +168,7 @@ def test_derived_packaging_and_schema_are_kept_and_follow_their_inputs(
 
     # another input (an installed distribution, a runtime source) is another key: derived again
     monkeypatch.setattr(packaging, "_derive", lambda: derived)
-    monkeypatch.setattr(packaging, "_inputs", lambda: "something else")
+    monkeypatch.setattr(packaging, "derivation_inputs", lambda: "something else")
     packaging.current_packaging.cache_clear()
     assert packaging.current_packaging() == derived
     monkeypatch.setattr(overrides, "sources_text", lambda *dirs: "other sources")
@@ -181,7 +183,7 @@ def test_a_damaged_packaging_entry_is_derived_again(tmp_path: Path, monkeypatch:
     derived = packaging._derive()
     store = format_cache.TextStore(tmp_path, "t\n", ".json")
     monkeypatch.setattr(packaging, "STORE", store)
-    store.put(packaging._inputs(), '{"layout": "of another version"}')
+    store.put(packaging.derivation_inputs(), '{"layout": "of another version"}')
     packaging.current_packaging.cache_clear()
     assert packaging.current_packaging() == derived
     packaging.current_packaging.cache_clear()

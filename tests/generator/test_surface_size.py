@@ -126,3 +126,20 @@ def test_a_pattern_kept_from_the_model_is_checked_by_the_server(package: str) ->
     for tool in server.tools:
         checked = with_checks(wire[tool.name]["inputSchema"], checks.get(tool.name, {}))
         assert with_checks(tool.input_schema, tool.input_checks or {}) == checked
+
+
+def test_each_pull_request_repository_and_context_tool_reads_no_more_than_the_official_servers() -> None:
+    """Issue 33: name, description and inputSchema of each tool, against github-mcp-server's
+    comparable tool at 64a49f34 (its vendored snapshots)."""
+    from bench.peer_surface import comparison
+
+    report = comparison()
+    over = {ours: row for ours, row in report["per_tool"].items() if row["ours"] > row["theirs"]}
+    assert len(report["per_tool"]) == 17 and not over, over
+
+
+def test_github_mcps_default_surface_reads_no_more_than_the_official_servers_default() -> None:
+    from bench.peer_surface import comparison
+
+    default = comparison()["default"]
+    assert default["theirs_tools"] == 43 and default["ours"] <= default["theirs"], default

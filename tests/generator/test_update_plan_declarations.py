@@ -1,7 +1,7 @@
 """Bad declarations of the update plan (`update:` on a write step), of the rule kinds not_blank,
-excludes and disjoint, of `resolve.check` and of names_exist's catalog keys: each is a located
-error (line and column of the key at fault, with a hint) and nothing is generated; the command
-line exits 2 with generated/ untouched."""
+excludes, distinct and disjoint, of an output's `local` rows, of `resolve.check` and of
+names_exist's catalog keys: each is a located error (line and column of the key at fault, with a
+hint) and nothing is generated; the command line exits 2 with generated/ untouched."""
 
 from __future__ import annotations
 
@@ -95,6 +95,16 @@ CASES = [
     ("{kind: not_blank, fields: [title], reason: only whitespace,",
      "{kind: not_blank, fields: [title], values: [x], reason: only whitespace,",
      "values applies to excludes rules, not not_blank", "values: [x]"),
+    ("{kind: not_blank, fields: [title], reason: only whitespace,",
+     "{kind: distinct, fields: [title], reason: x}\n      - {kind: not_blank, fields: [title], reason: only whitespace,",
+     "distinct compares two or more parameters", "kind: distinct"),
+    # a set's max limits its add (B02)
+    ("              add: {param: add_assignees, call: issues/add-assignees, body: assignees, answer: assignees}\n", "",
+     "set 'assignee_logins' has a max but no add", "max: 10"),
+    # local rows (S2)
+    ("{name: comments, items_shape: comment, from: comments}",
+     "{name: comments, items_shape: comment, from: comments, local: {repository: repository_url, fields: [number]}}",
+     "'number' is not a field of these rows", "local: {repository"),
     # resolve.check
     ("            call: issues/get-milestone\n            path: {milestone_number: \"{milestone}\"}",
      "            call: issues/update-milestone\n            path: {milestone_number: \"{milestone}\"}",

@@ -53,3 +53,13 @@ def test_forbidden_when_refuses_the_field_for_the_values_named() -> None:
     assert check_rules({"state": "open"}, (rule,)) is None
     err = check_rules({"state": "open", "closed_at": "x", "state_reason": "completed"}, (rule,))
     assert err is not None and err.details == {"field": "state_reason", "reason": rule.reason}
+
+
+def test_distinct_refuses_two_parameters_given_the_same_value() -> None:
+    rule = Rule(kind="distinct", fields=("sub_issue_number", "after_issue_number", "before_issue_number"),
+                reason="a sub-issue moves after or before another sub-issue")
+    refused = check_rules({"sub_issue_number": 3, "after_issue_number": 3}, (rule,))
+    assert refused is not None and refused.details == {
+        "fields": ["sub_issue_number", "after_issue_number"], "reason": "a sub-issue moves after or before another sub-issue"}
+    assert check_rules({"sub_issue_number": 3, "after_issue_number": 4}, (rule,)) is None
+    assert check_rules({"sub_issue_number": 3}, (rule,)) is None  # one alone compares with nothing

@@ -5,6 +5,7 @@ ctx.call; the answers are what a forge would say."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +26,9 @@ from ghmcp_runtime.core.declared import (
 from ghmcp_runtime.core.errors import ToolError, UpstreamError, WriteLog
 from ghmcp_runtime.core.forges import GITHUB
 from ghmcp_runtime.core.operation import Operation
-from ghmcp_runtime.engine.update_plan import apply, patch_body, patch_fields, targets, views, waves
+from ghmcp_runtime.engine.item_plan import patch_body, plan_item
+from ghmcp_runtime.engine.shown import patch_fields, targets, views
+from ghmcp_runtime.engine.update_plan import apply
 
 pytestmark = pytest.mark.anyio
 
@@ -145,18 +148,38 @@ async def test_only_what_differs_is_written_and_the_answer_is_what_the_forge_sho
 async def test_two_requests_on_one_set_take_two_waves_the_add_last() -> None:
     forge = Forge(document())
     args = {"doc_id": 7, "add_tags": ["q4"], "remove_tags": ["Q3", "draft"]}
-    planned = waves(Ctx(forge), EDIT_STEP, args, document(), views(PLAN, args), {})  # type: ignore[arg-type]
+    planned = plan_item(Ctx(forge), EDIT_STEP, args, document()).waves  # type: ignore[arg-type]
     assert [[s.fields for s in wave] for wave in planned] == [[("remove_tags",), ("remove_tags",)], [("add_tags",)]]
+
+
+def body_of(plan: UpdatePlan, args: dict[str, Any], current: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], set[str]]:
+    """The PATCH body, the values it leaves, the parameters it leaves out as ignored."""
+    goal, ignored = targets(plan, args), set[str]()
+    return patch_body(plan, FIELDS, args, current, views(plan, args), goal, ignored), goal, ignored
 
 
 async def test_sent_with_sends_the_follower_with_its_lead_and_the_lead_with_it() -> None:
     current = document()
-    look = views(PLAN, {})
     assert patch_fields(EDIT_STEP.body) == FIELDS
-    assert patch_body(PLAN, FIELDS, {"status": "done"}, current, look) == {"status": "done", "reason": "finished"}
-    assert patch_body(PLAN, FIELDS, {"status": "open", "reason": "later"}, current, look) == {
-        "reason": "later", "status": "open"}
-    assert patch_body(PLAN, FIELDS, {"reason": "later"}, current, look) == {"reason": "later"}
+    assert body_of(PLAN, {"status": "done"}, current) == (
+        {"status": "done", "reason": "finished"}, {"status": "done", "reason": "finished"}, set())
+    assert body_of(PLAN, {"status": "open", "reason": "later"}, current)[0] == {"reason": "later", "status": "open"}
+    # read only with its lead: alone it is not sent, and reported ignored
+    assert body_of(PLAN, {"reason": "later"}, current) == ({}, {}, {"reason"})
+
+
+async def test_sent_with_stores_what_the_forge_keeps_whatever_is_sent() -> None:
+    # reopening stores its own reason: the caller's is sent, the stored one planned, and the
+    # caller's reported ignored; a lead that stays where the forge keeps its own reason reads none
+    plan = dataclasses.replace(PLAN, sent_with=(SentWith(follow="reason", lead="status", default={"open": "again"},
+                                                         stores={"open": "again"}),))
+    done = document(status="done", reason="finished")
+    assert body_of(plan, {"status": "open", "reason": "later"}, done) == (
+        {"status": "open", "reason": "later"}, {"status": "open", "reason": "again"}, {"reason"})
+    assert body_of(plan, {"status": "open"}, done) == ({"status": "open", "reason": "again"},
+                                                       {"status": "open", "reason": "again"}, set())
+    assert body_of(plan, {"status": "open", "reason": "later"}, document()) == (
+        {}, {"status": "open"}, {"reason"})
 
 
 async def test_a_member_already_gone_counts_as_done() -> None:
@@ -194,11 +217,11 @@ async def test_a_failed_write_names_what_was_applied_and_a_dry_run_sends_nothing
     assert caught.value.details == {"applied_fields": ["title"]}
     planned = Forge(document())
     done = await run(planned, {"title": "New", "add_tags": ["q4"], "archived": True}, dry_run=True)
-    # in the order of the requests: the PATCH, the toggle, the set's last request; the toggle's
-    # reason only when one is passed that the document does not show (as a real run reports it)
-    assert planned.sent == [] and done.changed == ["title", "archived", "tags"]
+    # in `shows` order, as the real run reports them; the toggle's reason only when one is passed
+    # that the document does not show
+    assert planned.sent == [] and done.changed == ["title", "tags", "archived"]
     real = Forge(document())
-    assert sorted((await run(real, {"title": "New", "add_tags": ["q4"], "archived": True})).changed) == sorted(done.changed)
+    assert (await run(real, {"title": "New", "add_tags": ["q4"], "archived": True})).changed == done.changed
     reasoned = await run(Forge(document()), {"archived": True, "why": "stale"}, dry_run=True)
     assert reasoned.changed == ["archived", "why"]
 

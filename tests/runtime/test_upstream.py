@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -75,8 +76,24 @@ async def test_post_sends_json_body_and_204_has_no_data() -> None:
     assert resp.data == {"number": 1}
     assert json.loads(rec.requests[0].content) == {"title": "t"}
     assert rec.requests[0].headers["content-type"] == "application/json"
-    resp = await up.call(make_ctx(up), UPDATE_ISSUE, path=PATH, query=None, body=None)
+    lock = dataclasses.replace(UPDATE_ISSUE, method="PUT", success_status=(204,))
+    resp = await up.call(make_ctx(up), lock, path=PATH, query=None, body=None)
     assert resp.status == 204 and resp.data is None
+
+
+@pytest.mark.parametrize(("status", "body", "answer"), [
+    (200, {"number": 1, "title": "t"}, True),
+    (200, {"number": 1}, False),  # a key the description requires is missing
+    (200, {"message": "ok"}, False),  # a proxy's page
+    (200, [], False),  # not an object
+    (201, {"number": 1, "title": "t"}, False),  # a status the description does not list
+    (204, None, False),
+])
+def test_b03_an_answer_is_what_the_operation_returns(status: int, body: Any, answer: bool) -> None:
+    op = dataclasses.replace(GET_ISSUE, answer="object", required=("number", "title"))
+    assert op.is_answer(status, body) is answer
+    listing = dataclasses.replace(GET_ISSUE, answer="array", success_status=(200, 204))
+    assert listing.is_answer(200, []) and listing.is_answer(204, None) and not listing.is_answer(200, {})
 
 
 async def test_missing_credential_fails_before_any_request() -> None:

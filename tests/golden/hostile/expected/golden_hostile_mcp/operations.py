@@ -9,6 +9,8 @@ ISSUES_GET_X_Y_ = Operation(
     path="/repos/{owner}/{repo}/issues/{issue_number}/\"\"\"'''{{x}}{%y%}\\\\",
     not_found="not_found",
     success_status=(200,),
+    answer="object",
+    required=("number", "state", "title"),
 )
 ISSUES_LIST_FOR_REPO = Operation(
     operation_id="issues/list-for-repo",
@@ -16,4 +18,5 @@ ISSUES_LIST_FOR_REPO = Operation(
     path="/repos/{owner}/{repo}/issues",
     not_found="repo_not_found",
     success_status=(200,),
+    answer="array",
 )

@@ -9,6 +9,8 @@ ISSUES_CREATE_LABEL = Operation(
     path="/repos/{owner}/{repo}/labels",
     not_found="repo_not_found",
     success_status=(201,),
+    answer="object",
+    required=("color", "description", "id", "name"),
 )
 ISSUES_DELETE_LABEL = Operation(
     operation_id="issues/delete-label",
@@ -23,6 +25,8 @@ ISSUES_GET_LABEL = Operation(
     path="/repos/{owner}/{repo}/labels/{name}",
     not_found="label_not_found",
     success_status=(200,),
+    answer="object",
+    required=("color", "description", "id", "name"),
 )
 REPOS_ADD_COLLABORATOR = Operation(
     operation_id="repos/add-collaborator",
@@ -30,4 +34,6 @@ REPOS_ADD_COLLABORATOR = Operation(
     path="/repos/{owner}/{repo}/collaborators/{username}",
     not_found="not_found",
     success_status=(201, 204),
+    answer="object",
+    required=("id",),
 )

@@ -9,6 +9,8 @@ ISSUES_GET = Operation(
     path="/repos/{owner}/{repo}/issues/{issue_number}",
     not_found="issue_not_found",
     success_status=(200,),
+    answer="object",
+    required=("comments", "html_url", "labels", "number", "state", "title", "updated_at", "user"),
 )
 ISSUES_LIST_FOR_REPO = Operation(
     operation_id="issues/list-for-repo",
@@ -16,4 +18,5 @@ ISSUES_LIST_FOR_REPO = Operation(
     path="/repos/{owner}/{repo}/issues",
     not_found="repo_not_found",
     success_status=(200,),
+    answer="array",
 )

@@ -9,4 +9,5 @@ ISSUES_UPDATE = Operation(
     path="/repos/{owner}/{repo}/issues/{issue_number}",
     not_found="issue_not_found",
     success_status=(200,),
+    answer="object",
 )
