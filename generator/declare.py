@@ -114,7 +114,7 @@ def _repair(r: RepairDef | None) -> Repair | None:
     if r is None:
         return None
     return Repair(next_step=r.next_step, tool=r.tool, arguments=dict(r.arguments),
-                  alternative=_text(r.alternative))
+                  alternative=_text(r.alternative), toolset=r.toolset)
 
 
 def _text(value: str | None) -> str | None:

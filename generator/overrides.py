@@ -256,6 +256,9 @@ class RepairDef(Strict):
     tool: str
     arguments: dict[str, Any] = Field(default_factory=dict, description="values: templates such as {owner}")
     alternative: str | None = None
+    toolset: str | None = Field(
+        default=None, description="the tool is another override file's, in this toolset of the forge "
+        "(checked when the forge is generated); a surface without it answers without the repair")
 
 
 class ErrorDef(Strict):

@@ -56,6 +56,9 @@ class Repair:
     tool: str
     arguments: Mapping[str, Template] = field(default_factory=dict)
     alternative: str | None = None
+    # the forge toolset that holds `tool` when another override file declares it; a surface
+    # without the tool leaves the repair out (serving/surface.py)
+    toolset: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
