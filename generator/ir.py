@@ -124,10 +124,12 @@ class IRTool:
 
     @property
     def runs(self) -> tuple[str, ...]:
-        """The tools this one runs on the caller's behalf: a batch's item tool and listing."""
+        """The tools this one runs on the caller's behalf: a batch's item tool, listing and
+        comment tool."""
         if self.batch is None:
             return ()
-        return (self.batch.each, *((self.batch.source.tool,) if self.batch.source else ()))
+        return (self.batch.each, *((self.batch.source.tool,) if self.batch.source else ()),
+                *((self.batch.comment.tool,) if self.batch.comment else ()))
 
     @property
     def input_checks(self) -> dict[str, JSONObject]:

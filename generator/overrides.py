@@ -529,6 +529,22 @@ class BatchSourceDef(Strict):
     field: str = Field(description="the row field naming an item")
 
 
+class BatchShowsDef(Strict):
+    source: str = Field(alias="from", description="the object output of `each` whose fields a changed item's row shows")
+    fields: list[str] = Field(min_length=1, description="its fields, as the change left them (no read-back)")
+
+
+class BatchCommentDef(Strict):
+    param: str = Field(description="this tool's text parameter; given, each changed item gets the comment")
+    tool: str = Field(description="the single-item tool that posts it (its validation, key and answer)")
+    body: str = Field(description="that tool's parameter the text fills")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="its other arguments (templates); "
+                                      "the item fills the batch's `item` parameter")
+    key: str | None = Field(default=None, description="its idempotency-key parameter, filled per item from "
+                            "the call's key (or the call) and the item")
+    id: str = Field(description="dotted path of the id in its answer, shown as the row's comment_id")
+
+
 class BatchDef(Strict):
     each: str = Field(description="the tool that changes one item; it runs once per item")
     item: str = Field(description="its parameter an item fills, e.g. issue_number")
@@ -544,6 +560,8 @@ class BatchDef(Strict):
     scope: list[str] = Field(default_factory=list, description="parameters the key is scoped to")
     max_items: int = Field(default=100, ge=1, le=100, description="items per call")
     confirm: ConfirmDef | None = None
+    shows: BatchShowsDef | None = Field(default=None, description="what a changed item's row shows of it")
+    comment: BatchCommentDef | None = Field(default=None, description="one comment on each item changed")
 
 
 class ToolDef(Strict):

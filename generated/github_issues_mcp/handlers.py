@@ -4,6 +4,7 @@ call that needs one (server.py names them), so `initialize` and `tools/list` nev
 
 from ghmcp_runtime.core.declared import (
     Batch,
+    BatchComment,
     BatchSource,
     Compare,
     Completion,
@@ -916,6 +917,16 @@ GITHUB_UPDATE_ISSUES = Batch(
             path={"owner": "{owner}", "repo": "{repo}"},
             query={"state": "open"},
         ),
+    ),
+    shows_from="issue",
+    shows=("state", "state_reason", "labels", "assignees", "milestone"),
+    comment=BatchComment(
+        param="comment",
+        tool="github_add_comment",
+        body="body",
+        arguments={"owner": "{owner}", "repo": "{repo}"},
+        key="idempotency_key",
+        id=("comment", "comment_id"),
     ),
 )
 

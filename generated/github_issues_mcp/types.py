@@ -211,6 +211,7 @@ class GithubUpdateIssuesArgs(TypedDict):
     add_assignees: NotRequired[list[str]]
     remove_assignees: NotRequired[list[str]]
     milestone: NotRequired[int | str | None]
+    comment: NotRequired[str]
     dry_run: NotRequired[bool]
     idempotency_key: NotRequired[str]
     cursor: NotRequired[str]

@@ -242,6 +242,8 @@ GITHUB_UPDATE_MILESTONES = Batch(
     key="idempotency_key",
     scope=("owner", "repo", "cursor"),
     defaults={"dry_run": False},
+    shows_from="milestone",
+    shows=("state", "due_on"),
 )
 
 TOOLS = {

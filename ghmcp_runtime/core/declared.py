@@ -466,6 +466,20 @@ class BatchSource:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class BatchComment:
+    """One comment posted on each item a batch changes, through the single-item tool `tool`
+    (its validation, idempotency and answer): this tool's parameter `param` is the text, which
+    fills the tool's `body`; `key` is the tool's idempotency-key parameter, filled per item."""
+
+    param: str
+    tool: str
+    body: str
+    arguments: Mapping[str, Template] = field(default_factory=dict)
+    key: str | None = None
+    id: tuple[str, ...] = ()  # path in the tool's answer of the id a row shows as `comment_id`
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Batch:
     """One change applied to many items, each by a call of the single-item tool `each`
     (ghmcp_runtime.engine.batch): `item` is the parameter an item fills, `arguments` the others
@@ -489,3 +503,7 @@ class Batch:
     defaults: Mapping[str, Any] = field(default_factory=dict)
     transforms: Mapping[str, str] = field(default_factory=dict)
     resolve: tuple[Resolve, ...] = ()  # resolved once, for every item
+    # a changed item's row also shows these fields of the object `shows_from` of each's answer
+    shows_from: str | None = None
+    shows: tuple[str, ...] = ()
+    comment: BatchComment | None = None
