@@ -36,7 +36,7 @@ NOTES = {
         "checked (trust_unknown)."),
     PREVIEW_EMPTY_FIELD: (
         PREVIEW_EMPTY_FIELD + " (on a row, only when its preview is null): body_empty, the author "
-        "wrote no text; hidden, all of it is what {forge}'s page hides (hidden_removed counts it)."),
+        "wrote no text; hidden, all of it is what {forge}'s page hides."),
     STORED: (
         STORED + " (on a write's answer, only when false): {forge} keeps the text fields named in "
         "altered_fields otherwise than sent (e.g. a trimmed title); without it, {forge} keeps your "

@@ -124,12 +124,15 @@ class IRTool:
 
     @property
     def runs(self) -> tuple[str, ...]:
-        """The tools this one runs on the caller's behalf: a batch's item tool, listing and
-        comment tool."""
+        """The tools this one runs on the caller's behalf: a batch's item tool and listing."""
         if self.batch is None:
             return ()
-        return (self.batch.each, *((self.batch.source.tool,) if self.batch.source else ()),
-                *((self.batch.comment.tool,) if self.batch.comment else ()))
+        return (self.batch.each, *((self.batch.source.tool,) if self.batch.source else ()))
+
+    @property
+    def may_run(self) -> tuple[str, ...]:
+        """The tools it runs only for an optional parameter: a batch's comment tool."""
+        return (self.batch.comment.tool,) if self.batch is not None and self.batch.comment else ()
 
     @property
     def input_checks(self) -> dict[str, JSONObject]:

@@ -110,6 +110,9 @@ class ToolSpec:
     # other tools this one runs on the caller's behalf (a batch's item tool and listing): a
     # surface that hides any of them hides this one too (guards.exposure)
     runs: tuple[str, ...] = ()
+    # tools it runs only for an optional parameter (a batch's comment tool): a surface that hides
+    # one keeps this tool, and refuses that parameter
+    may_run: tuple[str, ...] = ()
 
     @property
     def success_fields(self) -> Mapping[str, Any]:

@@ -98,6 +98,12 @@ class _Batch:
                                 details={"field": paired, "reason": f"not one value per item of {self.spec.items}"})
             if self.listed and paired in self.args:
                 _once_each(self.args[str(self.spec.items)], str(self.spec.items), paired)
+        comment = self.spec.comment
+        if comment is not None and self.args.get(comment.param) is not None and self.ctx.host is not None \
+                and not self.ctx.host.offers(comment.tool):
+            raise ToolError("invalid_field", f"{comment.param} is posted through {comment.tool}, which this "
+                            "server's surface does not offer; nothing was changed.",
+                            details={"field": comment.param, "reason": f"{comment.tool} is not on this surface"})
         if self.spec.resolve:  # once for every item (a milestone title, say)
             self.args = await resolve_args(self.ctx, self.spec.resolve, self.args)
         name = self.spec.key

@@ -107,3 +107,18 @@ async def test_milestone_rows_show_the_new_state_and_due_date(fake: FakeGitHub, 
                                                        "state": "closed", "due_on": "2027-01-15T12:00:00Z"})
     row = done["items"][0]
     assert (row["outcome"], row["state"], row["due_on"]) == ("changed", "closed", "2027-01-15T08:00:00Z")
+
+
+async def test_a_surface_without_the_comment_tool_keeps_the_batch_and_refuses_its_comment(
+        fake: FakeGitHub, stale: list[int]) -> None:
+    from ghmcp_runtime.guards.exposure import ExposureFlags
+
+    narrowed = in_memory_server(fake, exposure=ExposureFlags(toolsets=("issues",), exclude_tools=("github_add_comment",)))
+    async with Opened(narrowed) as s:
+        assert "github_update_issues" in s.tools and "github_add_comment" not in s.tools
+        refused = await s.error("github_update_issues", {**REPO_ARGS, "issue_numbers": stale, "state": "closed",
+                                                         "comment": "Bye."}, "invalid_field")
+        done = await s.ok("github_update_issues", {**REPO_ARGS, "issue_numbers": stale[:1], "state": "closed"})
+    assert refused["details"] == {"field": "comment", "reason": "github_add_comment is not on this surface"}
+    assert done["items"][0]["outcome"] == "changed" and fake.calls("issues/create-comment") == []
+    assert fake.get_issue(OWNER, REPO, stale[1]).state == "open"  # the refused call changed nothing
