@@ -216,7 +216,69 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
     rows.extend(_budget_rows(r))
     rows.extend(_trial_rows(r))
     rows.extend(_coverage_surface_rows(r))
+    rows.extend(_forge_rows(r))
     return rows
+
+
+FORGE_CMD = "`make bench ONLY=forge` (bench/generate_files.py, bench/toolsets.py)"
+
+
+def _forge_rows(r: dict[str, Any]) -> list[Row]:
+    """Issue 32: generation by number of override files; github-mcp's dynamic start."""
+    f = r.get("forge")
+    if not f:
+        return []
+    g = f["generation_files"]
+    cpu, base = g["cpu"], g["cpu"]["json.load"]["median"]
+    counts = [k for k in cpu if k.endswith(" files")]
+    rows = []
+    for key, label in ((counts[-1], f"unchanged tree, {counts[-1]}"),
+                       ("one file edited", f"{counts[-1]}, one of them edited (a save)")):
+        x = cpu[key]
+        rows.append(Row(
+            f"generation_files_{key.replace(' ', '_')}",
+            f"Generation, whole process (CPU), {label}: `python -m generator generate`",
+            f"{_ms(x['median'] * 1000, 0)} ({_ms(x['min'] * 1000, 0)}\u2013{_ms(x['max'] * 1000, 0)})",
+            f"`python -c json.load(...)` {_ms(base * 1000, 0)}", x["median"] / base, "lower", "≤ 5\u00d7",
+            x["median"] / base <= 5, FORGE_CMD))
+    t = f["toolsets"]["rows"]
+    start = t["--dynamic-toolsets at start"]
+    default = next(v for k, v in t.items() if k.startswith("default set"))
+    rows.append(Row(
+        "surface_dynamic_start", "Model-visible bytes: github-mcp --dynamic-toolsets at start vs "
+        "without flags (its default toolsets)", f"{_b(start['model_visible_bytes'])} ({start['tools']} tools)",
+        f"{_b(default['model_visible_bytes'])} ({default['tools']} tools)",
+        start["model_visible_bytes"] / default["model_visible_bytes"], "lower", "≤ 5 tools at start",
+        start["tools"] <= 5, FORGE_CMD))
+    return rows
+
+
+def _forge_details(r: dict[str, Any], w: Callable[[str], None]) -> None:
+    f = r.get("forge")
+    if not f:
+        return
+    g = f["generation_files"]
+    w("## One server per forge: generation by number of override files, and what a model reads\n")
+    w(f"{FORGE_CMD}. Whole processes, interleaved, {g['reps']} runs each after a warm-up, load "
+      f"average {g['load_average'][0]:.1f} at the end. The sets: "
+      + "; ".join(f"{k}: {', '.join(v)}" for k, v in g["files"].items()) + ". Each set is a git "
+      "repository with its generated tree committed, so the breaking-change baseline is the "
+      "committed one, as in this repository. *Unchanged*: nothing changed since the last run, each "
+      "file's result comes from the result cache (generator/result_cache.py; every input in its "
+      "key); *one edited*: a comment appended to one file before each run, which is then parsed, "
+      "built, linted and rendered again against its peers' cached facts; *caches off*: "
+      "GHMCP_FORMAT_CACHE=off, every file parsed, built, linted, rendered and formatted by black, "
+      "the description parsed as JSON. CPU is user + system of the process and its children (git); "
+      "on this shared 2-CPU box it is steadier than wall time, which the same table gives.\n")
+    from bench.generate_files import table as files_table
+    from bench.toolsets import table as toolsets_table
+
+    w(files_table(g) + "\n")
+    w("What a model reads of github-mcp's tools/list by how it starts (the official client, in "
+      "memory; model-visible = name, description and inputSchema of each listed tool, compact JSON). "
+      "With --dynamic-toolsets the instructions are those of the start (a client reads them at "
+      "`initialize`); an enabled toolset's tools arrive with the next tools/list.\n")
+    w(toolsets_table(f["toolsets"]) + "\n")
 
 
 PEER_SURFACE_CMD = "`make bench ONLY=coverage_surface` (bench/peer_surface.py); also a test"
@@ -698,12 +760,15 @@ def _explain_generation(r: dict[str, Any]) -> str:
     parts = ", ".join(f"{k} {secs[k]['median'] / base:.2f}\u00d7" for k in ("load", "lint", "render", "format (caches off)")
                       if k in secs)
     return (
-        "**What limits it: black when files change, then the spec load.** In-process, relative to "
-        f"`json.load`: {parts}. An unchanged render reuses black's output and Jinja's compiled "
-        "templates (generator/format_cache.py) and never imports black; nor does it re-parse the "
-        "runtime and scan the installed distributions for its requirements (~0.1 s) or have pydantic "
-        "rebuild the override schema (~0.07 s) when nothing they read changed; black's `format_str` "
-        "already skips the AST safety check, so there is no `fast` mode left to switch on."
+        "**What limits it: black when files change, then imports.** In-process, every file built, "
+        f"linted and rendered (no result cache), relative to `json.load`: {parts}. A whole process "
+        "reuses what did not change: each unchanged override file's result (generator/result_cache.py, "
+        "keyed by everything it reads, its forge peers' facts included), black's output and Jinja's "
+        "compiled templates (generator/format_cache.py), the parsed description (read, not parsed: "
+        "generator/parsed_specs.py), the runtime's derived requirements and the override schema; "
+        "what is left of an unchanged run is mostly importing the generator (~0.45 s of CPU), and an "
+        "edited file adds its own build, lint and render with the description read. The forge "
+        "section below gives it by number of override files."
     )
 
 
@@ -1093,6 +1158,7 @@ def _details(r: dict[str, Any], w: Callable[[str], None]) -> None:
     if t:
         _code_trial_details(t, w)
     _coverage_surface_details(r, w)
+    _forge_details(r, w)
     w("## Method and caveats\n")
     w("* **The fake GitHub** (`bench/fake_server.py`) is the project's stateful `fakegithub`, seeded "
       "deterministically, in its own process on 127.0.0.1, with openapi-core validation switched off "

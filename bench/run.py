@@ -139,6 +139,19 @@ def bench_generation(quick: bool) -> dict[str, Any]:
     return data
 
 
+def bench_forge(quick: bool) -> dict[str, Any]:
+    """One server per forge (issue 32): generation as a whole process by number of override files
+    (bench/generate_files.py) and what a model reads of github-mcp by how it starts
+    (bench/toolsets.py)."""
+    from bench.toolsets import measure
+
+    out = BENCH / "results-generate-files.json"
+    cmd = [PY, str(BENCH / "generate_files.py"), "--reps", "5" if quick else "7", "--out", str(out)]
+    log("forge: " + " ".join(Path(c).name if "/" in c else c for c in cmd[1:]))
+    subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    return {"generation_files": json.loads(out.read_text()), "toolsets": asyncio.run(measure())}
+
+
 # -- 2. cold start (+ the tools/list answers for the surface section) ------------------------
 
 
@@ -736,7 +749,7 @@ def environment(peer: dict[str, str]) -> dict[str, Any]:
 
 
 SECTIONS = ("generation", "cold_start", "surface", "per_call", "response_size", "http", "roundtrips",
-            "agent_trial", "rate_limit", "untrusted_text", "coverage_surface")
+            "agent_trial", "rate_limit", "untrusted_text", "coverage_surface", "forge")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -760,7 +773,7 @@ def main(argv: list[str] | None = None) -> int:
     quiet_stderr()
     results: dict[str, Any] = json.loads(RESULTS.read_text()) if only else {}
     # sections that need neither the peer nor the fake
-    local = {"generation", "untrusted_text", "coverage_surface"}
+    local = {"generation", "untrusted_text", "coverage_surface", "forge"}
     peer_py = ensure_peer_venv() if wanted - local else Path()
     spec = trimmed_spec() if wanted - local else Path()
     reps = 5
@@ -823,6 +836,9 @@ def main(argv: list[str] | None = None) -> int:
 
         results["coverage_surface"] = comparison()
         lap("coverage_surface")
+    if "forge" in wanted:
+        results["forge"] = bench_forge(args.quick)
+        lap("forge")
     if "agent_trial" in wanted:
         from bench.agent_trial import compare
 

@@ -24,8 +24,10 @@ syntax"):
 * negation: `-qualifier:value`, `-word`, `NOT word`; `AND` (terms are ANDed anyway);
   `sort:created|updated|comments[-asc|-desc]`.
 
+* branches: `head:` and `base:` (a pull request's head and base branch names; issues match neither).
+
 Refused with 422 (GitHub answers these, the fake cannot): the other documented qualifiers
-(`project:`, `team:`, `linked:`, `language:`, `status:`, `head:`, `base:`, `interactions:`,
+(`project:`, `team:`, `linked:`, `language:`, `status:`, `interactions:`,
 `reactions:`, `review:` and the reviewer qualifiers), values of the qualifiers above that GitHub
 does not document or the fake does not model (`is:queued`, `no:project`, `in:name`, `type:Bug`, …),
 `-no:` (GitHub documents that it does not work), `OR` and parentheses. A word before a colon that
@@ -47,13 +49,13 @@ QUALIFIERS = frozenset(
     {
         "repo", "user", "org", "is", "type", "state", "label", "author", "assignee", "commenter",
         "mentions", "involves", "no", "milestone", "in", "created", "updated", "closed", "merged",
-        "comments", "reason", "draft", "archived", "sort",
+        "comments", "reason", "draft", "archived", "sort", "head", "base",
     }
 )
 # documented by GitHub for issue and pull request search, not modelled by the fake: refused
 UNMODELLED = frozenset(
     {
-        "project", "team", "linked", "language", "status", "head", "base", "interactions",
+        "project", "team", "linked", "language", "status", "interactions",
         "reactions", "review", "reviewed-by", "review-requested", "user-review-requested",
         "team-review-requested",
     }
@@ -286,9 +288,13 @@ def _person(key: str, login: str, item: Issue) -> bool:
     return any(_person(k, login, item) for k in ("author", "assignee", "commenter", "mentions"))
 
 
-def _qualifier(term: Term, repo: Repo, item: Issue, actor: str | None) -> bool:
+def _qualifier(term: Term, repo: Repo, item: Issue, actor: str | None, state: State) -> bool:
     key, value = term.key, term.value
     assert key is not None
+    if key in ("head", "base"):
+        git = state.git.get(repo.id)
+        pull = git.pulls.get(item.number) if git is not None and item.is_pull_request else None
+        return pull is not None and (pull.head if key == "head" else pull.base) == value
     if key == "repo":
         return _same(value, repo.full_name)
     if key in ("user", "org"):
@@ -370,7 +376,7 @@ def matches(query: Query, state: State, repo: Repo, item: Issue, actor: str | No
             wanted = words(term.value)
             found = bool(wanted) and any(_contains(t, wanted, term.phrase) for t in texts)
         else:
-            found = _qualifier(term, repo, item, actor)
+            found = _qualifier(term, repo, item, actor, state)
         if found == term.negated:
             return False
     return True

@@ -52,9 +52,11 @@ def base_commit(root: Path, ref: str) -> str | None:
     """The merge base of HEAD and `ref` (`ref` itself when it is HEAD or one of its ancestors);
     None before the first commit."""
     try:
-        git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+        head = git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}").strip()
     except BaselineError:
         return None
+    if ref == "HEAD":
+        return head
     try:
         commit = git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}").strip()
     except BaselineError:
@@ -82,10 +84,29 @@ def committed(root: Path, out: str, ref: str) -> dict[str, str]:
 
 @functools.cache
 def _at_commit(root: Path, out: str, commit: str) -> tuple[tuple[str, str], ...]:
-    """A commit's files never change: one process reads them once (one call per server)."""
-    names = git(root, "ls-tree", "-r", "-z", "--name-only", commit, "--", out).split("\0")
-    return tuple((name.removeprefix(f"{out}/"), git(root, "show", f"{commit}:./{name}"))
-                 for name in names if name.startswith(f"{out}/") and _wanted(name.removeprefix(f"{out}/")))
+    """A commit's files never change: one process reads them once, all in one `git cat-file`."""
+    listing = git(root, "ls-tree", "-r", "-z", commit, "--", out).split("\0")
+    wanted = []
+    for entry in filter(None, listing):
+        meta, _, name = entry.partition("\t")
+        if name.startswith(f"{out}/") and _wanted(name.removeprefix(f"{out}/")):
+            wanted.append((name.removeprefix(f"{out}/"), meta.split()[2]))
+    if not wanted:
+        return ()
+    try:
+        done = subprocess.run(["git", "-C", str(root), "cat-file", "--batch"], capture_output=True,
+                              input="".join(f"{blob}\n" for _, blob in wanted).encode("ascii"), check=False)
+    except OSError as exc:
+        raise BaselineError(f"git is not available: {exc}") from None
+    if done.returncode != 0:
+        raise BaselineError(f"`git cat-file --batch` failed: {done.stderr.decode('utf-8', 'replace').strip()}")
+    out_files, data, at = [], done.stdout, 0
+    for name, _ in wanted:  # each answer: "<sha> blob <size>\n<content>\n", in the order asked
+        header_end = data.index(b"\n", at)
+        size = int(data[at:header_end].split()[2])
+        out_files.append((name, data[header_end + 1:header_end + 1 + size].decode("utf-8")))
+        at = header_end + 1 + size + 1
+    return tuple(out_files)
 
 
 def on_disk(out: Path) -> dict[str, str]:

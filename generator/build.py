@@ -12,7 +12,7 @@ from typing import Any
 from generator import lockdown_check, param_values
 from generator.batch import build_batch, build_confirm
 from generator.catalog import builtin_codes
-from generator.declare import DeclarationBuilder, bind_path, error_spec, match_of
+from generator.declare import DeclarationBuilder, error_spec, match_of
 from generator.diagnostics import Diagnostic, Level, Where, closest
 from generator.error_reach import dead_step_rules, reach
 from generator.hookscan import HookFacts
@@ -45,7 +45,7 @@ from generator.overrides import (
     ToolDef,
     tool_operations,
 )
-from generator.recipe_base import Counted, split_path
+from generator.recipe_base import Counted, bind_path, path_filler, split_path
 from generator.resolvers import build_resolve
 from generator.schemas import (
     compact,
@@ -132,6 +132,9 @@ class Builder:
         self.totals = forge.total_count_header is not None
         self.catalog: dict[str, ErrorCodeDef] = {**builtin_codes(forge), **overrides.error_codes}
         self.error_rules: list[tuple[Where, OnError]] = []  # the server-wide on_error, once built
+        # (tool, parameter) -> the JSON type a name of a `resolve:` parameter becomes (an id)
+        self.resolved: dict[tuple[str, str], str] = {}
+        self.failed: set[str] = set()  # tools reported wrong: a batch running one says nothing more
 
     # -- helpers -----------------------------------------------------------------------------
     def error(self, loc: tuple[str | int, ...], message: str, hint: str = "", rule: str = "") -> None:
@@ -163,6 +166,8 @@ class Builder:
             built_tool = tools[i] = self.build_tool(i, self.o.tools[i], shapes, built_by_name)
             if built_tool is not None and built_tool.batch is None:
                 built_by_name[built_tool.name] = built_tool
+            elif built_tool is None:
+                self.failed.add(self.o.tools[i].name)
         self.check_tool_names()
         self.check_toolsets()
         tool_ops = {op for tool in self.o.tools for op in tool_operations(tool)}
@@ -651,7 +656,9 @@ class Builder:
             runtime_ops = {op.operation_id: runtime_operation(op) for op in ops}
             builder = DeclarationBuilder(tool, loc, built_params, self.ops, runtime_ops, self.doc,
                                          set(self.catalog), self.error, self.versioned, shapes,
-                                         totals=self.totals)
+                                         totals=self.totals,
+                                         resolved={p: t for (name, p), t in self.resolved.items()
+                                                   if name == tool.name})
             built = builder.build()
             if built is None:
                 return None
@@ -665,6 +672,8 @@ class Builder:
                     tool.confirm, (*loc, "confirm"), {p.name for p in built_params}, self.error))
                 implied.add("confirmation_declined")
         if tool.batch is not None:
+            if {tool.batch.each, tool.batch.source.tool if tool.batch.source else ""} & self.failed:
+                return None
             made = build_batch(tool, loc, built_params, tools, resolve, self.error)
             if made is None:
                 return None
@@ -778,35 +787,42 @@ class Builder:
         """The tool's name-or-id parameters (`resolve:`), or None once their problems are reported."""
         out: list[Resolve] = []
         names = {p.name for p in params}
-        kinds = {p.name: schema_types(p.schema) for p in params}
+        schemas = {p.name: p.schema for p in params}
         ok = True
         for k, raw in enumerate(tool.params):
             if raw.resolve is None or raw.name not in names:
                 continue
             op = self.lookup_op(raw.resolve.call, (*loc, "params", k, "resolve", "call"))
-            built = build_resolve(
-                raw, (*loc, "params", k), kinds=kinds[raw.name], names=names, op=op,
+            made = build_resolve(
+                raw, (*loc, "params", k), schema=schemas[raw.name], names=names,
+                fill=path_filler(params, raw.resolve.call), op=op,
                 operation=runtime_operation(self.build_operation(op)) if op is not None else None,
                 items=listing_row(self.doc, op) if op is not None else None, document=self.doc,
                 codes=set(self.catalog), error=self.error)
+            built = made[0] if made is not None else None
+            if made is not None and made[1] is not None:
+                self.resolved[(tool.name, raw.name)] = made[1]
             if built is not None and raw.resolve.check is not None:
-                built = self.resolve_check(built, raw.resolve.check, (*loc, "params", k, "resolve", "check"), names)
+                built = self.resolve_check(built, raw.resolve.check, (*loc, "params", k, "resolve", "check"), params)
             ok = ok and built is not None
             if built is not None:
                 out.append(built)
         return tuple(out) if ok else None
 
     def resolve_check(self, built: Resolve, check: ResolveCheckDef, loc: tuple[str | int, ...],
-                      names: set[str]) -> Resolve | None:
+                      params: tuple[IRParam, ...]) -> Resolve | None:
         """`resolve.check`: an id read first by one GET, whose not-found answer refuses it."""
         op = self.lookup_op(check.call, (*loc, "call"))
         if op is None:
             return None
         problems = Counted(self.error)
+        names = {p.name for p in params}
+        if built.each:
+            problems.report(loc, f"check reads one id; {built.param!r} is a list",
+                            "drop check: a list's ids are sent as given")
         if op.method.upper() != "GET":
             problems.report((*loc, "call"), f"{check.call} is not a read (GET)", "check reads one entry by its id")
-        path = bind_path(check.call, check.path, op, loc, lambda name: name if name in names else None,
-                         problems.report)
+        path = bind_path(check.call, check.path, op, loc, path_filler(params, check.call), problems.report)
         for ref in references(dict(check.path)):
             if ref.path[0] not in names:
                 problems.report((*loc, "path"), f"template reads {ref.path[0]!r}, not a parameter",
@@ -823,7 +839,9 @@ class Builder:
     def build_operation(self, op: SpecOperation) -> IROperation:
         params = re.findall(r"\{([^}]+)\}", op.path)
         last = params[-1] if params else ""
-        collection = re.search(r"/([^/{}]+)/\{[^}]+\}$", op.path)
+        # the collection the last path parameter names an item of, wherever the path goes on
+        # (Forgejo's /issues/{index}/comments: an issue's)
+        collection = re.search(r"/([^/{}]+)/\{" + re.escape(last) + r"\}", op.path) if last else None
         not_found = NOT_FOUND_BY_PARAM.get(last) or (
             "repo_not_found" if last in ("", *REPO_PARAMS)
             else NOT_FOUND_BY_COLLECTION.get(collection.group(1) if collection else "", "not_found"))
@@ -931,13 +949,16 @@ class Builder:
                 self.error((*loc, "null_means"), f"nullable parameter {p.name!r} must say what null means")
             else:
                 parts.append(p.null_means.strip())
+        if p.clear_with is not None and not p.nullable:
+            self.error((*loc, "clear_with"), f"parameter {p.name!r} sends clear_with for null, but does "
+                       "not accept null", "add `nullable: true` and `null_means:` (e.g. null clears it)")
         text = " ".join(part for part in parts if part)
         if text:  # an empty description (the name and schema say it all) costs bytes, says nothing
             schema = {"description": text, **schema}
         checks = None if p.advertise_pattern else self.unadvertised(schema, p.name, loc)
         return IRParam(name=p.name, required=p.required, schema=schema,
                        python_type=python_type(schema), source=p.source, transform=p.transform,
-                       given=p.given, checks=checks)
+                       given=p.given, checks=checks, clear_with=p.clear_with)
 
     def unadvertised(self, schema: JSONObject, name: str, loc: tuple[str | int, ...]) -> JSONObject | None:
         """`advertise_pattern: false`: the patterns moved out of `schema` (its own, its items'),

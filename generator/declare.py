@@ -10,7 +10,7 @@ every later step waits for an earlier write.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,8 +31,23 @@ from generator.overrides import (
     ToolDef,
     VersionDef,
 )
-from generator.recipe_base import Loc, Report, path_names, spec_fields, split_path
-from generator.schemas import compact, is_required, object_branches, schema_types, walk
+from generator.recipe_base import (
+    Loc,
+    Report,
+    bind_path,
+    path_filler,
+    path_names,
+    spec_fields,
+    split_path,
+)
+from generator.schemas import (
+    accepted_types,
+    compact,
+    is_required,
+    object_branches,
+    schema_types,
+    walk,
+)
 from generator.spec import (
     SpecOperation,
     listing_row,
@@ -158,6 +173,8 @@ class DeclarationBuilder:
     repairs: list[tuple[Loc, Repair]] = field(default_factory=list)  # for the repair lint rules
     totals: bool = False  # the forge reports a listing's total (guard.total can count it)
     answers: dict[str, list[Answer]] = field(default_factory=dict)  # what each step's result can be
+    resolved: Mapping[str, str] = field(default_factory=dict)  # `resolve:` parameter -> its id's JSON type
+    broken: set[str] = field(default_factory=set)  # steps declared but not built (their problems reported)
 
     def note_repair(self, loc: Loc, spec: ErrorDef | RecoverDef | NamesExistDef | VersionDef | None) -> None:
         built = _repair(spec.repair) if spec is not None else None
@@ -210,6 +227,8 @@ class DeclarationBuilder:
             raised |= _codes_of(raw)
         if self.tool.idempotency is not None and self.tool.idempotency.recover is not None:
             raised |= FIND_CREATED_CODES | {"upstream_unavailable"}
+        # steps declared but reported wrong: what reads one says nothing more (no cascade)
+        self.broken = {r.id or step_id(r.call) for r in self.tool.steps} - {s.id for s in steps}
         output = self.outputs(steps, names)
         idempotency = self.idempotency(steps, names)
         if output is None or len(steps) != len(self.tool.steps) or idempotency is INVALID:
@@ -244,7 +263,9 @@ class DeclarationBuilder:
                            f"parameters are: {', '.join(sorted(names))}")
                 ok = False
         write = next((s for s in steps if s.id == idem.write), None)
-        if write is None or write.operation.method in READ_METHODS:
+        if idem.write in self.broken:
+            ok = False
+        elif write is None or write.operation.method in READ_METHODS:
             self.error((*loc, "write"), f"idempotency.write {idem.write!r} is not a write step",
                        f"steps: {', '.join(s.id for s in steps)}")
             ok = False
@@ -275,7 +296,8 @@ class DeclarationBuilder:
             recover = Recover(operation=self.runtime_ops[r.call], path=path, query=query,
                               match=dict(r.match), newest_first=r.newest_first,
                               author_param=r.author_param, author_field=r.author_field,
-                              since_param=r.since_param, repair=_repair(r.repair))
+                              since_param=r.since_param, repair=_repair(r.repair),
+                              created_field=r.created_field)
         if not ok:
             return INVALID
         return Idempotency(key=idem.key, write=idem.write, scope=tuple(idem.scope), recover=recover)
@@ -295,13 +317,15 @@ class DeclarationBuilder:
                        "row appears in (e.g. issues/list-for-repo)", "recover-write")
             return
         wanted = [((*loc, "match", key), key) for key in r.match]
-        wanted += [((*loc, "author_field"), f"{r.author_field}.login"), ((*loc, "call"), "id")]
+        wanted += [((*loc, "author_field"), f"{r.author_field}.login"), ((*loc, "call"), "id"),
+                   ((*loc, "created_field"), r.created_field)]
         for where, dotted in wanted:
             missing = lacks(self.document, listing, split_path(dotted))
             if missing:
                 self.error(where, f"{dotted!r} is not a field of {r.call}'s rows",
                            "recovery compares what the write sent with the listing's rows, by their "
-                           "author's login, and claims the row by its id", "recover-write")
+                           "author's login and when they were made (created_field, default "
+                           "created_at), and claims the row by its id", "recover-write")
 
     # -- one step ---------------------------------------------------------------------------
 
@@ -361,7 +385,7 @@ class DeclarationBuilder:
         if raw.update is not None:
             plan_context = Context(params={p.name: p for p in self.params}, ops=self.ops,
                                    runtime_ops=self.runtime_ops, document=self.document, earlier=earlier,
-                                   versioned=self.versioned, codes=self.codes)
+                                   versioned=self.versioned, codes=self.codes, resolved=self.resolved)
             update = build_update(raw, loc, body, self.runtime_ops[raw.call], plan_context, self.error)
             if update is None:
                 return None
@@ -380,6 +404,9 @@ class DeclarationBuilder:
         self.required_bound(raw, op, loc, query, body, conditions)
         self.error_fields(raw, loc, names)
         self.body_types(raw, op, body, loc, known)
+        self.path_types(raw, op, path, loc)
+        self.resolved_into_text(raw, op, query, loc)
+        null_as = self.null_as(raw, op, body)
         reads: set[str] = set()
         for tloc, template in templates:
             reads |= self.check_refs(template, tloc, names, known, allow_count="guard" in tloc)
@@ -395,7 +422,81 @@ class DeclarationBuilder:
                     when=tuple(conditions), after=tuple(s.id for s in earlier if s.id in after),
                     on_error=tuple(on_error), reject=tuple(reject), paginate=paginate,
                     compare=compare, guard=guard, names_exist=names_exist, absent=absent,
-                    verify=verify, settle=settle, stored=stored, update=update, join=dict(raw.join))
+                    verify=verify, settle=settle, stored=stored, update=update, null_as=null_as,
+                    join=dict(raw.join))
+
+    def param_types(self, name: str, items: bool = False) -> set[str]:
+        """The JSON types parameter `name` (or one of its items) has when it reaches a request:
+        its schema's, with the names a `resolve:` parameter holds turned into ids."""
+        param = next(p for p in self.params if p.name == name)
+        schema = param.schema.get("items", {}) if items else param.schema
+        kinds = schema_types(schema) - {"null"} if isinstance(schema, Mapping) else set()
+        if name in self.resolved and (items or "array" not in kinds):
+            kinds = (kinds - {"string"}) | {self.resolved[name]}
+        return kinds
+
+    def param_loc(self, name: str, key: str) -> Loc:
+        """Where parameter `name`'s `key` is written in this tool (its entry when it is not)."""
+        index = next(i for i, raw in enumerate(self.tool.params) if raw.name == name)
+        return (*self.loc, "params", index, key)
+
+    def path_types(self, raw: StepDef, op: SpecOperation, path: Mapping[str, Any], loc: Loc) -> None:
+        """A path parameter filled by one parameter gets a value of the type the operation takes
+        there: names into Forgejo's integer `{id}` would be sent as `labels/bug` and refused at
+        run time, so generation refuses them (rule binding-paths)."""
+        accepted = spec_fields(self.document, op, "path")
+        names = {p.name for p in self.params}
+        for key, template in path.items():
+            ref = _whole(template)
+            if ref is None or ref.filters or len(ref.path) != 1 or ref.path[0] not in names:
+                continue
+            if next(p for p in self.params if p.name == ref.path[0]).transform:
+                continue
+            target, given = accepted_types(self.document, accepted.get(key, {})), self.param_types(ref.path[0])
+            if target and given and not given & target:
+                where = (*loc, "path", key) if key in raw.path else self.param_loc(ref.path[0], "from")
+                self.error(where, f"{raw.call} takes path parameter {key!r} as {'/'.join(sorted(target))}, "
+                           f"but {template!r} gives {'/'.join(sorted(given))}",
+                           "resolve names to ids (`resolve:` on the parameter), or bind a parameter of "
+                           "the type the path takes", "binding-paths")
+
+    def resolved_into_text(self, raw: StepDef, op: SpecOperation, query: Mapping[str, Any], loc: Loc) -> None:
+        """A `resolve:` parameter sends an id; a query field that takes text reads it as text
+        (Forgejo's `milestones` filter tries names first: a milestone titled "5" wins over id 5)."""
+        accepted = spec_fields(self.document, op, "query")
+        for key, template in query.items():
+            ref = _whole(template)
+            if ref is None or ref.filters or len(ref.path) != 1 or ref.path[0] not in self.resolved:
+                continue
+            target = accepted_types(self.document, accepted.get(key, {}))
+            given = self.param_types(ref.path[0], items="array" in self.param_types(ref.path[0]))
+            if target and not (given - {"array"}) & target:
+                self.error((*loc, "query", key) if key in raw.query else self.param_loc(ref.path[0], "resolve"),
+                           f"{raw.call} takes query field {key!r} as text, but {ref.path[0]!r} resolves names "
+                           f"to ids ({'/'.join(sorted(given - {'array'}))}), which the forge reads as text again",
+                           f"send the name itself: bind a parameter without `resolve:` to {key} "
+                           "(the forge matches names there)", "binding-paths")
+
+    def null_as(self, raw: StepDef, op: SpecOperation, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Body fields whose parameter sends a sentinel for null (`clear_with`), checked against
+        the type the operation takes there."""
+        accepted = spec_fields(self.document, op, "body")
+        out: dict[str, Any] = {}
+        params = {p.name: p for p in self.params}
+        for key, template in body.items():
+            name = _whole_ref(template)
+            param = params.get(name) if name is not None else None
+            if param is None or param.clear_with is None:
+                continue
+            target = accepted_types(self.document, accepted.get(key, {}))
+            given = schema_types({"type": _json_type(param.clear_with)})
+            if target and not given & target:
+                self.error(self.param_loc(param.name, "clear_with"),
+                           f"{raw.call} takes body field {key!r} as {'/'.join(sorted(target))}, but clear_with "
+                           f"sends {'/'.join(sorted(given))}", "send the value the forge clears with there",
+                           "binding-paths")
+            out[key] = param.clear_with
+        return out
 
     def body_types(self, raw: StepDef, op: SpecOperation, body: Mapping[str, Any], loc: Loc,
                    known: set[str]) -> None:
@@ -414,7 +515,18 @@ class DeclarationBuilder:
             elif ref.filters:
                 continue
             elif ref.path[0] in params and len(ref.path) == 1 and not params[ref.path[0]].transform:
-                given = schema_types(params[ref.path[0]].schema) - {"null"}
+                given = self.param_types(ref.path[0])
+                if given == {"array"} and "array" in target:  # a list: its members' types
+                    items = resolve_ref(self.document, accepted[key]).get("items")
+                    target = accepted_types(self.document, items) if items is not None else set()
+                    given = self.param_types(ref.path[0], items=True)
+                    if target and given and not given & target:
+                        self.error((*loc, "body", key) if key in raw.body else self.param_loc(ref.path[0], "from"),
+                                   f"{raw.call} takes each item of body field {key!r} as "
+                                   f"{'/'.join(sorted(target))}, but {template!r} holds {'/'.join(sorted(given))}",
+                                   "resolve names to ids (`resolve:` on the parameter), or send the type "
+                                   "the operation takes", "binding-paths")
+                    continue
             elif ref.path[0] in known:
                 nodes = [walk(self.document, a.schema, ref.path[1:])[0] for a in self.answers.get(ref.path[0], [])
                          if a.schema is not None]
@@ -509,11 +621,7 @@ class DeclarationBuilder:
 
     def bind_path(self, raw: StepDef | RecoverDef, op: SpecOperation, loc: Loc,
                   names: set[str]) -> dict[str, Any]:
-        def fill(name: str) -> str | None:
-            mapped = self.mapped(raw.call, "path", name)
-            return mapped if mapped is not None else name if name in names else None
-
-        return bind_path(raw.call, raw.path, op, loc, fill, self.error)
+        return bind_path(raw.call, raw.path, op, loc, path_filler(self.params, raw.call), self.error)
 
     def mapped(self, op_id: str, where: str, name: str) -> str | None:
         for p in self.params:
@@ -904,6 +1012,10 @@ class DeclarationBuilder:
                     self.error((*floc, "from"), f"output {f.name!r} is filled by a recipe",
                                "drop `from`: pagination and compare fill it")
                 continue
+            read = [f.source] if isinstance(f.source, str) else f.source if isinstance(f.source, list) else []
+            if set(read) & self.broken or {r.path[0] for r in references(f.source)} & self.broken:
+                ok = False
+                continue
             built = self.output(f, floc, ids, names, steps)
             if built is None:
                 ok = False
@@ -1025,6 +1137,11 @@ class DeclarationBuilder:
                 self.error((*loc, "version_of"), f"shape {f.version_of!r} declares no version",
                            f"shapes with a version: {', '.join(sorted(self.versioned)) or 'none'}")
                 return None
+            if isinstance(f.source, list):
+                self.error((*loc, "from"), f"output {f.name!r}: version_of reads exactly one step, not "
+                           f"{len(f.source)}", "name the one step whose answer is the versioned resource "
+                           "(after an update: the write step, whose answer is the resource now)")
+                return None
             if not isinstance(f.source, str) or f.source not in ids:
                 self.error((*loc, "from"), f"output {f.name!r}: version_of needs `from` naming a step",
                            f"steps: {', '.join(sorted(ids))}")
@@ -1089,28 +1206,6 @@ def shape_paths(shape: IRShape) -> list[ShapePath]:
     return out
 
 
-def bind_path(call: str, explicit: Mapping[str, Any], op: SpecOperation, loc: Loc,
-              fill: Callable[[str], str | None], error: Report) -> dict[str, Any]:
-    """Every path parameter of `op`: given under `path:`, else the parameter `fill` names."""
-    wanted = path_names(op)
-    out: dict[str, Any] = {}
-    for key in explicit:
-        if key not in wanted:
-            error((*loc, "path", key), f"{call} has no path parameter {key!r}",
-                  f"its path parameters are: {', '.join(wanted) or 'none'}")
-    for name in wanted:
-        param = None if name in explicit else fill(name)
-        if name in explicit:
-            out[name] = explicit[name]
-        elif param is None:
-            error((*loc, "path"), f"nothing fills path parameter {name!r} of {call}",
-                  f"add a parameter named {name}, one with `from: {call}#path.{name}`, "
-                  f"or `path: {{{name}: ...}}`")
-        else:
-            out[name] = "{" + param + "}"
-    return out
-
-
 def _error_templates(spec: ErrorDef | None) -> list[Any]:
     if spec is None:
         return []
@@ -1158,3 +1253,9 @@ def _whole_param(template: Any, names: set[str]) -> str | None:
 
 def skip_codes(rules: Sequence[OnErrorDef]) -> set[str]:
     return {r.when.code for r in rules if r.skip and r.when.code}
+
+
+def _json_type(value: Any) -> str:
+    kinds: tuple[tuple[type, str], ...] = ((bool, "boolean"), (int, "integer"), (float, "number"),
+                                           (str, "string"), (list, "array"), (dict, "object"))
+    return next((name for kind, name in kinds if isinstance(value, kind)), "null")

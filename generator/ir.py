@@ -65,6 +65,7 @@ class IRParam:
     transform: str | None = None
     given: bool = False  # an identifier from outside the server (rule composability)
     checks: JSONObject | None = None  # keywords the server checks but `schema` leaves out (pattern)
+    clear_with: Any = None  # what a null argument is sent as (Forgejo clears a milestone with 0)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

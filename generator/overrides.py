@@ -147,6 +147,9 @@ class ParamDef(Strict):
     default: Any = None
     nullable: bool = False
     null_means: str | None = None
+    clear_with: Any = Field(
+        default=None, description="with nullable: what a null argument is sent as, for a forge that "
+        "clears a value with a sentinel instead of null (Forgejo clears a milestone with 0)")
     pattern: str | None = None
     advertise_pattern: bool = Field(
         default=True, description="false: the server checks `pattern` (and its items') but the "
@@ -417,6 +420,9 @@ class MemberWriteDef(Strict):
         "the list); omit when the answer does not show it")
     done: Identifier | None = Field(
         default=None, description="a 404 mapped to this code means the member was already absent")
+    path: dict[str, Any] = Field(
+        default_factory=dict, description="the request's other path parameters (templates); default: "
+        "the tool parameter mapped to that path parameter (or of that name)")
 
 
 class MemberSetDef(Strict):
@@ -433,6 +439,9 @@ class ToggleDef(Strict):
     on_true: str = Field(description="operationId of the request for true")
     on_false: str = Field(description="operationId of the request for false")
     reason: str | None = Field(default=None, description="a parameter sent in on_true's body under its name")
+    path: dict[str, Any] = Field(
+        default_factory=dict, description="path parameters of both requests (templates); default: the "
+        "tool parameter mapped to that path parameter (or of that name)")
 
 
 class VersionDef(Strict):
@@ -504,6 +513,8 @@ class RecoverDef(Strict):
     since_param: str | None = Field(
         default="since", description="query parameter filtering by update time; null when none")
     repair: RepairDef | None = Field(default=None, description="where to look if the outcome stays unknown")
+    created_field: str = Field(default="created_at", description="row field saying when it was made, "
+                               "compared with when the first attempt began (a review: submitted_at)")
 
 
 class IdempotencyDef(Strict):

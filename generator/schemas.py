@@ -21,6 +21,18 @@ def schema_types(schema: Mapping[str, JSON]) -> set[str]:
     return {str(k) for k in kind} if isinstance(kind, list) else {str(kind)}
 
 
+def accepted_types(document: JSON, node: JSON) -> set[str]:
+    """Every JSON type a value of `node` may have (each branch of a oneOf/anyOf); empty when it
+    names none (anything goes)."""
+    node = resolve_ref(document, node)
+    if not isinstance(node, Mapping):
+        return set()
+    if is_union(node):
+        branches = [accepted_types(document, b) for b in node.get("oneOf", node.get("anyOf", []))]
+        return set() if any(not b for b in branches) else set().union(*branches)
+    return schema_types(node) | ({"integer"} if "number" in schema_types(node) else set())
+
+
 def is_union(node: Mapping[str, JSON]) -> bool:
     return any(k in node for k in ("oneOf", "anyOf")) and "type" not in node
 

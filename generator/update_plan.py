@@ -12,9 +12,18 @@ from typing import Any
 from generator.diagnostics import closest
 from generator.ir import IRParam
 from generator.overrides import MemberWriteDef, RepairDef, StepDef
-from generator.recipe_base import Counted, Loc, Report, path_names, spec_fields, split_path
-from generator.schemas import schema_types
-from generator.spec import SpecOperation, listing_row
+from generator.recipe_base import (
+    Counted,
+    Loc,
+    Report,
+    bind_path,
+    path_filler,
+    path_names,
+    spec_fields,
+    split_path,
+)
+from generator.schemas import accepted_types, schema_types
+from generator.spec import SpecOperation, listing_row, resolve_ref
 from ghmcp_runtime.core.declared import (
     MemberSet,
     MemberWrite,
@@ -27,6 +36,7 @@ from ghmcp_runtime.core.declared import (
     VersionCheck,
 )
 from ghmcp_runtime.core.model import Operation
+from ghmcp_runtime.core.refs import references
 from ghmcp_runtime.core.transforms import TRANSFORMS
 from ghmcp_runtime.engine.shown import patch_fields
 
@@ -47,6 +57,7 @@ class Context:
     earlier: Sequence[Step]
     versioned: Collection[str]
     codes: Collection[str]
+    resolved: Mapping[str, str]  # `resolve:` parameter -> the JSON type its names become
 
 
 def _repair(r: RepairDef | None) -> Repair | None:
@@ -141,12 +152,48 @@ def _op(call: str, loc: Loc, c: Context, report: Report) -> tuple[SpecOperation,
     return spec, op
 
 
-def _path_params(spec: SpecOperation, loc: Loc, c: Context, report: Report, own: str | None = None) -> None:
-    """Every path parameter of a plan request is a tool parameter of that name (or `own`)."""
-    for name in path_names(spec):
-        if name != own and name not in c.params:
-            report(loc, f"{spec.operation_id} needs path parameter {name!r}, which is not a parameter "
-                   "of this tool", "plan requests take their path from parameters of the same name")
+def _path(spec: SpecOperation, explicit: Mapping[str, Any], loc: Loc, c: Context, report: Report,
+          own: str | None = None) -> dict[str, Any]:
+    """A plan request's path parameters but `own` (the member): `path:` templates over the tool's
+    parameters, else the parameter mapped there or of that name (path_filler)."""
+    params = list(c.params.values())
+    bound = bind_path(spec.operation_id, explicit, spec, loc, path_filler(params, spec.operation_id), report, own)
+    for key, template in explicit.items():
+        for ref in references(template):
+            if ref.path[0] not in c.params:
+                report((*loc, "path", key), f"template reads {ref.path[0]!r}, not a parameter",
+                       f"parameters are: {', '.join(sorted(c.params))}")
+    return bound
+
+
+def member_types(c: Context, param: str) -> set[str]:
+    """What one member of list parameter `param` is once it reaches a request: its items' types,
+    with names turned into ids where the parameter resolves them."""
+    p = c.params.get(param)
+    items = p.schema.get("items") if p is not None else None
+    kinds = schema_types(items) if isinstance(items, Mapping) else set()
+    if param in c.resolved:
+        kinds = (kinds - {"string"}) | {c.resolved[param]}
+    return kinds - {"null"}
+
+
+def _member_type(w: MemberWriteDef, spec: SpecOperation, loc: Loc, c: Context, report: Report) -> None:
+    """A member sent where the operation takes another type (names into an integer `{id}`) fails
+    at run time: refused here (rule binding-paths)."""
+    given = member_types(c, w.param)
+    if w.each is not None:
+        target = accepted_types(c.document, spec_fields(c.document, spec, "path").get(w.each, {}))
+        where = (*loc, "each")
+    else:
+        field = resolve_ref(c.document, spec_fields(c.document, spec, "body").get(w.body or "", {}))
+        target = accepted_types(c.document, field["items"]) if "items" in field else set()
+        where = (*loc, "body")
+    wanted = target
+    if given and target and not given & wanted:
+        hint = ("resolve the names to ids (`resolve:` on the parameter, a listing whose rows carry both)"
+                if "string" in given and "integer" in target else "send members of the type the operation takes")
+        report(where, f"{spec.operation_id} takes each member as {'/'.join(sorted(target))}, but "
+               f"{w.param!r} holds {'/'.join(sorted(given))}", hint, "binding-paths")
 
 
 def _set(m: Any, loc: Loc, shows: Mapping[str, Shown], c: Context, report: Report) -> MemberSet | None:
@@ -173,6 +220,7 @@ def _set(m: Any, loc: Loc, shows: Mapping[str, Shown], c: Context, report: Repor
             report((*wloc, "each"), "add writes the missing members in one request",
                    "give body: <the field listing them>")
         found = _op(w.call, (*wloc, "call"), c, report)
+        path: dict[str, Any] = {}
         if found is not None:
             spec, _ = found
             if w.each is not None and w.each not in path_names(spec):
@@ -181,7 +229,8 @@ def _set(m: Any, loc: Loc, shows: Mapping[str, Shown], c: Context, report: Repor
             if w.body is not None and w.body not in spec_fields(c.document, spec, "body"):
                 report((*wloc, "body"), f"{w.call} has no body field {w.body!r}",
                        f"body fields: {', '.join(sorted(spec_fields(c.document, spec, 'body'))) or 'none'}")
-            _path_params(spec, (*wloc, "call"), c, report, own=w.each)
+            path = _path(spec, w.path, wloc, c, report, own=w.each)
+            _member_type(w, spec, wloc, c, report)
         if w.done is not None and w.done not in c.codes:
             report((*wloc, "done"), f"error code {w.done!r} is not in error_codes", "declare it under error_codes")
         if found is None:
@@ -189,7 +238,7 @@ def _set(m: Any, loc: Loc, shows: Mapping[str, Shown], c: Context, report: Repor
             continue
         writes.append(MemberWrite(param=w.param, operation=found[1], each=w.each, body=w.body,
                                   answer=split_path(w.answer) if w.answer else (() if w.answer == "" else None),
-                                  done=w.done))
+                                  done=w.done, path=path))
     if m.add is None and m.remove is None:
         report(loc, f"set {m.view!r} declares neither add nor remove", "give add:, remove: or both")
     if m.max is not None and m.add is None:
@@ -207,17 +256,17 @@ def _toggle(t: Any, loc: Loc, shows: Mapping[str, Shown], c: Context, report: Re
                    f"e.g. {name}: <field>")
     if t.reason is not None and t.reason not in c.params:
         report((*loc, "reason"), f"reason names {t.reason!r}, not a parameter", "")
-    ops = []
+    ops, paths = [], []
     for key in ("on_true", "on_false"):
         found = _op(getattr(t, key), (*loc, key), c, report)
         if found is not None:
-            _path_params(found[0], (*loc, key), c, report)
+            paths.append(_path(found[0], t.path, (*loc, key), c, report))
             if key == "on_true" and t.reason is not None and t.reason not in spec_fields(c.document, found[0], "body"):
                 report((*loc, "reason"), f"{t.on_true} has no body field {t.reason!r}", "the reason is sent under its name")
             ops.append(found[1])
     if len(ops) != 2:
         return None
-    return Toggle(param=t.param, on=ops[0], off=ops[1], reason=t.reason)
+    return Toggle(param=t.param, on=ops[0], off=ops[1], reason=t.reason, on_path=paths[0], off_path=paths[1])
 
 
 def update_codes(raw: StepDef) -> set[str]:

@@ -58,16 +58,29 @@ def load_yaml(text: str, file: str) -> Located:
     return located
 
 
-def _convert(node: yaml.Node, path: Loc, out: Located) -> Any:
-    out.marks.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
+def _convert(node: yaml.Node, path: Loc, out: Located, at: tuple[int, int] | None = None,
+             seen: set[int] | None = None) -> Any:
+    """`node` as plain data, marking each key and item. A node met again (an alias `*x`, or the
+    anchor a merge key `<<: *x` copies) is marked where it is used, not where it was defined: a
+    problem in one use is reported at that use (`at`: the merge key, the key holding the alias,
+    else the list holding it)."""
+    seen = set() if seen is None else seen
+    if at is None and isinstance(node, yaml.CollectionNode) and id(node) in seen:
+        at = out.marks.get(path) or out.marks.get(path[:-1])
+    if isinstance(node, yaml.CollectionNode):
+        seen.add(id(node))
+    out.marks.setdefault(path, at or (node.start_mark.line + 1, node.start_mark.column + 1))
     if isinstance(node, yaml.MappingNode):
         result: dict[Any, Any] = {}
         merged: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
+        # merges first: the keys written beside a merge key win, and so do their marks
+        pairs = sorted(node.value, key=lambda pair: pair[0].tag != "tag:yaml.org,2002:merge")
+        for key_node, value_node in pairs:
+            key_mark = at or (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
             if key_node.tag == "tag:yaml.org,2002:merge":
                 sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
                 for source in sources:
-                    value = _convert(source, path, out)
+                    value = _convert(source, path, out, key_mark, seen)
                     if not isinstance(value, dict):
                         raise DiagnosticError([Diagnostic(
                             Level.ERROR,
@@ -90,9 +103,9 @@ def _convert(node: yaml.Node, path: Loc, out: Located) -> Any:
                     ]
                 )
             child = (*path, key)
-            out.marks[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
-            result[key] = _convert(value_node, child, out)
+            out.marks[child] = key_mark
+            result[key] = _convert(value_node, child, out, at, seen)
         return {**merged, **result}
     if isinstance(node, yaml.SequenceNode):
-        return [_convert(item, (*path, i), out) for i, item in enumerate(node.value)]
+        return [_convert(item, (*path, i), out, at, seen) for i, item in enumerate(node.value)]
     return _scalar(node)

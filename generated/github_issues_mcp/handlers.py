@@ -710,6 +710,11 @@ GITHUB_UPDATE_ISSUE = Declaration(
                             operation=operations.ISSUES_ADD_LABELS,
                             body="labels",
                             answer=(),
+                            path={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "issue_number": "{issue_number}",
+                            },
                         ),
                         remove=MemberWrite(
                             param="remove_labels",
@@ -717,6 +722,11 @@ GITHUB_UPDATE_ISSUE = Declaration(
                             each="name",
                             answer=(),
                             done="label_not_found",
+                            path={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "issue_number": "{issue_number}",
+                            },
                         ),
                     ),
                     MemberSet(
@@ -727,12 +737,22 @@ GITHUB_UPDATE_ISSUE = Declaration(
                             operation=operations.ISSUES_ADD_ASSIGNEES,
                             body="assignees",
                             answer=("assignees",),
+                            path={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "issue_number": "{issue_number}",
+                            },
                         ),
                         remove=MemberWrite(
                             param="remove_assignees",
                             operation=operations.ISSUES_REMOVE_ASSIGNEES,
                             body="assignees",
                             answer=("assignees",),
+                            path={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "issue_number": "{issue_number}",
+                            },
                         ),
                         max=10,
                     ),
@@ -743,6 +763,16 @@ GITHUB_UPDATE_ISSUE = Declaration(
                         on=operations.ISSUES_LOCK,
                         off=operations.ISSUES_UNLOCK,
                         reason="lock_reason",
+                        on_path={
+                            "owner": "{owner}",
+                            "repo": "{repo}",
+                            "issue_number": "{issue_number}",
+                        },
+                        off_path={
+                            "owner": "{owner}",
+                            "repo": "{repo}",
+                            "issue_number": "{issue_number}",
+                        },
                     ),
                 ),
                 version=VersionCheck(

@@ -114,6 +114,7 @@ GITHUB_ADD_PULL_REQUEST_REVIEW = Declaration(
                 tool="github_get_pull_request",
                 arguments={"owner": "{owner}", "repo": "{repo}", "pull_number": "{pull_number}"},
             ),
+            created_field="submitted_at",
         ),
     ),
 )
@@ -561,7 +562,18 @@ GITHUB_UPDATE_PULL_REQUEST_REVIEWERS = Declaration(
 
 TOOLS = {
     "github_add_pull_request_comment": declared(GITHUB_ADD_PULL_REQUEST_COMMENT),
-    "github_add_pull_request_review": declared(GITHUB_ADD_PULL_REQUEST_REVIEW),
+    "github_add_pull_request_review": with_rules(
+        declared(GITHUB_ADD_PULL_REQUEST_REVIEW),
+        (
+            Rule(
+                kind="required_when",
+                fields=("body",),
+                when="event",
+                among=("REQUEST_CHANGES", "COMMENT"),
+                reason="a review that requests changes or comments needs a body",
+            ),
+        ),
+    ),
     "github_create_pull_request": declared(GITHUB_CREATE_PULL_REQUEST),
     "github_get_pull_request": declared(GITHUB_GET_PULL_REQUEST),
     "github_list_pull_requests": declared(GITHUB_LIST_PULL_REQUESTS),

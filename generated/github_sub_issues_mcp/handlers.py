@@ -318,28 +318,6 @@ GITHUB_MOVE_SUB_ISSUE = Declaration(
                     ),
                 ),
             ),
-            reject=(
-                Reject(
-                    present="pull_request",
-                    error=ErrorSpec(
-                        code="is_pull_request",
-                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
-                        field="sub_issue_number",
-                        reason="the number belongs to a pull request",
-                        repair=Repair(
-                            next_step="read_pull_request",
-                            tool="github_get_pull_request",
-                            arguments={
-                                "owner": "{owner}",
-                                "repo": "{repo}",
-                                "pull_number": "{sub_issue_number}",
-                            },
-                            toolset="pull_requests",
-                        ),
-                        details={"number": "{sub_issue_number}", "url": "{sub.html_url}"},
-                    ),
-                ),
-            ),
         ),
         Step(
             id="after",
@@ -356,28 +334,6 @@ GITHUB_MOVE_SUB_ISSUE = Declaration(
                     ),
                 ),
             ),
-            reject=(
-                Reject(
-                    present="pull_request",
-                    error=ErrorSpec(
-                        code="is_pull_request",
-                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
-                        field="after_issue_number",
-                        reason="the number belongs to a pull request",
-                        repair=Repair(
-                            next_step="read_pull_request",
-                            tool="github_get_pull_request",
-                            arguments={
-                                "owner": "{owner}",
-                                "repo": "{repo}",
-                                "pull_number": "{after_issue_number}",
-                            },
-                            toolset="pull_requests",
-                        ),
-                        details={"number": "{after_issue_number}", "url": "{after.html_url}"},
-                    ),
-                ),
-            ),
         ),
         Step(
             id="before",
@@ -391,28 +347,6 @@ GITHUB_MOVE_SUB_ISSUE = Declaration(
                         code="sub_issue_not_found",
                         message="No issue of this repository has before_issue_number; nothing was changed.",
                         field="before_issue_number",
-                    ),
-                ),
-            ),
-            reject=(
-                Reject(
-                    present="pull_request",
-                    error=ErrorSpec(
-                        code="is_pull_request",
-                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
-                        field="before_issue_number",
-                        reason="the number belongs to a pull request",
-                        repair=Repair(
-                            next_step="read_pull_request",
-                            tool="github_get_pull_request",
-                            arguments={
-                                "owner": "{owner}",
-                                "repo": "{repo}",
-                                "pull_number": "{before_issue_number}",
-                            },
-                            toolset="pull_requests",
-                        ),
-                        details={"number": "{before_issue_number}", "url": "{before.html_url}"},
                     ),
                 ),
             ),
@@ -454,28 +388,6 @@ GITHUB_REMOVE_ISSUE_DEPENDENCY = Declaration(
             id="issue",
             operation=operations.ISSUES_GET,
             path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
-            reject=(
-                Reject(
-                    present="pull_request",
-                    error=ErrorSpec(
-                        code="is_pull_request",
-                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
-                        field="issue_number",
-                        reason="the number belongs to a pull request",
-                        repair=Repair(
-                            next_step="read_pull_request",
-                            tool="github_get_pull_request",
-                            arguments={
-                                "owner": "{owner}",
-                                "repo": "{repo}",
-                                "pull_number": "{issue_number}",
-                            },
-                            toolset="pull_requests",
-                        ),
-                        details={"number": "{issue_number}", "url": "{issue.html_url}"},
-                    ),
-                ),
-            ),
         ),
         Step(
             id="blocker",
@@ -491,31 +403,6 @@ GITHUB_REMOVE_ISSUE_DEPENDENCY = Declaration(
                     error=ErrorSpec(
                         message="No issue of this repository has blocked_by_issue_number; nothing was changed.",
                         field="blocked_by_issue_number",
-                    ),
-                ),
-            ),
-            reject=(
-                Reject(
-                    present="pull_request",
-                    error=ErrorSpec(
-                        code="is_pull_request",
-                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
-                        field="blocked_by_issue_number",
-                        reason="the number belongs to a pull request",
-                        repair=Repair(
-                            next_step="read_pull_request",
-                            tool="github_get_pull_request",
-                            arguments={
-                                "owner": "{owner}",
-                                "repo": "{repo}",
-                                "pull_number": "{blocked_by_issue_number}",
-                            },
-                            toolset="pull_requests",
-                        ),
-                        details={
-                            "number": "{blocked_by_issue_number}",
-                            "url": "{blocker.html_url}",
-                        },
                     ),
                 ),
             ),
@@ -563,28 +450,6 @@ GITHUB_REMOVE_SUB_ISSUE = Declaration(
             id="parent",
             operation=operations.ISSUES_GET,
             path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
-            reject=(
-                Reject(
-                    present="pull_request",
-                    error=ErrorSpec(
-                        code="is_pull_request",
-                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
-                        field="issue_number",
-                        reason="the number belongs to a pull request",
-                        repair=Repair(
-                            next_step="read_pull_request",
-                            tool="github_get_pull_request",
-                            arguments={
-                                "owner": "{owner}",
-                                "repo": "{repo}",
-                                "pull_number": "{issue_number}",
-                            },
-                            toolset="pull_requests",
-                        ),
-                        details={"number": "{issue_number}", "url": "{parent.html_url}"},
-                    ),
-                ),
-            ),
         ),
         Step(
             id="sub",
@@ -597,28 +462,6 @@ GITHUB_REMOVE_SUB_ISSUE = Declaration(
                         code="sub_issue_not_found",
                         message="No issue of this repository has sub_issue_number; nothing was changed.",
                         field="sub_issue_number",
-                    ),
-                ),
-            ),
-            reject=(
-                Reject(
-                    present="pull_request",
-                    error=ErrorSpec(
-                        code="is_pull_request",
-                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
-                        field="sub_issue_number",
-                        reason="the number belongs to a pull request",
-                        repair=Repair(
-                            next_step="read_pull_request",
-                            tool="github_get_pull_request",
-                            arguments={
-                                "owner": "{owner}",
-                                "repo": "{repo}",
-                                "pull_number": "{sub_issue_number}",
-                            },
-                            toolset="pull_requests",
-                        ),
-                        details={"number": "{sub_issue_number}", "url": "{sub.html_url}"},
                     ),
                 ),
             ),

@@ -220,7 +220,10 @@ class Resolve:
     looked up in the rows of `operation` (a listing read 100 rows a page, at most `pages` pages)
     by the row field `match` — exactly, else ignoring ASCII case when exactly one row matches so —
     and replaced by that row's `value` before any step runs. Any other value is kept. When no row
-    matches, `unknown` is raised with `details.choices`: the first `choices` rows' `match`."""
+    matches, `unknown` is raised with `details.choices`: the first `choices` rows' `match`.
+    With `each`, the parameter is a list and every string in it is a name: all of them are looked
+    up in one walk of the listing, and the names no row has are refused together
+    (`details.unknown`: their indexes, `add_labels[1]`)."""
 
     param: str
     operation: Operation
@@ -235,6 +238,7 @@ class Resolve:
     check_path: Mapping[str, Template] = field(default_factory=dict)
     check_unknown: ErrorSpec | None = None  # the id is not found (its field defaults to `param`)
     keep: tuple[str, ...] = ()  # words kept as they are, never looked up (e.g. none, any)
+    each: bool = False  # the parameter is a list of names (and ids)
 
 
 # -- update plan (ghmcp_runtime.engine.update_plan) ---------------------------------------------
@@ -274,6 +278,7 @@ class MemberWrite:
     body: str | None = None
     answer: tuple[str, ...] | None = None  # where the answer holds the whole list (): the body
     done: str | None = None  # a 404 mapped to this code: the member was already absent
+    path: Mapping[str, Template] = field(default_factory=dict)  # the other path variables
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -298,6 +303,8 @@ class Toggle:
     on: Operation
     off: Operation
     reason: str | None = None
+    on_path: Mapping[str, Template] = field(default_factory=dict)
+    off_path: Mapping[str, Template] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -350,6 +357,8 @@ class Step:
     settle: Settle | None = None  # a write with `compare`, a delete, or a create after `absent`
     stored: Stored | None = None  # on a write that sends text
     update: UpdatePlan | None = None  # this write is the PATCH of an update plan
+    # body field -> what is sent when its parameter is null (Forgejo clears a milestone with 0)
+    null_as: Mapping[str, Any] = field(default_factory=dict)
     # query field -> separator: its template is a list of parts, each left out when it reads
     # something absent or null, the rest joined (optional search qualifiers)
     join: Mapping[str, str] = field(default_factory=dict)
@@ -400,6 +409,7 @@ class Recover:
     author_field: str = "user"  # the row field holding the author (milestones: creator)
     since_param: str | None = "since"  # query parameter filtering by update time; None: none
     repair: Repair | None = None  # where to look when the outcome stays unknown
+    created_field: str = "created_at"  # the row field saying when it was made
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

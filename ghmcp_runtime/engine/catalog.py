@@ -55,9 +55,9 @@ class _Index:
 
 
 async def _page(ctx: ToolContext, catalog: Operation, path: Mapping[str, str | int],
-                page: int, key: str = "name") -> tuple[list[str], bool]:
+                page: int, key: str = "name", query: Mapping[str, Any] | None = None) -> tuple[list[str], bool]:
     size = ctx.forge.max_page_size
-    resp = await ctx.call(catalog, path=path, query=ctx.forge.page_query(page, size))
+    resp = await ctx.call(catalog, path=path, query={**(query or {}), **ctx.forge.page_query(page, size)})
     return [str(item[key]) for item in resp.data], ctx.forge.has_more(resp, page, size)
 
 
@@ -87,21 +87,23 @@ async def _look_up(ctx: ToolContext, lookup: Operation, path: Mapping[str, str |
 
 async def resolve_names(ctx: ToolContext, *, catalog: Operation, path: Mapping[str, str | int],
                         names: Sequence[str], lookup: Operation | None = None,
-                        key: str = "name", param: str = "name") -> list[str | None]:
+                        key: str = "name", param: str = "name",
+                        query: Mapping[str, Any] | None = None) -> list[str | None]:
     """The exact catalog name for each of `names` (same order), None where none exists. `key` is
-    the entries' name field, `param` the lookup's path parameter (assignees: login, assignee)."""
+    the entries' name field, `param` the lookup's path parameter (assignees: login, assignee),
+    `query` the catalog's fixed filters (milestones: state all)."""
     wanted = list(dict.fromkeys(names))
     if not wanted:
         return []
     index = _Index()
-    chunk, more = await _page(ctx, catalog, path, 1, key)
+    chunk, more = await _page(ctx, catalog, path, 1, key, query)
     index.add(chunk)
     found = {name: index.find(name) for name in wanted}
     ask = [n for n in wanted if found[n] is None and (lookup is None or n in _UNADDRESSABLE)]
     page = 1
     while ask and more and page < MAX_PAGES:
         page += 1
-        chunk, more = await _page(ctx, catalog, path, page, key)
+        chunk, more = await _page(ctx, catalog, path, page, key, query)
         index.add(chunk)
         found.update({n: index.find(n) for n in ask})
         ask = [n for n in ask if found[n] is None]
@@ -116,13 +118,14 @@ async def require_names(ctx: ToolContext, *, catalog: Operation, path: Mapping[s
                         names: Mapping[str, Sequence[str]], lookup: Operation | None = None,
                         repair: Mapping[str, Any] | None = None, code: str = "label_not_found",
                         kind: str = "label", key: str = "name", param: str = "name",
-                        absent: str = "do not exist in the repository") -> dict[str, list[str]]:
+                        absent: str = "do not exist in the repository",
+                        query: Mapping[str, Any] | None = None) -> dict[str, list[str]]:
     """The exact names per parameter (same order), or `code` naming every missing index.
 
     One catalog read serves every parameter; nothing is written, so the error says so."""
     every = [name for field in names.values() for name in field]
     exact = iter(await resolve_names(ctx, catalog=catalog, path=path, names=every, lookup=lookup,
-                                     key=key, param=param))
+                                     key=key, param=param, query=query))
     resolved = {field: [next(exact) for _ in values] for field, values in names.items()}
     where = [f"{field}[{i}]" for field, values in resolved.items()
              for i, name in enumerate(values) if name is None]

@@ -26,10 +26,18 @@ from typing import Any
 
 from ghmcp_runtime.calls.context import ToolContext, UpstreamResponse
 from ghmcp_runtime.calls.error_rules import build_error, matches
-from ghmcp_runtime.core.declared import MemberSet, MemberWrite, OnError, Step, Toggle, UpdatePlan
+from ghmcp_runtime.core.declared import (
+    MemberSet,
+    MemberWrite,
+    OnError,
+    Step,
+    Template,
+    Toggle,
+    UpdatePlan,
+)
 from ghmcp_runtime.core.errors import ToolError, UpstreamError
 from ghmcp_runtime.core.operation import Operation
-from ghmcp_runtime.core.refs import Scope
+from ghmcp_runtime.core.refs import MISSING, Scope, render
 from ghmcp_runtime.engine.shown import (
     items,
     member_key,
@@ -69,9 +77,10 @@ class ItemPlan:
         return [f for f in self.reporting if f in out]
 
 
-def plan_item(ctx: ToolContext, step: Step, args: Mapping[str, Any], current: Mapping[str, Any]) -> ItemPlan:
+def plan_item(ctx: ToolContext, step: Step, args: Mapping[str, Any], current: Mapping[str, Any],
+              results: Mapping[str, Any] | None = None) -> ItemPlan:
     """The plan of `step`'s update on the resource as read (`current`); `args` name set members
-    exactly."""
+    exactly; request paths are the declared bindings over `args` and the earlier steps' `results`."""
     plan = step.update
     assert plan is not None
     look = views(plan, args)
@@ -80,11 +89,12 @@ def plan_item(ctx: ToolContext, step: Step, args: Mapping[str, Any], current: Ma
     first: list[Write] = []
     answers: dict[str, Any] = {}
     fields = patch_fields(step.body)
-    if body := patch_body(plan, fields, args, current, look, goal, ignored):
-        first.append(_patch(ctx, step, args, body, {fields[k]: v for k, v in body.items()}, goal, answers))
-    groups = [_member_steps(ctx, plan, s, args, current, goal, ignored) for s in plan.sets]
+    scope = Scope(args, results or {}, {})
+    if body := patch_body(plan, fields, args, current, look, goal, ignored, step.null_as):
+        first.append(_patch(ctx, step, scope, body, {fields[k]: v for k, v in body.items()}, goal, answers))
+    groups = [_member_steps(ctx, plan, s, scope, current, goal, ignored) for s in plan.sets]
     first += [write for group in groups for write in group[:-1]]
-    first += [write for t in plan.toggles if (write := _toggle_step(ctx, plan, t, args, current, look, goal))]
+    first += [write for t in plan.toggles if (write := _toggle_step(ctx, plan, t, scope, current, look, goal))]
     last = [group[-1] for group in groups if group]
     if all(len(group) <= 1 for group in groups):  # one request per set: each answer is final
         waves = [wave for wave in (first + last,) if wave]
@@ -99,15 +109,27 @@ def plan_item(ctx: ToolContext, step: Step, args: Mapping[str, Any], current: Ma
 # -- the PATCH ------------------------------------------------------------------------------------
 
 
-def _path(op: Operation, args: Mapping[str, Any], **extra: Any) -> dict[str, Any]:
-    return {v: extra[v] if v in extra else args[v] for v in _VARIABLE.findall(op.path)}
+def _path(op: Operation, template: Mapping[str, Template], scope: Scope, **extra: Any) -> dict[str, Any]:
+    """The request's path variables: `extra`, else the declared bindings (a tool parameter of
+    another name: `{issue_number}` for Forgejo's `{index}`), else the parameter of that name."""
+    bound = render(dict(template), scope)
+    out = {}
+    for v in _VARIABLE.findall(op.path):
+        value = extra[v] if v in extra else bound.get(v, MISSING) if v in template else scope.args[v]
+        if value is MISSING:
+            raise ValueError(f"nothing fills {v!r} of {op.operation_id}")  # the generator prevents it
+        out[v] = value
+    return out
 
 
 def patch_body(plan: UpdatePlan, fields: Mapping[str, str], args: Mapping[str, Any], current: Mapping[str, Any],
-               look: Views, goal: dict[str, Any], ignored: set[str]) -> dict[str, Any]:
+               look: Views, goal: dict[str, Any], ignored: set[str],
+               null_as: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The PATCH body: only fields whose value differs from what the resource shows. `goal` gets
-    what a `sent_with` follow becomes, `ignored` the follows the forge would not read."""
+    what a `sent_with` follow becomes, `ignored` the follows the forge would not read. A null
+    goes out as its field's `null_as` value where the forge clears with one (Forgejo: 0)."""
     body = {f: args[p] for f, p in fields.items() if p in goal and look[p](current) != goal[p]}
+    body.update({f: value for f, value in (null_as or {}).items() if f in body and body[f] is None})
     for rule in plan.sent_with:
         follow, lead = fields[rule.follow], fields[rule.lead]
         if rule.lead in body:  # e.g. closing: the forge's reason unless one was given
@@ -132,9 +154,9 @@ def patch_body(plan: UpdatePlan, fields: Mapping[str, str], args: Mapping[str, A
     return body
 
 
-def _patch(ctx: ToolContext, step: Step, args: Mapping[str, Any], body: dict[str, Any], params: Mapping[str, Any],
+def _patch(ctx: ToolContext, step: Step, scope: Scope, body: dict[str, Any], params: Mapping[str, Any],
            goal: Mapping[str, Any], answers: dict[str, Any]) -> Write:
-    operation, path = step.operation, _path(step.operation, args)
+    operation, path, args = step.operation, _path(step.operation, step.path, scope), scope.args
 
     def patched(resource: Resource, resp: UpstreamResponse | None) -> Resource:
         if resp is None:
@@ -178,10 +200,11 @@ def _with_answer(path: tuple[str, ...] | None, field: str) -> Callable[[Resource
     return apply
 
 
-def _member_steps(ctx: ToolContext, plan: UpdatePlan, s: MemberSet, args: Mapping[str, Any],
+def _member_steps(ctx: ToolContext, plan: UpdatePlan, s: MemberSet, scope: Scope,
                   current: Mapping[str, Any], goal: dict[str, Any], ignored: set[str]) -> list[Write]:
     """A set's requests in order: removals, then the add (its answer is the list after both).
     Members past the set's `max` are not added: the add parameter is then ignored in part."""
+    args = scope.args
     field, key_name = set_field(s, plan)
     key = member_key(plan, s)
     held = {key(m) for m in items(current.get(field), key_name)}
@@ -205,30 +228,30 @@ def _member_steps(ctx: ToolContext, plan: UpdatePlan, s: MemberSet, args: Mappin
     if s.remove is not None and removing:
         rw = s.remove
         if rw.each is not None:
-            steps += [_removal(ctx, rw, args, field, key_name, key, m,
+            steps += [_removal(ctx, rw, scope, field, key_name, key, m,
                                final=not adding and i == len(removing) - 1)
                       for i, m in enumerate(removing)]
         else:
-            steps.append(_list_write(ctx, rw, args, field, removing))
+            steps.append(_list_write(ctx, rw, scope, field, removing))
     if s.add is not None and adding:
-        steps.append(_list_write(ctx, s.add, args, field, adding))
+        steps.append(_list_write(ctx, s.add, scope, field, adding))
     return steps
 
 
-def _list_write(ctx: ToolContext, write: MemberWrite, args: Mapping[str, Any], field: str,
+def _list_write(ctx: ToolContext, write: MemberWrite, scope: Scope, field: str,
                 members: list[Any]) -> Write:
     """One request adding or removing `members`; its answer holds the whole list."""
     assert write.body is not None
-    op, path = write.operation, _path(write.operation, args)
+    op, path = write.operation, _path(write.operation, write.path, scope)
     return Write((write.param,), lambda: ctx.call(op, path=path, body={write.body: members}),
                  _with_answer(write.answer, field))
 
 
-def _removal(ctx: ToolContext, write: MemberWrite, args: Mapping[str, Any], field: str, key_name: str | None,
+def _removal(ctx: ToolContext, write: MemberWrite, scope: Scope, field: str, key_name: str | None,
              key: Callable[[Any], Any], member: Any, *, final: bool) -> Write:
     """One member's removal; a `final` one is followed by the forge's answer (the whole list)."""
     assert write.each is not None
-    op, path = write.operation, _path(write.operation, args, **{write.each: member})
+    op, path = write.operation, _path(write.operation, write.path, scope, **{write.each: member})
     answer = _with_answer(write.answer, field)
 
     def apply(resource: Resource, resp: UpstreamResponse | None) -> Resource:
@@ -248,16 +271,17 @@ def _removal(ctx: ToolContext, write: MemberWrite, args: Mapping[str, Any], fiel
 # -- toggles --------------------------------------------------------------------------------------
 
 
-def _toggle_step(ctx: ToolContext, plan: UpdatePlan, t: Toggle, args: Mapping[str, Any],
+def _toggle_step(ctx: ToolContext, plan: UpdatePlan, t: Toggle, scope: Scope,
                  current: Mapping[str, Any], look: Views, goal: dict[str, Any]) -> Write | None:
     """Switching on stores the reason sent (none: none); switching off clears it."""
+    args = scope.args
     state = plan.shows[t.param].path[0]
     reason_at = plan.shows[t.reason].path[0] if t.reason else None
     reason = args.get(t.reason) if t.reason else None
     fields = (t.param, t.reason) if t.reason else (t.param,)
     if args.get(t.param) is True and (not look[t.param](current) or
                                       (reason_at and reason not in (None, current.get(reason_at)))):
-        on, path = t.on, _path(t.on, args)
+        on, path = t.on, _path(t.on, t.on_path, scope)
         if t.reason:
             goal[t.reason] = seen(plan.shows[t.reason], reason)
 
@@ -267,7 +291,7 @@ def _toggle_step(ctx: ToolContext, plan: UpdatePlan, t: Toggle, args: Mapping[st
         return Write(fields, lambda: ctx.call(on, path=path, body={t.reason: reason} if reason and t.reason else None),
                      switched_on, sent={f: goal[f] for f in fields})
     if args.get(t.param) is False and look[t.param](current):
-        off, path = t.off, _path(t.off, args)
+        off, path = t.off, _path(t.off, t.off_path, scope)
         if t.reason:
             goal[t.reason] = seen(plan.shows[t.reason], None)
 

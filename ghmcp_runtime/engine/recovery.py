@@ -79,6 +79,7 @@ class Listing:
     author_param: str | None = None
     author_field: str = "user"  # milestones: creator
     since_param: str | None = "since"  # None: the operation cannot filter by time
+    created_field: str = "created_at"  # when a row was made (a review's: submitted_at)
 
 
 # logins by GitHub (the upstream object) and credential identity; a token's login never changes
@@ -205,7 +206,7 @@ async def find_created(
         resp = await ctx.call(listing.op, path=listing.path, query={**query, **ctx.forge.page_query(page, size)})
         older_reached = False
         for row in resp.data:
-            created = _github_time(row.get("created_at"))
+            created = _github_time(row.get(listing.created_field))
             if created is None or created < since:
                 older_reached = older_reached or listing.newest_first
                 continue

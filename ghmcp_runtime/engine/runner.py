@@ -10,7 +10,7 @@ When several steps of one wave fail, the earliest declared failure is reported.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Protocol
@@ -56,7 +56,7 @@ from ghmcp_runtime.engine.outcomes import (
 )
 from ghmcp_runtime.engine.paging import next_cursor, open_page, without
 from ghmcp_runtime.engine.recovery import Listing, find_created, learn_login
-from ghmcp_runtime.engine.resolve import find_row
+from ghmcp_runtime.engine.resolve import Found, find_rows
 from ghmcp_runtime.engine.settle import IDENTITY, Verdict, judge, same_resource, shows, shows_all
 from ghmcp_runtime.engine.stored import altered
 from ghmcp_runtime.engine.stored import outputs as stored_outputs
@@ -86,26 +86,74 @@ def resolving(handler: Handler, specs: tuple[Resolve, ...]) -> Handler:
 
 async def resolve_args(ctx: ToolContext, specs: tuple[Resolve, ...],
                        args: Mapping[str, Any]) -> dict[str, Any]:
-    """`args` with every string value of a `Resolve` parameter replaced by what it names."""
+    """`args` with every name a `Resolve` parameter holds replaced by what it names: one walk of
+    each listing (specs reading the same rows share it), the walks and id checks concurrent."""
     out = dict(args)
+    scope = Scope(out, {}, {})
+    groups: dict[str, tuple[Resolve, dict[str, Any], dict[str, Any], list[Resolve]]] = {}
+    checks: list[Callable[[], Awaitable[Any]]] = []
     for spec in specs:
-        wanted = out.get(spec.param)
-        if spec.check is not None and isinstance(wanted, int) and not isinstance(wanted, bool):
-            await check_id(ctx, spec, out)
-        if not isinstance(wanted, str) or wanted in spec.keep:
+        if spec.check is not None and _is_id(out.get(spec.param)):
+            checks.append(partial(check_id, ctx, spec, out))
+        if not _names(spec, out.get(spec.param)):
             continue
-        scope = Scope(out, {}, {})
-        found = await find_row(ctx, spec, path=render(dict(spec.path), scope),
-                               query=render(dict(spec.query), scope), wanted=wanted)
-        if found.value is MISSING:
-            details: dict[str, Any] = {"field": spec.param, "choices": found.choices}
-            error = spec.unknown if spec.unknown.field else replace(spec.unknown, field=spec.param)
-            err = build_error(error, scope, None, details)
-            if not found.complete:
-                err.message += f" Only the first {spec.pages * ctx.forge.max_page_size} were compared."
-            raise err
-        out[spec.param] = found.value
+        path, query = render(dict(spec.path), scope), render(dict(spec.query), scope)
+        key = repr((spec.operation.operation_id, sorted(path.items()), sorted(query.items()),
+                    spec.match, spec.value, spec.pages))
+        groups.setdefault(key, (spec, path, query, []))[3].append(spec)
+    finders: list[Callable[[], Awaitable[Any]]] = [
+        partial(find_rows, ctx, first, path=path, query=query,
+                wanted=list(dict.fromkeys(n for s in members for n in _names(s, out.get(s.param)))))
+        for first, path, query, members in groups.values()]
+    calls = [*checks, *finders]
+    found: list[Any] = await gather(calls, limit=len(calls)) if calls else []
+    for (_, _, _, members), rows in zip(groups.values(), found[len(checks):], strict=True):
+        _replace(ctx, members, out, rows)
     return out
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _names(spec: Resolve, value: Any) -> list[str]:
+    """The names `value` holds: the string, or each string of a list (`each`)."""
+    if spec.each:
+        return [v for v in value if isinstance(v, str) and v not in spec.keep] \
+            if isinstance(value, list) else []
+    return [value] if isinstance(value, str) and value not in spec.keep else []
+
+
+def _replace(ctx: ToolContext, specs: Sequence[Resolve], out: dict[str, Any], found: Found) -> None:
+    """Names by what they name in `out`; the first spec with a miss raises its `unknown`, naming
+    every name missing from its listing (a list's by index: names are never echoed)."""
+    missing: list[tuple[Resolve, str]] = []
+    for spec in specs:
+        value = out[spec.param]
+        if spec.each:
+            missing += [(spec, f"{spec.param}[{i}]") for i, v in enumerate(value)
+                        if v in _names(spec, [v]) and v not in found.values]
+            out[spec.param] = [found.values.get(v, v) if isinstance(v, str) else v for v in value]
+        elif value not in found.values:
+            missing.append((spec, spec.param))
+        else:
+            out[spec.param] = found.values[value]
+    if not missing:
+        return
+    first = missing[0][0]
+    details: dict[str, Any] = {"field": first.param, "choices": found.choices}
+    if any(s.each for s, _ in missing):
+        fields = list(dict.fromkeys(s.param for s, _ in missing))
+        if len(fields) > 1:
+            details = {"fields": fields, "choices": found.choices}
+        details["unknown"] = [where for _, where in missing]
+        details["count"] = len(missing)
+    error = replace(first.unknown, field=None) if "fields" in details else \
+        first.unknown if first.unknown.field else replace(first.unknown, field=first.param)
+    err = build_error(error, Scope(out, {}, {}), None, details)
+    if not found.complete:
+        err.message += f" Only the first {first.pages * ctx.forge.max_page_size} were compared."
+    raise err
 
 
 async def check_id(ctx: ToolContext, spec: Resolve, args: Mapping[str, Any]) -> None:
@@ -122,10 +170,10 @@ async def check_id(ctx: ToolContext, spec: Resolve, args: Mapping[str, Any]) -> 
 
 
 def resolving_requests(specs: Sequence[Resolve], args: Mapping[str, Any]) -> int:
-    """How many of `specs` ask the forge about `args` (a name looked up, an id checked)."""
-    return sum(1 for s in specs if (isinstance(args.get(s.param), str) and args[s.param] not in s.keep)
-               or (s.check is not None and isinstance(args.get(s.param), int)
-                   and not isinstance(args.get(s.param), bool)))
+    """How many reads resolving `args` starts (a listing walked, an id checked)."""
+    walks = {(s.operation.operation_id, repr(dict(s.path)), repr(dict(s.query)), s.match, s.value)
+             for s in specs if _names(s, args.get(s.param))}
+    return len(walks) + sum(1 for s in specs if s.check is not None and _is_id(args.get(s.param)))
 
 
 def reads_of(step: Step) -> set[str]:
@@ -238,7 +286,8 @@ class _Call:
         r, scope = idem.recover, self.scope()
         listing = Listing(r.operation, render(dict(r.path), scope), render(dict(r.query), scope),
                           newest_first=r.newest_first, author_param=r.author_param,
-                          author_field=r.author_field, since_param=r.since_param)
+                          author_field=r.author_field, since_param=r.since_param,
+                          created_field=r.created_field)
         match = {k: None if v is MISSING else v for k, v in
                  ((k, render(v, scope)) for k, v in r.match.items())}
         found = await find_created(self.ctx, listing, match=match, history=history,
@@ -300,6 +349,7 @@ class _Call:
             body = render(dict(step.body), scope)
         except Refused as refused:
             raise self.refused(step, guard, refused) from None
+        body.update({k: v for k, v in step.null_as.items() if k in body and body[k] is None})
         if step.stored is not None:
             self.asked[step.id] = body
         if step.update is not None:
@@ -314,7 +364,7 @@ class _Call:
         if step.operation.method in READ_METHODS:
             self.reads += 1  # each read is one request unless it needs more (see run_update)
         if step.names_exist is not None:
-            await self.require_names(step, step.names_exist, path)
+            await self.require_names(step, step.names_exist, path, query)
             return
         if step.absent is not None:
             if await self.matching_rows(step, step.absent, path, query):
@@ -354,7 +404,8 @@ class _Call:
         if step.verify is not None:
             self.check_applied(step.verify, body, data)
 
-    async def require_names(self, step: Step, spec: NamesExist, path: dict[str, Any]) -> None:
+    async def require_names(self, step: Step, spec: NamesExist, path: dict[str, Any],
+                            query: dict[str, Any]) -> None:
         names = {p: list(self.args[p]) for p in spec.params if self.args.get(p)}
         if not names:
             self.reads -= 1  # nothing to look up: no request
@@ -362,7 +413,7 @@ class _Call:
         exact = await require_names(
             self.ctx, catalog=step.operation, lookup=spec.lookup, path=path, names=names,
             repair=repair_of(ErrorSpec(repair=spec.repair), self.scope()), code=spec.code,
-            kind=spec.kind, key=spec.key, param=spec.lookup_param, absent=spec.absent)
+            kind=spec.kind, key=spec.key, param=spec.lookup_param, absent=spec.absent, query=query)
         self.results[step.id] = exact
 
     async def run_update(self, step: Step, plan: UpdatePlan) -> None:
@@ -379,7 +430,7 @@ class _Call:
         for source in plan.exact:
             args.update(self.results.get(source) or {})
         done = await apply_update(self.ctx, step, args, dict(self.results[read.id]),
-                                  reread=partial(self.read_again, read))
+                                  reread=partial(self.read_again, read), results=self.results)
         self.results[step.id] = done.after
         self.changed[plan.changed] = done.changed
         self.ignored[plan.ignored] = done.ignored

@@ -93,14 +93,14 @@ def _repair(plan: UpdatePlan, args: Mapping[str, Any], alternative: str | None =
 
 
 async def apply(ctx: ToolContext, step: Step, args: Mapping[str, Any], current: Resource,
-                reread: Callable[[], Awaitable[Resource]]) -> Applied:
+                reread: Callable[[], Awaitable[Resource]], results: Mapping[str, Any] | None = None) -> Applied:
     """Refuse what the forge would refuse, plan the update, then send exactly the plan's waves
     and judge them; a dry run (ctx.dry_run) answers the plan and sends nothing. `args` name set
-    members exactly."""
+    members exactly; the requests' path templates read them and the earlier steps' `results`."""
     plan = step.update
     assert plan is not None
     refuse(ctx, plan, args, current)
-    item = plan_item(ctx, step, args, current)
+    item = plan_item(ctx, step, args, current, results)
     if ctx.dry_run:
         return Applied(current, item.changes(current), item.reported(()))
     version = plan.version if plan.version is not None and plan.version.param in args else None

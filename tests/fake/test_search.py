@@ -181,7 +181,7 @@ async def test_search_cap_visibility_and_bad_queries(fake: FakeGitHub, gh: httpx
     "is:queued", "is:internal", "type:Bug", "state:merged", "no:project", "-no:label", "in:name",
     "in:title,readme", "reason:stale", "draft:maybe", "project:octo-org/1", "linked:pr",
     "language:go", "team:octo-org/core", "reactions:>5", "interactions:>1", "review:none",
-    "reviewed-by:hubot", "status:success", "head:main", "sort:reactions", "crash OR config",
+    "reviewed-by:hubot", "status:success", "sort:reactions", "crash OR config",
     "(crash)", "comments:>lots",
 ])
 async def test_search_refuses_what_it_does_not_implement(fake: FakeGitHub, gh: httpx.AsyncClient,
@@ -193,6 +193,17 @@ async def test_search_refuses_what_it_does_not_implement(fake: FakeGitHub, gh: h
     error = response.json()["errors"][0]
     assert (error["field"], error["code"]) == ("q", "invalid")
     assert fake.violations == []
+
+
+async def test_search_filters_pull_requests_by_head_and_base(fake: FakeGitHub, gh: httpx.AsyncClient,
+                                                             seeded: dict[str, int]) -> None:
+    fake.add_branch(OWNER, REPO, "release")
+    to_release = fake.add_pull_request(OWNER, REPO, "Backport", head="backport", base="release")
+    for q, want in ((f"head:pr-{seeded['pr']}", {seeded["pr"]}), ("base:release", {to_release}),
+                    ("head:backport base:main", set()), ("is:issue head:backport", set())):
+        response = await gh.get("/search/issues", params={"q": f"{REPO_Q} {q}"})
+        assert response.status_code == 200, response.text
+        assert {i["number"] for i in response.json()["items"]} == want, q
 
 
 async def test_search_excludes_deleted_and_private(fake: FakeGitHub, gh: httpx.AsyncClient,

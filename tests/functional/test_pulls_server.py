@@ -69,6 +69,10 @@ async def test_list_filters_by_branch_author_and_label(fake: FakeGitHub, pulls: 
         assert {r["pull_number"] for r in by_label["pull_requests"]} == bugs and pulls["fix"] in bugs
         assert fake.calls("search/issues-and-pull-requests")[-1].query["q"] == (
             f'repo:{OWNER}/{REPO} is:pr label:"bug"')  # state all: no state qualifier
+        both = await s.ok("github_list_pull_requests", {**REPO_ARGS, "author": "hubot", "head": "fix"})
+        assert [r["pull_number"] for r in both["pull_requests"]] == [pulls["fix"]]
+        assert fake.calls("search/issues-and-pull-requests")[-1].query["q"] == (
+            f"repo:{OWNER}/{REPO} is:pr is:open author:hubot head:fix")
         await s.error("github_list_pull_requests", {**REPO_ARGS, "label": 'a"b'}, "invalid_field")
 
 
@@ -209,6 +213,7 @@ async def test_reviews_approve_comment_on_lines_and_refuse_what_github_refuses(
         assert no_body["details"]["field"] == "body"
         await s.error("github_add_pull_request_review", pr_args(fix, event="MAYBE"), "invalid_field")
     assert [r.state for r in fake.pull(OWNER, REPO, fix).reviews] == ["APPROVED", "COMMENTED"]
+    assert len(fake.calls("pulls/create-review")) == 4  # a bodiless change request never left the server
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -352,3 +357,16 @@ async def test_lockdown_withholds_bodies_of_authors_without_push_access(
     assert got["pull_request"]["body"] is None and got["pull_request"]["withheld"] == "untrusted_author"
     assert got["reviews"][0]["body"] is None and got["reviews"][0]["withheld"] == "untrusted_author"
     assert trusted["pull_request"]["body"] == "Closes #1" and trusted["pull_request"]["withheld"] is None
+
+
+async def test_a_review_whose_answer_was_lost_is_found_by_its_key(fake: FakeGitHub, pulls: dict[str, int]) -> None:
+    """A review has no created_at (its time is submitted_at): the repeat must still find it."""
+    fix = pulls["fix"]
+    args = pr_args(fix, event="COMMENT", body="Please add a test.", idempotency_key="review-key-0001")
+    fake.faults.add("pulls/create-review", "timeout", after_commit=True, delay=0.2)
+    async with Opened(in_memory_server(fake, spec=SERVER, timeout=0.1)) as s:
+        await s.error("github_add_pull_request_review", args, "upstream_unavailable")
+        again = await s.ok("github_add_pull_request_review", args)
+    reviews = fake.pull(OWNER, REPO, fix).reviews
+    assert len(reviews) == 1 and again["review"]["review_id"] == reviews[0].id
+    assert len(fake.calls("pulls/create-review")) == 1

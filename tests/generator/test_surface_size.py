@@ -83,7 +83,7 @@ def test_every_tools_codes_are_in_the_catalog_the_summary_names(package: str) ->
     manifest = _read(package, "MANIFEST.json")
     catalog = _read(package, "errors.json")
     summary = (GENERATED / package / "summary.md").read_text(encoding="utf-8")
-    uri = re.search(r"`(\w+://server/errors)`", summary)
+    uri = re.search(r"`([A-Za-z][A-Za-z0-9+.-]*://server/errors)`", summary)  # RFC 3986 scheme
     assert uri, "the summary lists the error-catalog resource"
     assert f"error catalog ({uri.group(1)})" in summary.split("## Tools")[0], \
         "the rules part (also the instructions) points at the catalog"

@@ -26,6 +26,8 @@ HOOKS = "tests/lint/fixture/overrides/acme_hooks.py"
 SPEC_DIR = FIXTURE / "spec"
 # issue 31's newcomer: a pull-request server on the pinned GitHub description (spec/), declared right
 PULLS = FIXTURE / "pulls" / "pulls.yaml"
+# issue 38: a Forgejo issues server on the pinned Forgejo description, whose names and types differ
+FORGEJO = FIXTURE / "forgejo" / "forgejo.yaml"
 CASES = HERE / "cases"
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
 UPDATE_COMMAND = "UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/lint"
@@ -33,8 +35,11 @@ UPDATE_COMMAND = "UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/lint"
 
 @functools.cache
 def base_inputs(base: str = "acme") -> Inputs:
-    """The fixture a case mutates: `acme` (a small hand-written spec) or `pulls` (GitHub's)."""
-    return load_inputs(PULLS) if base == "pulls" else load_inputs(OVERRIDES, spec_dir=SPEC_DIR)
+    """The fixture a case mutates: `acme` (a small hand-written spec), `pulls` (GitHub's) or
+    `forgejo` (Forgejo's)."""
+    if base in ("pulls", "forgejo"):
+        return load_inputs(PULLS if base == "pulls" else FORGEJO)
+    return load_inputs(OVERRIDES, spec_dir=SPEC_DIR)
 
 
 @functools.cache

@@ -30,7 +30,7 @@ def test_case_fails_generation_with_the_expected_diagnostics(path: Path) -> None
     compare_golden(path.with_suffix(".stderr"), text)
 
 
-@pytest.mark.parametrize("base", ["acme", "pulls"])
+@pytest.mark.parametrize("base", ["acme", "pulls", "forgejo"])
 def test_the_fixture_passes_every_rule(base: str) -> None:
     result = generate(base_inputs(base))
     assert [d.render() for d in result.diagnostics] == []

@@ -175,3 +175,70 @@ async def test_changed_fields_carry_the_names_the_declaration_gives() -> None:
     up = Scripted({"get": {"name": "bug"}, "patch": {"name": "Bug"}})
     out = await run(Declaration(steps=steps, output=()), up, {**ARGS, "new_name": "Bug"})
     assert out == {"changed_fields": ["name"]}
+
+
+# -- lists of names (Forgejo's labels by name, sent as ids) ----------------------------------------
+
+LABEL_UNKNOWN = ErrorSpec(code="label_not_found", message="Some label names are unknown.",
+                          reason="not a label of the repository")
+
+
+def labels_resolve(param: str) -> Resolve:
+    return Resolve(param=param, operation=op("labels"), path=REPO, match=("name",), value=("id",),
+                   unknown=LABEL_UNKNOWN, each=True)
+
+
+def labelled_decl(*params: str) -> Declaration:
+    return Declaration(
+        steps=(Step(id="write", operation=op("write", "POST"), path=REPO,
+                    body={p: "{" + p + "}" for p in params}),),
+        output=(Output(name="sent", value="{write}"),),
+        resolve=tuple(labels_resolve(p) for p in params))
+
+
+def labels(*names: str, start: int = 10) -> list[dict[str, Any]]:
+    return [{"id": start + i, "name": n} for i, n in enumerate(names)]
+
+
+async def test_every_name_of_a_list_becomes_its_id_in_one_walk_shared_by_the_parameters() -> None:
+    up = Scripted({"labels": pages(labels("bug", "docs"), labels("ui", start=20)),
+                   "write": lambda p, q, b: b})
+    out = await run(labelled_decl("add", "remove"), up, {**ARGS, "add": ["ui", "BUG", 7], "remove": ["docs"]})
+    assert out == {"sent": {"add": [20, 10, 7], "remove": [11]}}  # an id in the list is kept
+    assert [c[0] for c in up.calls] == ["labels", "labels", "write"]  # both pages once, for both lists
+
+
+async def test_a_walk_stops_once_every_name_matched_exactly() -> None:
+    up = Scripted({"labels": pages(labels("bug", "docs"), labels("ui", start=20)), "write": lambda p, q, b: b})
+    await run(labelled_decl("add"), up, {**ARGS, "add": ["docs"]})
+    assert [c[0] for c in up.calls] == ["labels", "write"]
+
+
+async def test_unknown_names_are_refused_together_by_index_and_nothing_is_written() -> None:
+    up = Scripted({"labels": pages(labels("bug", "docs")), "write": {}})
+    with pytest.raises(ToolError) as caught:
+        await run(labelled_decl("add", "remove"), up,
+                  {**ARGS, "add": ["nope", "bug", "zzz"], "remove": ["gone"]})
+    err = caught.value
+    assert err.code == "label_not_found"
+    assert err.details == {"fields": ["add", "remove"], "reason": "not a label of the repository",
+                           "choices": ["bug", "docs"], "unknown": ["add[0]", "add[2]", "remove[0]"], "count": 3}
+    assert "nope" not in str(err.details) and [c[0] for c in up.calls] == ["labels"]
+
+
+async def test_an_empty_list_or_a_list_of_ids_asks_nothing() -> None:
+    up = Scripted({"labels": pages(labels("bug")), "write": lambda p, q, b: b})
+    assert await run(labelled_decl("add"), up, {**ARGS, "add": []}) == {"sent": {"add": []}}
+    assert await run(labelled_decl("add"), up, {**ARGS, "add": [3, 4]}) == {"sent": {"add": [3, 4]}}
+    assert [c[0] for c in up.calls] == ["write", "write"]
+
+
+async def test_a_null_goes_out_as_the_value_the_forge_clears_with() -> None:
+    decl = Declaration(
+        steps=(Step(id="write", operation=op("write", "PATCH"), path=REPO, body={"milestone": "{milestone}"},
+                    null_as={"milestone": 0}),),
+        output=(Output(name="sent", value="{write}"),), resolve=(milestone_resolve(),))
+    up = Scripted({"milestones": pages(titled("v1")), "write": lambda p, q, b: b})
+    assert await run(decl, up, {**ARGS, "milestone": None}) == {"sent": {"milestone": 0}}
+    assert await run(decl, up, {**ARGS, "milestone": "v1"}) == {"sent": {"milestone": 1}}
+    assert await run(decl, up, dict(ARGS)) == {"sent": None}  # omitted: no body at all

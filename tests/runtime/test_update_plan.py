@@ -230,3 +230,31 @@ async def test_targets_follow_shows_with_each_sets_parameters_after_its_view() -
     asked = targets(PLAN, {"remove_owners": ["x"], "title": "T", "add_tags": ["a"], "owners": ["Z"]})
     assert list(asked) == ["title", "add_tags", "owners", "remove_owners"]
     assert asked["owners"] == frozenset({"z"}) and asked["remove_owners"] == frozenset()
+
+
+async def test_requests_take_their_path_from_the_declared_bindings_and_null_goes_out_as_declared() -> None:
+    """Forgejo's requests name the issue `{index}` while the tool says `issue_number`: every
+    request of the plan takes the path the generator bound (`{index}` from `issue_number`), and a
+    null milestone goes out as the 0 Forgejo clears with."""
+    doc = "/items/{index}"
+    edit, add, remove = op("edit", "PATCH", doc), op("add-tags", "POST", doc + "/tags"), \
+        op("remove-tag", "DELETE", doc + "/tags/{tag}")
+    plan = UpdatePlan(against="current", noun="item",
+                      shows={"milestone": Shown(path=("milestone", "id")), "tags": Shown(path=("tags", "[]", "name"))},
+                      sets=(MemberSet(view="tags", kind="tag",
+                                      add=MemberWrite(param="add_tags", operation=add, body="tags", answer=(),
+                                                      path={"index": "{issue_number}"}),
+                                      remove=MemberWrite(param="remove_tags", operation=remove, each="tag",
+                                                         path={"index": "{issue_number}"})),))
+    step = Step(id="update", operation=edit, path={"index": "{issue_number}"}, body={"milestone": "{milestone}"},
+                update=plan, null_as={"milestone": 0})
+    forge = Forge({"milestone": {"id": 3}, "tags": [{"name": "Q3"}], "title": "x"})
+
+    async def reread() -> dict[str, Any]:
+        return dict(forge.doc)
+
+    args = {"issue_number": 42, "milestone": None, "add_tags": ["q4"], "remove_tags": ["Q3"]}
+    await apply(Ctx(forge), step, args, dict(forge.doc), reread)  # type: ignore[arg-type]
+    assert sorted(forge.sent, key=lambda s: s[0]) == [
+        ("add-tags", {"index": 42}, {"tags": ["q4"]}), ("edit", {"index": 42}, {"milestone": 0}),
+        ("remove-tag", {"index": 42, "tag": "Q3"}, None)]
