@@ -90,12 +90,12 @@ def test_a_repair_naming_another_files_tool_is_checked_against_that_file(tmp_pat
     directory = _copy(tmp_path, "github_sub_issues.yaml", "github_pulls.yaml")
     path = directory / "github_sub_issues.yaml"
     text = path.read_text(encoding="utf-8")
-    assert text.count("tool: github_get_pull_request, toolset: pull_requests") == 5
+    assert text.count("tool: github_get_pull_request, toolset: pull_requests") == 3
     path.write_text(text.replace("tool: github_get_pull_request, toolset: pull_requests",
                                  "tool: github_get_pull_request, toolset: repos", 1)
                     .replace("tool: github_get_pull_request, toolset: pull_requests",
                              "tool: github_read_pull_request, toolset: pull_requests", 1)
-                    .replace("pull_number: \"{after_issue_number}\"", "number: \"{after_issue_number}\"", 1),
+                    .replace("pull_number: \"{blocked_by_issue_number}\"", "number: \"{blocked_by_issue_number}\"", 1),
                     encoding="utf-8")
     errors = [e for e in _errors(directory) if "[repair-" in e]
     assert any("is in toolset 'repos'; it is in 'pull_requests'" in e for e in errors), errors
