@@ -39,10 +39,16 @@ lint: venv
 	$(VENV)/bin/hadolint Dockerfile
 
 # Wheels of the runtime and of every generated server into dist/ (each directory is its own
-# distribution; see docs/ARCHITECTURE.md); install with `pip install --find-links dist ...`.
+# distribution; see docs/ARCHITECTURE.md); install with `pip install --find-links dist ...`. Then
+# one sdist per distribution (hatchling run from inside the directory, whose own modules would
+# shadow the standard library's under `python -m`) and one MCP Bundle per server
+# (dist/<name>-<version>.mcpb, uv runs it; generator/bundle.py), packed by the pinned
+# @anthropic-ai/mcpb CLI that npm installs into the git-ignored .mcpb/ on first use.
+DISTRIBUTIONS = ghmcp_runtime $(patsubst %/pyproject.toml,%,$(wildcard generated/*/pyproject.toml))
 dist: venv
-	$(PY) -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir dist ./ghmcp_runtime \
-		$(patsubst %/pyproject.toml,./%,$(wildcard generated/*/pyproject.toml))
+	$(PY) -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir dist $(addprefix ./,$(DISTRIBUTIONS))
+	for d in $(DISTRIBUTIONS); do (cd $$d && $(CURDIR)/$(VENV)/bin/hatchling build -t sdist -d $(CURDIR)/dist) || exit 1; done
+	$(PY) -m generator.bundle dist
 
 demo: venv
 	$(PY) -m fakegithub.transcript

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from bench.report import Row
+from bench.rows import Row
 
 CHART_DIR = "benchmarks"  # under docs/, beside BENCHMARKS.md
 

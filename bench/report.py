@@ -12,6 +12,7 @@ from typing import Any
 sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
 
 from bench.charts import chart_path  # noqa: E402
+from bench.rows import Row  # noqa: E402
 
 CMD_RUN = "`make bench` (`.venv/bin/python bench/run.py`)"
 TOOL_GOAL = 2000  # tools/list bytes per tool, on average (issue 12; generator/build.py DEFAULT_TOOL_BUDGET)
@@ -48,18 +49,6 @@ def _ratio(x: float) -> str:
 
 def _pct(x: float) -> str:
     return f"{100 * x:.0f} %"
-
-
-class Row:
-    def __init__(self, key: str, what: str, ours: str, peer: str, ratio: float, better: str,
-                 target: str, met: bool | None, command: str) -> None:
-        self.key, self.what, self.ours, self.peer, self.ratio = key, what, ours, peer, ratio
-        self.better, self.target, self.met, self.command = better, target, met, command
-
-    @property
-    def disadvantage(self) -> float:
-        """> 1 when we do worse than the peer: ours/peer if lower is better, peer/ours if higher."""
-        return self.ratio if self.better == "lower" else 1 / self.ratio
 
 
 def summary_rows(r: dict[str, Any]) -> list[Row]:

@@ -7,17 +7,15 @@ and no version header, `{message, url}` error bodies, scope categories per endpo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from fakeforgejo.handlers import HANDLERS, Ctx
-from fakeforgejo.state import SCOPE_ISSUE, SCOPE_ORG, SCOPE_REPO, SCOPE_USER, ApiError, Token
-from fakegithub.app import Incoming, SpecPipeline
+from fakeforgejo.state import SCOPE_ISSUE, SCOPE_ORG, SCOPE_REPO, SCOPE_USER, ApiError, State, Token
+from fakegithub.app import SpecPipeline
+from fakegithub.asgi import Forge, Incoming
 from fakegithub.faults import Fault
 from fakegithub.handlers import Reply
 from fakegithub.routing import Route
-
-if TYPE_CHECKING:
-    from fakeforgejo.fake import FakeForgejo
 
 SWAGGER_URL = "/api/swagger"  # setting.API.SwaggerURL, the `url` of every error body
 API_PREFIX = "/api/v1"
@@ -44,12 +42,19 @@ def error_body(base: str, message: str, errors: list[str] | None = None) -> dict
     return body
 
 
+class ForgejoForge(Forge, Protocol):
+    """What Forgejo's pipeline asks of its fake besides the shared part (`fake.FakeForgejo`)."""
+
+    @property
+    def state(self) -> State: ...
+
+
 class Pipeline(SpecPipeline):
     """Forgejo's request handling, run under the fake's lock (spec checks from SpecPipeline)."""
 
-    fake: FakeForgejo
+    fake: ForgejoForge
 
-    def __init__(self, fake: FakeForgejo) -> None:
+    def __init__(self, fake: ForgejoForge) -> None:
         super().__init__(fake)
 
     def token_for(self, incoming: Incoming) -> Token | None:

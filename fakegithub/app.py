@@ -5,35 +5,32 @@ what every forge's pipeline shares: spec checks of requests and responses, recor
 
 from __future__ import annotations
 
-import json
 import math
 import time
 import uuid
-from collections.abc import Awaitable, Callable, MutableMapping
-from dataclasses import dataclass
 from datetime import timedelta
 from email.utils import format_datetime
-from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import parse_qsl, unquote
+from typing import Any, Protocol
 
 import anyio
 
 from fakegithub import conditional
+from fakegithub.asgi import (
+    Forge,
+    Incoming,
+    InjectedReset,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    read_incoming,
+)
 from fakegithub.faults import GITHUB_HTML_500, Fault
 from fakegithub.handlers import Ctx, Reply
 from fakegithub.registry import HANDLERS
 from fakegithub.routing import Route
-from fakegithub.state import DOCS, ApiError, RateBucket, Token
+from fakegithub.state import DOCS, ApiError, RateBucket, State, Token
 from fakegithub.validation import dumps
-
-if TYPE_CHECKING:
-    from fakegithub.core import FakeForge
-    from fakegithub.fake import FakeGitHub
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
 
 API_VERSION = "2022-11-28"
 RATE_DOCS = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"
@@ -42,62 +39,6 @@ DEFAULT_LIMITS = {"core": 5000, "search": 30}
 ANONYMOUS_LIMIT = 60
 TIMEOUT_DEFAULT = 30.0
 SLOW_BODY_DEFAULT = 0.5
-
-
-class InjectedReset(Exception):
-    """Raised by the app to drop the connection (a `reset` fault)."""
-
-
-@dataclass
-class Incoming:
-    method: str
-    path: str  # percent-decoded
-    raw_path: str
-    query_string: str
-    query: dict[str, str]
-    headers: dict[str, str]  # lower-case names
-    body: bytes
-    base: str  # scheme://host[:port] as the client addressed us
-    spent: bool = False  # whether answering it took a unit of rate-limit budget
-
-    @property
-    def json(self) -> Any:
-        if not self.body.strip():
-            return None
-        try:
-            return json.loads(self.body)
-        except ValueError:
-            return self.body.decode("utf-8", "replace")
-
-
-async def read_incoming(scope: Scope, receive: Receive) -> Incoming:
-    chunks: list[bytes] = []
-    while True:
-        message = await receive()
-        if message["type"] == "http.request":
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
-        elif message["type"] == "http.disconnect":
-            break
-    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-    raw_path = scope.get("raw_path") or scope["path"].encode()
-    raw = raw_path.decode("latin-1").split("?", 1)[0]
-    query_string = scope.get("query_string", b"").decode("latin-1")
-    host = headers.get("host")
-    if not host:
-        server = scope.get("server") or ("testserver", 80)
-        host = f"{server[0]}:{server[1]}"
-    return Incoming(
-        method=scope["method"].upper(),
-        path=unquote(raw),
-        raw_path=raw,
-        query_string=query_string,
-        query=dict(parse_qsl(query_string, keep_blank_values=True)),
-        headers=headers,
-        body=b"".join(chunks),
-        base=f"{scope.get('scheme', 'http')}://{host}",
-    )
 
 
 def _request_id() -> str:
@@ -118,11 +59,20 @@ class ForgePipeline(Protocol):
     def html_error_page(self) -> str: ...
 
 
+class GitHubForge(Forge, Protocol):
+    """What GitHub's pipeline asks of its fake besides the shared part (`fake.FakeGitHub`)."""
+
+    @property
+    def state(self) -> State: ...
+    @property
+    def anonymous_bucket(self) -> RateBucket: ...
+
+
 class SpecPipeline:
     """Spec checks every forge's pipeline shares: a request the description rejects, and a
     response with a declared status the description rejects, are recorded as violations."""
 
-    def __init__(self, fake: FakeForge) -> None:
+    def __init__(self, fake: Forge) -> None:
         self.fake = fake
 
     def check_request(self, incoming: Incoming, route: Route) -> list[str]:
@@ -157,9 +107,9 @@ class SpecPipeline:
 class Pipeline(SpecPipeline):
     """GitHub's request handling: auth, rate limits, OAuth scopes, spec checks, handlers."""
 
-    fake: FakeGitHub
+    fake: GitHubForge
 
-    def __init__(self, fake: FakeGitHub) -> None:
+    def __init__(self, fake: GitHubForge) -> None:
         super().__init__(fake)
 
     def version_problem(self, incoming: Incoming) -> str | None:
@@ -390,7 +340,7 @@ async def send_reply(send: Send, reply: Reply) -> None:
 class ApiApp:
     """The raw ASGI app for a forge's API surface (mounted under the Starlette app)."""
 
-    def __init__(self, fake: FakeForge, pipeline: ForgePipeline) -> None:
+    def __init__(self, fake: Forge, pipeline: ForgePipeline) -> None:
         self.fake = fake
         self.pipeline = pipeline
 

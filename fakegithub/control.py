@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -25,10 +25,8 @@ from starlette.routing import Route
 
 from fakegithub import objects
 from fakegithub.clock import FakeClock
+from fakegithub.core import FakeForge
 from fakegithub.state import Comment, Issue, Label, Milestone, Repo, Token, User
-
-if TYPE_CHECKING:
-    from fakegithub.fake import FakeGitHub
 
 CALLABLE = frozenset(
     {
@@ -61,7 +59,8 @@ async def _json(request: Request) -> dict[str, Any]:
     return data
 
 
-def routes(fake: FakeGitHub) -> list[Route]:
+def routes(fake: FakeForge) -> list[Route]:
+    """The control routes of `fake` (a `FakeGitHub`: its `state` is GitHub's)."""
     async def health(_: Request) -> Response:
         return JSONResponse({"ok": True})
 

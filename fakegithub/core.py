@@ -16,7 +16,8 @@ import httpx
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Route
 
-from fakegithub.app import ApiApp, ForgePipeline, Incoming
+from fakegithub.app import ApiApp, ForgePipeline
+from fakegithub.asgi import Incoming
 from fakegithub.clock import Clock
 from fakegithub.faults import Faults
 from fakegithub.routing import Router

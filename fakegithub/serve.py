@@ -11,7 +11,7 @@ from typing import Any
 
 import uvicorn
 
-from fakegithub.app import InjectedReset, Receive, Scope, Send
+from fakegithub.asgi import InjectedReset, Receive, Scope, Send
 
 ASGIApp = Callable[[Scope, Receive, Send], Any]
 

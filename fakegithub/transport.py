@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import httpx
 
-from fakegithub.app import InjectedReset
+from fakegithub.asgi import InjectedReset
 
 
 class FakeTransport(httpx.ASGITransport):

@@ -46,6 +46,7 @@ from generator.overrides import (
     tool_operations,
 )
 from generator.recipe_base import Counted, bind_path, path_filler, split_path
+from generator.registry_entry import one_line_description
 from generator.resolvers import build_resolve
 from generator.schemas import (
     compact,
@@ -186,6 +187,7 @@ class Builder:
             package=s.package,
             title=s.title,
             version=s.version,
+            description=one_line_description(s.description, s.title),
             api_version=s.api_version,
             summary=s.summary.strip(),
             tools_budget_bytes=s.tools_budget_bytes,

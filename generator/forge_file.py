@@ -19,6 +19,10 @@ class ForgeServerSection(Strict):
     package: str = Field(pattern=r"^[a-z][a-z0-9_]*$", description="Python package to generate")
     title: str
     version: str
+    description: str | None = Field(
+        default=None, min_length=1, max_length=100,
+        description="one line on what the server does, for its distribution, its MCP Registry entry "
+        "(server.json allows 100 characters) and its MCP Bundle; default: '<title> MCP server'")
     forge: str = Field(description="the forge profile whose override files are its toolsets: "
                        "github or forgejo")
     summary: str = Field(description="the forge server's own capability-summary lines; a line "

@@ -27,10 +27,12 @@ from generator.diagnostics import Diagnostic, Level, Where, closest
 from generator.forge_file import ForgeFile
 from generator.forge_part import Part, PartTool, annotations_of
 from generator.packaging import Packaging, distribution_problems
+from generator.registry_entry import one_line_description
 from generator.render import (
     FileMap,
     canonical,
     compact_bytes,
+    distribution_files,
     environment,
     format_python,
     model_visible,
@@ -272,8 +274,8 @@ def render_forge(decl: ForgeDecl, parts: Sequence[Part], packaging: Packaging) -
     files[f"{pkg}/TOOLS.md"] = env.get_template("forge_TOOLS.md.jinja").render(**context)
     requirements = sorted({packaging.runtime_pin, *(f"{p.name}=={p.version}" for p in parts)},
                           key=str.lower)
-    files[f"{pkg}/pyproject.toml"] = env.get_template("pyproject.toml.jinja").render(
-        **context, packaging=packaging, requirements=requirements)
+    files.update(distribution_files(env, context, description=one_line_description(s.description, s.title),
+                                    forge=s.forge, packaging=packaging, requirements=requirements))
     files[f"{pkg}/MANIFEST.json"] = json.dumps({
         "fingerprint": fp,
         "generator": {"name": NAME, "version": __version__},

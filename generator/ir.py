@@ -207,6 +207,7 @@ class IRServer:
     package: str
     title: str
     version: str
+    description: str  # one line: distribution, MCP Registry entry, MCP Bundle
     api_version: str | None
     summary: str
     tools_budget_bytes: int | None  # the whole tools/list, enforced only when declared

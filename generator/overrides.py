@@ -35,6 +35,10 @@ class ServerSection(Strict):
     package: str = Field(pattern=r"^[a-z][a-z0-9_]*$", description="Python package to generate")
     title: str
     version: str
+    description: str | None = Field(
+        default=None, min_length=1, max_length=100,
+        description="one line on what the server does, for its distribution, its MCP Registry entry "
+        "(server.json allows 100 characters) and its MCP Bundle; default: '<title> MCP server'")
     tool_prefix: str = Field(pattern=r"^[a-z][a-z0-9]*_$")
     forge: str = Field(
         default="github", description="the forge profile the runtime talks by (ghmcp_runtime.core.forges): "

@@ -62,10 +62,18 @@ class Packaging:
     runtime_requires: tuple[str, ...]
     runtime_extras: tuple[tuple[str, tuple[str, ...]], ...]
     module_requirements: Mapping[str, str]  # top-level module -> "Dist==version", every pinned dist
+    author: str  # the root project's first author
+    repository: str  # the root project's Repository URL (https://github.com/<owner>/<name>)
 
     @property
     def runtime_pin(self) -> str:
         return f"{self.runtime_name}=={self.runtime_version}"
+
+    @property
+    def registry_namespace(self) -> str:
+        """The MCP Registry namespace the servers publish under: `io.github.<owner>`, which the
+        registry grants to that GitHub account (and to its Actions workflows, by OIDC)."""
+        return "io.github." + self.repository.removeprefix("https://github.com/").split("/")[0]
 
 
 def canonical_name(name: str) -> str:
@@ -261,7 +269,30 @@ def _derive() -> Packaging:
         runtime_requires=required,
         runtime_extras=tuple(sorted(extras.items())),
         module_requirements=modules,
+        author=_author(project.get("authors")),
+        repository=_repository(project.get("urls")),
     )
+
+
+GITHUB_REPOSITORY = re.compile(r"^https://github\.com/[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?/[A-Za-z0-9._-]+$")
+
+
+def _author(value: object) -> str:
+    first = value[0] if isinstance(value, list) and value else None
+    name = first.get("name") if isinstance(first, dict) else None
+    if not isinstance(name, str) or not name.strip():
+        raise PackagingError("pyproject.toml: project.authors names no author (the server "
+                             "distributions and MCP Bundle manifests name the first)")
+    return name
+
+
+def _repository(urls: object) -> str:
+    url = urls.get("Repository") if isinstance(urls, dict) else None
+    if not isinstance(url, str) or not GITHUB_REPOSITORY.match(url):
+        raise PackagingError("pyproject.toml: project.urls.Repository must be the project's GitHub "
+                             "repository, https://github.com/<owner>/<name>: the MCP Registry "
+                             "namespace (io.github.<owner>) is derived from it")
+    return url
 
 
 def _license(value: object) -> str:

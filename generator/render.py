@@ -17,12 +17,14 @@ from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
 from generator.format_cache import Caches, FormatCache, default_directory
 from generator.ir import IRAnnotations, IRServer, IRTool
 from generator.packaging import Packaging, server_requirements, toml_string
+from generator.registry_entry import registry_name, server_json
 from generator.spec import REPO_ROOT
 from ghmcp_runtime.core.declared import Completion
 from ghmcp_runtime.core.forges import FORGES
 from ghmcp_runtime.core.model import Annotations, ErrorCode, FieldRule, Operation, Shape
 from ghmcp_runtime.serving import capability_docs
 from ghmcp_runtime.serving.capability_docs import ResourceLine, ToolLine
+from ghmcp_runtime.serving.environment import variables
 
 TEMPLATES = REPO_ROOT / "templates"
 # black's mode, as (target version, line length); black is imported only when the cache misses
@@ -240,9 +242,8 @@ def _black(source: str, template: str) -> str:
         )]) from None
 
 
-def _pyproject(env: jinja2.Environment, context: Mapping[str, Any], files: FileMap, pkg: str,
-               packaging: Packaging, hooks_display: str | None) -> str:
-    """The package's own distribution; its requirements are what its modules import."""
+def _requirements(files: FileMap, pkg: str, packaging: Packaging, hooks_display: str | None) -> list[str]:
+    """The package's requirements: what its modules import."""
     sources = {p: t for p, t in files.items() if p.startswith(f"{pkg}/") and p.endswith(".py")}
     requirements, unpinned = server_requirements(sources, pkg, packaging)
     if unpinned:
@@ -252,8 +253,28 @@ def _pyproject(env: jinja2.Environment, context: Mapping[str, Any], files: FileM
             "pinned in constraints.txt provides",
             "pin the distribution in constraints.txt (and the root pyproject.toml), or do not import it",
         )])
-    return env.get_template("pyproject.toml.jinja").render(
-        **context, packaging=packaging, requirements=requirements)
+    return requirements
+
+
+def distribution_files(env: jinja2.Environment, context: Mapping[str, Any], *, description: str,
+                       forge: str, packaging: Packaging, requirements: Sequence[str]) -> FileMap:
+    """What makes a server's package a distribution (pyproject.toml, its README.md, which PyPI
+    shows) and what lists it in the MCP Registry (server.json). `context["server"]` is the
+    server (an override file's or a forge file's) with name, title, version and package."""
+    server, profile = context["server"], FORGES[forge]
+    pkg = server.package
+    extra = {"description": description, "packaging": packaging, "requirements": requirements}
+    readme = env.get_template("README.md.jinja").render(
+        **context, **extra, name=server.name, title=server.title, version=server.version,
+        registry_name=registry_name(packaging, server.name), token_env=profile.token_env,
+        repository=packaging.repository, environment=variables(profile))
+    return {
+        f"{pkg}/pyproject.toml": env.get_template("pyproject.toml.jinja").render(**context, **extra),
+        f"{pkg}/README.md": readme,
+        f"{pkg}/server.json": server_json(
+            name=server.name, title=server.title, description=description, version=server.version,
+            package=pkg, forge=profile, packaging=packaging, where=Where(context["overrides_file"])),
+    }
 
 
 def runtime_pyproject(packaging: Packaging) -> str:
@@ -355,7 +376,9 @@ def render(
     files[f"{pkg}/TOOLS.md"] = env.get_template("TOOLS.md.jinja").render(**context)
     files[f"{pkg}/summary.md"] = summary_document(server, fp)
     files[f"{pkg}/errors.json"] = error_catalog(server, fp)
-    files[f"{pkg}/pyproject.toml"] = _pyproject(env, context, files, pkg, packaging, hooks_display)
+    files.update(distribution_files(
+        env, context, description=server.description, forge=server.forge, packaging=packaging,
+        requirements=_requirements(files, pkg, packaging, hooks_display)))
     stats = {"tools_list_bytes": compact_bytes({"tools": wire_tools}),
              **{f"tool:{k}": v for k, v in tool_bytes.items()}}
     return files, stats

@@ -17,10 +17,6 @@ from typing import TYPE_CHECKING, Any
 # at once, as it does where those packages are absent: `httpx.main` is then httpx's own stub.
 sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
-from ghmcp_runtime.base import moved  # noqa: E402
-
-moved.install()  # the flat module names of before the layer split, for hooks and scripts
-
 from ghmcp_runtime.core.model import (  # noqa: E402
     Annotations,
     ErrorCode,

@@ -1,4 +1,4 @@
-"""The runtime's layers, and no import circle in the runtime or the generator.
+"""The runtime's layers, and no import circle in the runtime, the generator, the fakes or bench.
 
 `ghmcp_runtime/` is one sub-package per layer (docs/ARCHITECTURE.md); a module imports only modules
 of its own layer or of the layers below it. Every import counts: at module level, inside a function
@@ -17,6 +17,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = "ghmcp_runtime"
 GENERATOR = "generator"
+# the fakes and the benchmarks: no layers, but no circle either (a fake and the app serving it,
+# a report and its charts, share a lower module rather than import each other)
+SUPPORT = ("fakegithub", "fakeforgejo", "bench")
 # Bottom to top: each layer may import itself and the layers before it.
 LAYERS = ("base", "cleaning", "core", "guards", "stores", "calls", "engine", "serving")
 
@@ -58,8 +61,9 @@ def imported(path: Path, name: str, known: Mapping[str, Path]) -> Iterator[tuple
                     break
 
 
-def graph(package: str) -> dict[str, dict[str, int]]:
-    known = modules(package)
+def graph(*packages: str) -> dict[str, dict[str, int]]:
+    """Module -> {imported module of `packages`: line}; edges between the packages count too."""
+    known = {name: path for package in packages for name, path in modules(package).items()}
     return {name: dict(imported(path, name, known)) for name, path in known.items()}
 
 
@@ -146,11 +150,12 @@ def test_runtime_imports_point_down() -> None:
     assert not upward, "imports pointing up a layer:\n" + "\n".join(sorted(upward))
 
 
-@pytest.mark.parametrize("package", [RUNTIME, GENERATOR])
-def test_no_import_circle(package: str) -> None:
-    edges = graph(package)
-    # the package root imports its parts; each part importing the root is no circle of design
-    edges = {m: {t: n for t, n in ts.items() if t != package} for m, ts in edges.items()}
+@pytest.mark.parametrize("packages", [(RUNTIME,), (GENERATOR,), *((p,) for p in SUPPORT),
+                                      (RUNTIME, GENERATOR, *SUPPORT)], ids=lambda p: "+".join(p))
+def test_no_import_circle(packages: tuple[str, ...]) -> None:
+    edges = graph(*packages)
+    # a package root imports its parts; each part importing the root is no circle of design
+    edges = {m: {t: n for t, n in ts.items() if t not in packages} for m, ts in edges.items()}
     found = cycles(edges)
     assert not found, "import circles:\n" + "\n".join(" ⇄ ".join(c) for c in found)
 
@@ -163,3 +168,7 @@ def test_the_checks_see_real_edges() -> None:
     assert cycles({"a": {"b": 1}, "b": {"c": 1}, "c": {"a": 1}, "d": {"a": 1}}) == [["a", "b", "c"]]
     gen = graph(GENERATOR)
     assert "generator.lint" in gen["generator.pipeline"]
+    fakes = graph("fakegithub", "fakeforgejo")
+    assert "fakegithub.app" in fakes["fakegithub.core"]
+    assert "fakegithub.core" in fakes["fakeforgejo.fake"]  # across packages
+    assert "bench.rows" in graph("bench")["bench.charts"]

@@ -142,7 +142,8 @@ def test_the_flat_hostile_package_builds_into_a_wheel_of_exactly_its_files(tmp_p
         metadata = email.message_from_bytes(archive.read(info))
         entry_points = archive.read(info.replace("METADATA", "entry_points.txt")).decode()
     packaged = {n for n in names if not n.split("/")[0].endswith(".dist-info")}
-    expected = {f"golden_hostile_mcp/{p.name}" for p in source.iterdir() if p.name != "pyproject.toml"}
+    expected = {f"golden_hostile_mcp/{p.name}" for p in source.iterdir()
+                if p.name not in ("pyproject.toml", "server.json")}
     assert packaged == expected
     assert (metadata["Name"], metadata["Version"], metadata["Summary"]) == (
         project["name"], project["version"], project["description"])

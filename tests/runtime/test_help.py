@@ -17,7 +17,7 @@ from ghmcp_runtime.core.forges import FORGEJO, GITHUB
 from ghmcp_runtime.serving import app
 from ghmcp_runtime.serving.environment import VARIABLES
 
-RUNTIME = Path(app.__file__).parent
+RUNTIME = Path(app.__file__).parents[1]  # the whole runtime package
 # read by `python -m ghmcp_runtime.serving.healthcheck` (its own --help says so), not by the server
 NOT_THE_SERVERS = {"GHMCP_PORT"}
 OLD_NAMES = {"GHMCP_CURSOR_SECRET"}  # still read; --help names it beside GHMCP_SERVER_SECRET
@@ -31,9 +31,9 @@ def _help(spec: Any, capsys: pytest.CaptureFixture[str]) -> str:
 
 
 def test_help_lists_every_variable_the_runtime_reads(capsys: pytest.CaptureFixture[str]) -> None:
-    read = {name for path in RUNTIME.glob("*.py")
+    read = {name for path in RUNTIME.rglob("*.py")
             for name in re.findall(r'"(GHMCP_[A-Z0-9_]+)"', path.read_text(encoding="utf-8"))}
-    assert read - NOT_THE_SERVERS - OLD_NAMES == {name for name, _ in VARIABLES}
+    assert read - NOT_THE_SERVERS - OLD_NAMES == {v.name for v in VARIABLES}
     text = _help(SPEC, capsys)
     environment = text[text.index("environment:"):]
     for name in [GITHUB.token_env, GITHUB.api_url_env, *sorted(read - NOT_THE_SERVERS - OLD_NAMES)]:
