@@ -2,21 +2,31 @@
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any, Literal
 
 import httpx
 
 from fakeforgejo.pipeline import API_PREFIX, Pipeline
-from fakeforgejo.state import ALL_SCOPES, Issue, Label, Org, Repo, State, Token, User
+from fakeforgejo.state import (
+    ALL_SCOPES,
+    Comment,
+    Issue,
+    Label,
+    Milestone,
+    Org,
+    Repo,
+    State,
+    Token,
+    User,
+)
 from fakegithub.clock import Clock
 from fakegithub.core import FakeForge
 from fakegithub.routing import Router
 from fakegithub.validation import Contract
 
-OVERRIDES = Path(__file__).resolve().parent.parent / "overrides" / "forgejo_labels.yaml"
 SPEC_HOST = "https://forgejo.test"
 
 # Every operation the fake implements, in the description's own ids.
@@ -25,6 +35,9 @@ OPERATIONS: tuple[str, ...] = (
     "issueListLabels", "issueGetLabel", "issueCreateLabel", "issueEditLabel", "issueDeleteLabel",
     "orgListLabels", "orgGetLabel", "orgCreateLabel", "orgEditLabel", "orgDeleteLabel",
     "issueListIssues", "issueSearchIssues", "repoGetRepoPermissions",
+    "issueGetIssue", "issueCreateIssue", "issueEditIssue", "issueAddLabel", "issueRemoveLabel",
+    "issueGetComments", "issueCreateComment", "issueGetMilestonesList", "issueGetMilestone",
+    "repoGetAssignees", "userGet",
 )
 
 _lock = threading.Lock()
@@ -32,14 +45,14 @@ _contract: Contract | None = None
 
 
 def contract() -> Contract:
-    """The process-wide contract: the pinned Forgejo description with the server's spec patches,
-    trimmed to the fake's operations, served at SPEC_HOST/api/v1."""
+    """The process-wide contract: the pinned Forgejo description with the spec patches of every
+    Forgejo override file, trimmed to the fake's operations, served at SPEC_HOST/api/v1."""
     global _contract
     with _lock:
         if _contract is None:
-            from generator.api import patched_spec_document
+            from generator.api import forge_spec_document
 
-            document = patched_spec_document(OVERRIDES)
+            document = forge_spec_document("forgejo")
             document["servers"] = [{"url": SPEC_HOST + API_PREFIX}]
             _contract = Contract(document, OPERATIONS, host=SPEC_HOST,
                                  docs="https://forgejo.org/docs/latest/user/api-usage/")
@@ -134,18 +147,52 @@ class FakeForgejo(FakeForge):
 
     def add_issue(self, repo: str, title: str, *, labels: Iterable[Label] = (), pull: bool = False,
                   state: Literal["open", "closed"] = "open", author: str | None = None,
-                  body: str = "") -> Issue:
+                  body: str = "", assignees: Iterable[str] = (), milestone: Milestone | None = None,
+                  locked: bool = False) -> Issue:
         with self.lock:
-            found = self.state.repo(*repo.split("/", 1))
-            if found is None:
-                raise KeyError(f"no repository {repo}")
+            found = self._repo(repo)
             now = self.state.now()
             issue = Issue(self.state.next_id("issue"), found.next_number, title,
                           self.state.user(author or found.owner).login, now, now, state,
-                          [lb.id for lb in labels], pull, body)
+                          [lb.id for lb in labels], pull, body,
+                          assignees=[self.state.user(a).login for a in assignees],
+                          milestone_id=milestone.id if milestone else 0,
+                          closed_at=now if state == "closed" else None, is_locked=locked)
             found.next_number += 1
             found.issues[issue.number] = issue
+            self.state.mention(found, issue, issue.author, body)
             return issue
+
+    def add_milestone(self, repo: str, title: str, *, description: str = "",
+                      state: Literal["open", "closed"] = "open") -> Milestone:
+        """A milestone of `repo`; ids are instance-wide, as in Forgejo."""
+        with self.lock:
+            found = self._repo(repo)
+            now = self.state.now()
+            made = Milestone(self.state.next_id("milestone"), title, now, now, description, state,
+                             now if state == "closed" else None)
+            found.milestones[made.id] = made
+            return made
+
+    def add_comment(self, repo: str, number: int, body: str, *, author: str) -> Comment:
+        with self.lock:
+            issue = self._repo(repo).issues[number]
+            now = self.state.touch(issue)
+            made = Comment(self.state.next_id("comment"), self.state.user(author).login, body, now, now)
+            issue.comments.append(made)
+            self.state.mention(self._repo(repo), issue, made.author, body)
+            return made
+
+    def add_dependency(self, repo: str, number: int, *, depends_on: int) -> None:
+        """Issue `number` cannot be closed while `depends_on` is open (Forgejo answers 412)."""
+        with self.lock:
+            self._repo(repo).issues[number].depends_on.append(depends_on)
+
+    def _repo(self, repo: str) -> Repo:
+        found = self.state.repo(*repo.split("/", 1))
+        if found is None:
+            raise KeyError(f"no repository {repo}")
+        return found
 
     def add_pull_request(self, repo: str, title: str, **kwargs: Any) -> Issue:
         return self.add_issue(repo, title, pull=True, **kwargs)
@@ -169,6 +216,11 @@ class FakeForgejo(FakeForge):
                 return self.state.repo_labels(found) if found else []
             found_org = self.state.org(org or "")
             return self.state.org_labels(found_org) if found_org else []
+
+    def issue(self, repo: str, number: int) -> Issue:
+        """The issue as the fake holds it (a copy: read it, do not change it)."""
+        with self.lock:
+            return copy.deepcopy(self._repo(repo).issues[number])
 
     def issue_label_ids(self, repo: str, number: int) -> list[int]:
         with self.lock:

@@ -1,8 +1,9 @@
 """Forgejo's JSON for the fake's objects (`services/convert` of Forgejo v11.0.1), and paging.
 
 Fields Forgejo sends as `null` although the description types them non-null (an open issue's
-`closed_at`, an issue's `milestone`, `assignee`, `pull_request`, `due_date`) are left out, so every
-answer validates against the pinned description.
+`closed_at`, an issue's `milestone`, `assignee`, `assignees` when none, `due_date`) are left out,
+so every answer validates against the pinned description; `pull_request` is sent as Forgejo sends
+it, `null` for an issue, which the issues file's spec patch allows.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
-from fakeforgejo.state import Issue, Label, Org, Repo, State, User
+from fakeforgejo.state import Comment, Issue, Label, Milestone, Org, Repo, State, User
 from fakegithub.clock import iso
 
 T = TypeVar("T")
@@ -71,24 +72,56 @@ def permission(api: str, u: User, mode: str) -> dict[str, Any]:
 
 
 def issue(api: str, r: Repo, i: Issue, state: State) -> dict[str, Any]:
+    """`ToAPIIssue`."""
     web = api.removesuffix("/api/v1")
     kind = "pulls" if i.is_pull else "issues"
     out: dict[str, Any] = {
         "id": i.id, "number": i.number, "title": i.title, "body": i.body, "ref": "",
         "url": f"{api}/repos/{r.full_name}/issues/{i.number}",
         "html_url": f"{web}/{r.full_name}/{kind}/{i.number}",
-        "user": user(api, state.user(i.author)),
-        "labels": [label(api, lb, state) for lb in state.issue_labels(i)],
-        "state": i.state, "is_locked": False, "comments": 0,
-        "created_at": iso(i.created_at), "updated_at": iso(i.updated_at),
+        "user": user(api, state.user(i.author)), "original_author": "", "original_author_id": 0,
+        "labels": [label(api, lb, state) for lb in state.issue_labels(i)], "assets": [],
+        "state": i.state, "is_locked": i.is_locked, "comments": len(i.comments),
+        "created_at": iso(i.created_at), "updated_at": iso(i.updated_at), "pin_order": 0,
         "repository": {"id": r.id, "name": r.name, "owner": r.owner, "full_name": r.full_name},
+        "pull_request": None,
     }
-    if i.state == "closed":
-        out["closed_at"] = iso(i.updated_at)
+    if i.closed_at is not None:
+        out["closed_at"] = iso(i.closed_at)
+    found = r.milestones.get(i.milestone_id)
+    if found is not None:
+        out["milestone"] = milestone(r, found)
+    if i.assignees:
+        out["assignees"] = [user(api, state.user(login)) for login in i.assignees]
+        out["assignee"] = out["assignees"][0]
     if i.is_pull:
-        out["pull_request"] = {"merged": False, "draft": False,
+        out["pull_request"] = {"merged": False, "merged_at": None, "draft": False,
                                "html_url": f"{web}/{r.full_name}/pulls/{i.number}"}
     return out
+
+
+def milestone(r: Repo, m: Milestone) -> dict[str, Any]:
+    """`ToAPIMilestone`: the counts are of issues and pull requests."""
+    carriers = [i for i in r.issues.values() if i.milestone_id == m.id]
+    out: dict[str, Any] = {
+        "id": m.id, "title": m.title, "description": m.description, "state": m.state,
+        "open_issues": sum(1 for i in carriers if i.state == "open"),
+        "closed_issues": sum(1 for i in carriers if i.state == "closed"),
+        "created_at": iso(m.created_at), "updated_at": iso(m.updated_at),
+    }
+    if m.closed_at is not None:
+        out["closed_at"] = iso(m.closed_at)
+    return out
+
+
+def comment(api: str, r: Repo, i: Issue, c: Comment, state: State) -> dict[str, Any]:
+    """`ToAPIComment`: its URLs are the issue's web page (Forgejo gives no API URL)."""
+    web = api.removesuffix("/api/v1")
+    page = f"{web}/{r.full_name}/{'pulls' if i.is_pull else 'issues'}/{i.number}"
+    return {"id": c.id, "html_url": f"{page}#issuecomment-{c.id}",
+            "pull_request_url": page if i.is_pull else "", "issue_url": "" if i.is_pull else page,
+            "user": user(api, state.user(c.author)), "original_author": "", "original_author_id": 0,
+            "body": c.body, "assets": [], "created_at": iso(c.created_at), "updated_at": iso(c.updated_at)}
 
 
 def page_size(query: Mapping[str, str]) -> tuple[int, int]:

@@ -1,15 +1,18 @@
 """The Forgejo fake's world: users, organisations, repositories, repository and organisation
-labels, issues and pull requests carrying them, and scoped access tokens.
+labels, milestones, issues and pull requests (with labels, assignees, a milestone, comments and
+dependencies), and scoped access tokens.
 
-Plain dataclasses plus the permission rules the label endpoints check (Forgejo v11.0.1,
-`routers/api/v1/api.go`): repository labels need write access to issues or pulls, organisation
-labels need organisation ownership; private repositories and organisations are 404 to outsiders.
+Plain dataclasses plus the permission rules the endpoints check (Forgejo v11.0.1,
+`routers/api/v1/api.go`): repository labels and issue metadata need write access to issues or
+pulls, organisation labels need organisation ownership; private repositories and organisations
+are 404 to outsiders.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Literal
 
 from fakegithub.clock import Clock, system_clock
@@ -20,6 +23,7 @@ ALL_SCOPES = ("write:issue", "write:organization", "write:repository", "write:us
 
 
 AccessMode = Literal["none", "read", "write", "admin", "owner"]
+MENTION = re.compile(r"(?<![\w@])@([A-Za-z0-9_][A-Za-z0-9_.-]*)")
 
 
 class ApiError(Exception):
@@ -66,6 +70,26 @@ class Label:
 
 
 @dataclass
+class Comment:
+    id: int
+    author: str
+    body: str
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass
+class Milestone:
+    id: int
+    title: str
+    created_at: datetime
+    updated_at: datetime
+    description: str = ""
+    state: Literal["open", "closed"] = "open"
+    closed_at: datetime | None = None
+
+
+@dataclass
 class Issue:
     id: int
     number: int
@@ -77,6 +101,13 @@ class Issue:
     label_ids: list[int] = field(default_factory=list)
     is_pull: bool = False
     body: str = ""
+    assignees: list[str] = field(default_factory=list)  # logins, in assignment order
+    milestone_id: int = 0  # 0: none (as Forgejo stores it)
+    comments: list[Comment] = field(default_factory=list)  # type "comment" only, oldest first
+    closed_at: datetime | None = None
+    is_locked: bool = False
+    depends_on: list[int] = field(default_factory=list)  # numbers of issues that block closing it
+    mentioned: set[str] = field(default_factory=set)  # case-folded logins (issue_user.is_mentioned)
 
 
 @dataclass
@@ -90,6 +121,7 @@ class Repo:
     # case-folded login -> "read", "write" or "admin" (owners and org owners need no entry)
     collaborators: dict[str, Literal["read", "write", "admin"]] = field(default_factory=dict)
     issues: dict[int, Issue] = field(default_factory=dict)  # by number (issues and pulls share it)
+    milestones: dict[int, Milestone] = field(default_factory=dict)  # by id
     next_number: int = 1
 
     @property
@@ -134,6 +166,15 @@ class State:
 
     def now(self) -> datetime:
         return self.clock().replace(microsecond=0)
+
+    def touch(self, issue: Issue) -> datetime:
+        """A change of `issue`: its `updated_at` moves, at least a second (timestamps are whole
+        seconds, and a change must show)."""
+        now = self.now()
+        if now <= issue.updated_at:
+            now = issue.updated_at + timedelta(seconds=1)
+        issue.updated_at = now
+        return now
 
     # accounts --------------------------------------------------------------------------------
 
@@ -186,7 +227,29 @@ class State:
 
     def access(self, repo: Repo, login: str) -> Literal["none", "read", "write"]:
         mode = self.access_mode(repo, login)
-        return "write" if mode in ("write", "admin", "owner") else mode
+        return "write" if mode in ("write", "admin", "owner") else "read" if mode == "read" else "none"
+
+    def assignees(self, repo: Repo) -> list[User]:
+        """`GetRepoAssignees`: the accounts with write access (the owner, its organisation's
+        owners, collaborators with write or admin), in name order."""
+        logins = {repo.owner.casefold()} if not repo.owner_is_org else set()
+        org = self.org(repo.owner) if repo.owner_is_org else None
+        if org is not None:
+            logins |= org.owners
+        logins |= {k for k, mode in repo.collaborators.items() if mode in ("write", "admin")}
+        return sorted((self.users[k] for k in logins if k in self.users), key=lambda u: u.login.casefold())
+
+    def mention(self, repo: Repo, issue: Issue, doer: str, text: str) -> None:
+        """`FindAndUpdateIssueMentions`: the accounts `@`-mentioned in a new issue's body or a new
+        comment who can read the repository, never the writer; recorded once, never taken back
+        (editing the text later changes nothing)."""
+        for login in MENTION.findall(text):
+            key = login.casefold()
+            if key != doer.casefold() and key in self.users and self.access(repo, login) != "none":
+                issue.mentioned.add(key)
+
+    def can_be_assigned(self, repo: Repo, login: str) -> bool:
+        return any(u.login.casefold() == login.casefold() for u in self.assignees(repo))
 
     # labels ----------------------------------------------------------------------------------
 

@@ -28,9 +28,9 @@ def check(ctx: Ctx) -> None:
             changed = _changeable(step)
             if not changed:
                 continue
-            shown = {path for out in tool.declaration.output if step.id in out.sources and out.shape in shapes
-                     for path in _shown(shapes[out.shape], out)}
-            missing = [name for name, path in changed.items() if path not in shown]
+            shown = {_listed(path) for out in tool.declaration.output if step.id in out.sources
+                     and out.shape in shapes for path in _shown(shapes[out.shape], out)}
+            missing = [name for name, path in changed.items() if _listed(path) not in shown]
             if missing:
                 ctx.error(ctx.where(tool, "output"), RULE,
                           f"{tool.name}: its answer leaves out {', '.join(missing)}, which step "
@@ -52,6 +52,12 @@ def _changeable(step: Step) -> dict[str, tuple[str, ...]]:
         return {}
     stored = {path for path in step.stored.fields.values()} if step.stored is not None else set()
     return {name: path for name, path in found.items() if path not in stored}
+
+
+def _listed(path: tuple[str, ...]) -> tuple[str, ...]:
+    """A list's members are shown when the answer names them by any field (a label by its name,
+    while the write compares ids): the path up to the list."""
+    return path[:path.index("[]") + 1] if "[]" in path else path
 
 
 def _shown(shape: IRShape, out: Output) -> Iterator[tuple[str, ...]]:

@@ -271,7 +271,7 @@ FORGEJO_DELETE_ORG_LABEL = Declaration(
     defaults={"delete_mode": "safe"},
 )
 
-# forgejo_delete_repo_label: GET /repos/{owner}/{repo}/labels/{id}, GET /repos/{owner}/{repo}/issues, DELETE /repos/{owner}/{repo}/labels/{id}
+# forgejo_delete_repo_label: GET /repos/{owner}/{repo}/labels/{id}, GET /repos/{owner}/{repo}/labels, GET /repos/{owner}/{repo}/issues, DELETE /repos/{owner}/{repo}/labels/{id}
 FORGEJO_DELETE_REPO_LABEL = Declaration(
     steps=(
         Step(
@@ -289,6 +289,29 @@ FORGEJO_DELETE_REPO_LABEL = Declaration(
             ),
         ),
         Step(
+            id="twins",
+            operation=operations.ISSUE_LIST_LABELS,
+            path={"owner": "{owner}", "repo": "{repo}"},
+            when=(Condition(param="delete_mode", equals="safe"),),
+            after=("current",),
+            absent=Absent(
+                match={"name": "{current.name}"},
+                refuse=ErrorSpec(
+                    code="label_usage_unknown",
+                    message="Nothing was deleted: another label of the repository has this name, and Forgejo counts issues by label name (with two such labels, only those carrying both), so delete_mode safe cannot count this one's.",
+                    field="label_id",
+                    reason="another label of the repository has the same name",
+                    repair=Repair(
+                        next_step="review_label",
+                        tool="forgejo_get_repo_label",
+                        arguments={"owner": "{owner}", "repo": "{repo}", "label_id": "{label_id}"},
+                        alternative='To delete it anyway, call forgejo_delete_repo_label again with delete_mode "force": the label is then stripped from every issue and pull request, with no undo.',
+                    ),
+                ),
+                other_than={"id": "{current.id}"},
+            ),
+        ),
+        Step(
             id="usage",
             operation=operations.ISSUE_LIST_ISSUES,
             path={"owner": "{owner}", "repo": "{repo}"},
@@ -299,7 +322,7 @@ FORGEJO_DELETE_REPO_LABEL = Declaration(
                 total=True,
                 refuse=ErrorSpec(
                     code="label_in_use",
-                    message="{count} issue(s) or pull request(s) of the repository carry a label with this name, so delete_mode safe deleted nothing. Forgejo counts by name: a label of the same name made outside this server counts too.",
+                    message="{count} issue(s) or pull request(s) of the repository carry this label, so delete_mode safe deleted nothing.",
                     field="label_id",
                     reason="the label is still on issues or pull requests",
                     repair=Repair(
@@ -327,7 +350,7 @@ FORGEJO_DELETE_REPO_LABEL = Declaration(
             id="issuedeletelabel",
             operation=operations.ISSUE_DELETE_LABEL,
             path={"owner": "{owner}", "repo": "{repo}", "id": "{current.id}"},
-            after=("current", "usage"),
+            after=("current", "twins", "usage"),
             settle=Settle(against="current"),
         ),
     ),

@@ -55,7 +55,7 @@ TOOLS = (
         ),
         field_map={"color": "color", "description": "description", "name": "name"},
         echo_safe=("owner", "repo"),
-        toolset="repo_labels",
+        toolset="labels",
     ),
     DATA.tool(
         name="forgejo_delete_org_label",
@@ -77,6 +77,7 @@ TOOLS = (
         handler=DATA.tool_handler("forgejo_delete_repo_label"),
         operations=(
             operations.ISSUE_GET_LABEL,
+            operations.ISSUE_LIST_LABELS,
             operations.ISSUE_LIST_ISSUES,
             operations.ISSUE_DELETE_LABEL,
         ),
@@ -84,7 +85,7 @@ TOOLS = (
             read_only=False, open_world=True, destructive=True, idempotent=True
         ),
         echo_safe=("owner", "repo", "label_id", "delete_mode"),
-        toolset="repo_labels",
+        toolset="labels",
     ),
     DATA.tool(
         name="forgejo_edit_org_label",
@@ -114,7 +115,7 @@ TOOLS = (
         ),
         field_map={"color": "color", "description": "description", "name": "name"},
         echo_safe=("owner", "repo", "label_id"),
-        toolset="repo_labels",
+        toolset="labels",
     ),
     DATA.tool(
         name="forgejo_get_org_label",
@@ -130,7 +131,7 @@ TOOLS = (
         operations=(operations.ISSUE_GET_LABEL,),
         annotations=Annotations(read_only=True, open_world=True),
         echo_safe=("owner", "repo", "label_id"),
-        toolset="repo_labels",
+        toolset="labels",
     ),
     DATA.tool(
         name="forgejo_list_org_labels",
@@ -146,7 +147,7 @@ TOOLS = (
         operations=(operations.ISSUE_LIST_LABELS,),
         annotations=Annotations(read_only=True, open_world=True),
         echo_safe=("owner", "repo", "cursor"),
-        toolset="repo_labels",
+        toolset="labels",
     ),
 )
 
@@ -228,7 +229,7 @@ SERVER = ServerSpec(
     resources=RESOURCES,
     templates=TEMPLATES,
     toolsets={
-        "repo_labels": "A repository's own labels: list, read, create, edit, delete.",
+        "labels": "A repository's own labels: list, read, create, edit, delete.",
         "org_labels": "An organisation's labels, shared by all its repositories: list, read, create, edit, delete.",
     },
     forge=FORGEJO,

@@ -210,7 +210,8 @@ async def find_created(
             if created is None or created < since:
                 older_reached = older_reached or listing.newest_first
                 continue
-            if ("pull_request" in row or str(row.get("id")) in history.claimed
+            # a pull request's row carries pull_request (Forgejo's issues carry it as null)
+            if (row.get("pull_request") is not None or str(row.get("id")) in history.claimed
                     or not any(w.holds(created) for w in spans)
                     or (login is not None
                         and not _by(row, login, listing.author_field, ctx.forge.login_field))):

@@ -1,4 +1,5 @@
-"""Opt-in: forgejo-labels-mcp against a real Forgejo, over stdio, both protocol eras.
+"""Opt-in: forgejo-mcp (every toolset: labels and issues) against a real Forgejo, over stdio, both
+protocol eras.
 
 Skipped unless FORGEJO_URL (the instance's root, e.g. http://127.0.0.1:3000) and FORGEJO_TOKEN (a
 token with the `all` scope, or write:issue, write:organization, write:repository, read:user) are
@@ -60,7 +61,7 @@ def server_params() -> StdioServerParameters:
     env = {"PATH": os.environ.get("PATH", ""), "FORGEJO_API_URL": f"{URL}/api/v1",
            "FORGEJO_TOKEN": TOKEN, "GHMCP_CURSOR_SECRET": "real-forgejo",
            "GHMCP_ALLOW_INSECURE_API_URL": "1"}  # a loopback test instance speaks plain http
-    return StdioServerParameters(command=sys.executable, args=["-m", "forgejo_labels_mcp"],
+    return StdioServerParameters(command=sys.executable, args=["-m", "forgejo_mcp", "--toolsets", "all"],
                                  env=env, cwd=str(ROOT))
 
 
@@ -134,3 +135,63 @@ async def test_organisation_label_lifecycle(client: Client, forgejo: dict[str, s
     gone = await call(client, "forgejo_delete_org_label",
                       {"org": org, "label_id": made["label_id"], "delete_mode": "force"})
     assert gone["deleted_label"]["name"] == name
+
+
+def raw(path: str, method: str = "POST", **kw: Any) -> Any:
+    with httpx.Client(base_url=f"{URL}/api/v1", headers={"Authorization": f"token {TOKEN}"}, timeout=30) as api:
+        resp = api.request(method, path, **kw)
+        resp.raise_for_status()
+        return resp.json() if resp.content else None
+
+
+async def test_issue_lifecycle_by_name(client: Client, forgejo: dict[str, str]) -> None:
+    """Every issue tool against the real thing: labels, milestone and assignee by name on create,
+    the filters, the thread, labels added and removed by name in one update, the milestone
+    cleared (Forgejo's 0), the version check, idempotent comments."""
+    where = {"owner": forgejo["org"], "repo": forgejo["repo"]}
+    repo = f"/repos/{forgejo['org']}/{forgejo['repo']}"
+    tag = secrets.token_hex(2)
+    for name in (f"bug-{tag}", f"docs-{tag}", f"triage-{tag}"):
+        raw(f"{repo}/labels", json={"name": name, "color": "#d73a4a"})
+    milestone = raw(f"{repo}/milestones", json={"title": f"v1-{tag}"})
+    made = await call(client, "forgejo_create_issue", {
+        **where, "title": f"Crash {tag}", "body": "Steps", "labels": [f"bug-{tag}", f"triage-{tag}"],
+        "milestone": f"v1-{tag}", "assignee_logins": [forgejo["login"]], "idempotency_key": f"real-{tag}-1"})
+    issue = made["issue"]
+    assert sorted(issue["labels"]) == [f"bug-{tag}", f"triage-{tag}"] and issue["assignees"] == [forgejo["login"]]
+    assert issue["milestone"] == {"id": milestone["id"], "title": f"v1-{tag}"} and "ignored_fields" not in made
+    again = await call(client, "forgejo_create_issue", {
+        **where, "title": f"Crash {tag}", "body": "Steps", "labels": [f"bug-{tag}", f"triage-{tag}"],
+        "milestone": f"v1-{tag}", "assignee_logins": [forgejo["login"]], "idempotency_key": f"real-{tag}-1"})
+    assert again["issue"]["issue_number"] == issue["issue_number"]
+    unknown = await call(client, "forgejo_create_issue", {**where, "title": "x", "labels": ["no-such-label"]})
+    assert unknown["code"] == "label_not_found" and unknown["details"]["unknown"] == ["labels[0]"]
+
+    number = issue["issue_number"]
+    for args in ({"labels": [f"bug-{tag}", f"triage-{tag}"]}, {"milestones": [f"v1-{tag}"]},
+                 {"creator_login": forgejo["login"]}, {"assignee_login": forgejo["login"]}):
+        found = await call(client, "forgejo_search_issues", {**where, **args})
+        assert number in [row["issue_number"] for row in found["issues"]], args
+    refused = await call(client, "forgejo_search_issues", {**where, "labels": ["no-such-label"]})
+    assert refused["code"] == "label_not_found"
+
+    commented = await call(client, "forgejo_add_comment", {**where, "issue_number": number, "body": "On it.",
+                                                           "idempotency_key": f"real-{tag}-2"})
+    repeat = await call(client, "forgejo_add_comment", {**where, "issue_number": number, "body": "On it.",
+                                                        "idempotency_key": f"real-{tag}-2"})
+    assert repeat["comment"]["comment_id"] == commented["comment"]["comment_id"]
+    read = await call(client, "forgejo_get_issue", {**where, "issue_number": number})
+    assert [c["body"] for c in read["comments"]] == ["On it."]
+
+    updated = await call(client, "forgejo_update_issue", {
+        **where, "issue_number": number, "add_labels": [f"docs-{tag}"], "remove_labels": [f"triage-{tag}"],
+        "milestone": None, "expected_version": read["version"]})
+    assert updated["changed_fields"] == ["milestone", "labels"], updated
+    assert sorted(updated["issue"]["labels"]) == [f"bug-{tag}", f"docs-{tag}"] and updated["issue"]["milestone"] is None
+    stale = await call(client, "forgejo_update_issue", {**where, "issue_number": number, "state": "closed",
+                                                        "expected_version": read["version"]})
+    assert stale["code"] == "conflict"
+    closed = await call(client, "forgejo_update_issue", {**where, "issue_number": number, "state": "closed",
+                                                         "assignee_logins": []})
+    assert closed["issue"]["state"] == "closed" and closed["issue"]["assignees"] == []
+    assert raw(f"{repo}/issues/{number}", "GET")["milestone"] is None

@@ -92,6 +92,12 @@ async def test_pages_are_walked_to_the_end_and_pull_requests_never_match() -> No
     assert [r.url.params.get("page") for r in rec.requests[1:]] == ["1", "2"]
 
 
+async def test_an_issue_whose_pull_request_is_null_is_an_issue() -> None:
+    """Forgejo sends `pull_request: null` on every issue: the row is still the write."""
+    rec = github([gh(200, [row(2, "Done.", pull_request=None)])])
+    assert (await find(rec))["id"] == 2
+
+
 async def test_newest_first_stops_at_the_first_older_row() -> None:
     listing = Listing(LIST, PATH, query={"sort": "created"}, newest_first=True, author_param="creator")
     rec = github([gh(200, [row(2, "Done."), row(1, "Done.", at=START - timedelta(hours=1))], NEXT)])
