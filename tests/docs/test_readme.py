@@ -1,7 +1,8 @@
 """README.md cannot go stale: every client configuration in it is valid for its client's documented
 format and starts a server with flags and variables that server has; the toolset table is
-github-mcp's TOOLS.md; the surface table is what bench/surfaces.py measures now; the five-line
-toolset summary names the default set the server serves."""
+github-mcp's TOOLS.md, its dynamic row what the official client lists at start; the surface table
+is what bench/surfaces.py measures now; the limits table shows the runtime's defaults; the
+five-line toolset summary names the default set the server serves."""
 
 from __future__ import annotations
 
@@ -16,9 +17,13 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from bench.surfaces import rows
+from bench.toolsets import measure
+from ghmcp_runtime.calls.http_cache import Limits
+from ghmcp_runtime.core.concurrent import DEFAULT_INFLIGHT_PER_CALLER, MAX_CONCURRENT
 from ghmcp_runtime.core.forges import FORGES
 from ghmcp_runtime.serving import app
 from ghmcp_runtime.serving.environment import variables
+from ghmcp_runtime.stores.setting import DEFAULT_KEYS_PER_CALLER, DEFAULT_SHARED_KEYS
 from tests.support.servers import FORGE_SERVERS, ROOT, SERVERS
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -149,3 +154,31 @@ def test_the_five_lines_name_the_default_toolsets() -> None:
     line = next(x for x in README.splitlines() if x.startswith("uvx github-mcp  ") and "default" in x)
     named = tuple(re.split(r",\s*", line.split("default toolsets:")[1].strip()))
     assert named == github_mcp.default_toolsets
+
+
+@pytest.mark.anyio
+async def test_the_dynamic_row_is_what_the_client_lists_at_start() -> None:
+    measured = (await measure())["rows"]["--dynamic-toolsets at start"]
+    (row,) = [r for r in _table_rows(README, "toolset") if r[0] == "`--dynamic-toolsets` at start"]
+    assert (_number(row[3]), _number(row[4])) == (measured["tools"], measured["model_visible_bytes"])
+
+
+def _amount(cell: str) -> int:
+    """`1,000`, `4 MiB`, `16 MiB (2,048 entries …)` as a number."""
+    number, _, unit = cell.split(" (")[0].partition(" ")
+    return _number(number) * (1024 * 1024 if unit == "MiB" else 1)
+
+
+def test_the_limits_table_shows_the_runtimes_defaults() -> None:
+    defaults = {
+        "GHMCP_IDEMPOTENCY_KEYS_PER_CALLER": DEFAULT_KEYS_PER_CALLER,
+        "GHMCP_IDEMPOTENCY_SHARED_KEYS": DEFAULT_SHARED_KEYS,
+        "GHMCP_HTTP_CACHE_MAX_BYTES_PER_CALLER": Limits().max_bytes_per_caller,
+        "GHMCP_HTTP_CACHE_MAX_BYTES": Limits().max_bytes,
+        "GHMCP_MAX_INFLIGHT_PER_CALLER": DEFAULT_INFLIGHT_PER_CALLER,
+        "GHMCP_MAX_CONCURRENT": MAX_CONCURRENT,
+    }
+    shown = {re.findall(r"`(GHMCP_[A-Z_]+)`", r[3])[0]: r[1] for r in _table_rows(README, "what")}
+    assert set(shown) == set(defaults)
+    assert {k: _amount(v) for k, v in shown.items()} == defaults
+    assert f"{Limits().max_entries:,} entries in memory" in shown["GHMCP_HTTP_CACHE_MAX_BYTES"]
