@@ -7,7 +7,7 @@ from ghmcp_runtime.core.model import StaticResource
 from ghmcp_runtime.serving.forge_server import forge_server
 from ghmcp_runtime.serving.package_data import PackageData
 
-FINGERPRINT = "forgejo-mcp@0.1.0+0e6740c366e9"
+FINGERPRINT = "forgejo-mcp@0.1.0+3798528bd213"
 DATA = PackageData(__package__)
 SUMMARY = "Server: a Forgejo (or Gitea) instance through toolsets, one area each (listed below); --toolsets, or the X-MCP-Toolsets header over HTTP, chooses them.\nErrors: tool failures are isError results whose structuredContent is {code, message, details?, temporary, retry_after_ms, repair?, request_id, fingerprint}; branch on code. Every tool's codes, with retryability and repair, are in the error catalog (forgejo://server/errors). Values you sent (names, descriptions) are never echoed back.\nProtocol revisions: 2026-07-28 and 2025-11-25."
 DEFAULT_TOOLSETS = ("issues", "labels", "org_labels")

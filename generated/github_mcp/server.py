@@ -10,7 +10,7 @@ from github_pulls_mcp.server import SERVER as GITHUB_PULLS_MCP
 from github_repos_mcp.server import SERVER as GITHUB_REPOS_MCP
 from github_sub_issues_mcp.server import SERVER as GITHUB_SUB_ISSUES_MCP
 
-FINGERPRINT = "github-mcp@0.1.0+ba733662d5c0"
+FINGERPRINT = "github-mcp@0.1.0+3336d1b3af87"
 DATA = PackageData(__package__)
 SUMMARY = "Server: GitHub through toolsets, one area each (listed below); --toolsets, or the X-MCP-Toolsets header over HTTP, chooses them.\nCredential: GITHUB_TOKEN (stdio) or the client's Authorization bearer token (HTTP). Writes need the `repo` scope (`public_repo` for public repositories), and some push access. No token gives missing_credential, a rejected one invalid_credential, a missing scope insufficient_scope with details.required_scopes, no push access no_push_access.\nErrors: tool failures are isError results whose structuredContent is {code, message, details?, temporary, retry_after_ms, repair?, request_id, fingerprint}; branch on code. Every tool's codes, with retryability and repair, are in the error catalog (github://server/errors). Values you sent (titles, bodies, queries, label names, logins) are never echoed back.\nProtocol revisions: 2026-07-28 and 2025-11-25."
 DEFAULT_TOOLSETS = (

@@ -147,6 +147,7 @@ ALLOWED_IMPORTS = frozenset({
     "json", "importlib", "typing", "ghmcp_runtime", "ghmcp_runtime.guards.rules", "", "server",
     ".server", "ghmcp_runtime.core.declared", "ghmcp_runtime.engine.runner",
     "ghmcp_runtime.serving.package_data",
+    "ghmcp_runtime.core.forges",  # a server of another forge names its profile (FORGEJO)
 })
 FORBIDDEN_NAMES = frozenset({"os", "system", "exec", "eval", "__import__", "subprocess",
                              "compile", "open", "getattr", "globals", "breakpoint"})

@@ -34,11 +34,12 @@ from gen_support import (
     write_tree,
 )
 
-from generator.catalog import BUILTIN_CODES
+from generator.catalog import builtin_codes
 from generator.diagnostics import Level
 from generator.io import compare, write
 from generator.pipeline import generate, load_inputs
 from generator.spec import REPO_ROOT
+from ghmcp_runtime.core.forges import FORGES
 
 CASES = golden_cases()
 UPDATING = os.environ.get(UPDATE_ENV) == "1"
@@ -151,22 +152,34 @@ print(json.dumps(out))
         got = loaded[name]
         server = raw["server"]
         assert (got["name"], got["title"], got["version"], got["api_version"]) == (
-            server["name"], server["title"], server["version"], server["api_version"])
+            server["name"], server["title"], server["version"], server.get("api_version"))
         # the summary, then the capability fingerprint line
         assert got["instructions"].startswith(server["summary"].strip() + "\n")
         declared = {k: [v["description"].strip(), v["repair"].strip()]
                     for k, v in raw["error_codes"].items()}
         assert {k: got["codes"][k] for k in declared} == declared
+        builtin = builtin_codes(FORGES[server.get("forge", "github")])  # in the forge's words
         for code in set(got["codes"]) - set(declared):  # built-in codes some tool can emit
-            assert got["codes"][code] == [BUILTIN_CODES[code].description, BUILTIN_CODES[code].repair]
+            assert got["codes"][code] == [builtin[code].description, builtin[code].repair]
         # each tool's codes, read from errors.json at import, are the generator's (MANIFEST)
         built = json.loads(_files(c)[f"{name}/MANIFEST.json"])["error_codes"]
         assert {t: v["codes"] for t, v in got["tools"].items()} == built
         for tool in raw["tools"]:
             assert got["tools"][tool["name"]]["title"] == tool["title"]
             assert got["tools"][tool["name"]]["description"].startswith(tool["description"].strip())
-            called = tool.get("operations") or [step["call"] for step in tool["steps"]]
+            called = tool.get("operations") or sorted(set(_calls(tool)))
             assert sorted(got["tools"][tool["name"]]["ops"]) == sorted(called)
+
+
+def _calls(declared: Any) -> list[str]:
+    """Every operation a tool's declaration calls: its steps, and what they and its parameters
+    (a `resolve`, an update's add/remove requests) call."""
+    if isinstance(declared, dict):
+        own = [v for k, v in declared.items() if k == "call" and isinstance(v, str)]
+        return own + [c for v in declared.values() for c in _calls(v)]
+    if isinstance(declared, list):
+        return [c for v in declared for c in _calls(v)]
+    return []
 
 
 # -- the hostile case ----------------------------------------------------------------------
@@ -264,8 +277,10 @@ def test_shape_projection_rules() -> None:
     tool = {t["name"]: t for t in json.loads(files["golden_shapes_mcp/tools.json"])["tools"]}
     row = tool["demo_get_issue"]["outputSchema"]["oneOf"][0]["properties"]["issue"]
     assert row["additionalProperties"] is False
-    # the presence rule: a full row (no `detail` parameter) has every field, null when empty
-    assert set(row["required"]) == set(row["properties"])
+    # the presence rule: a full row (no `detail` parameter) has every field, null when empty;
+    # the runtime's preview_empty only when the preview is null (issue 34)
+    assert set(row["required"]) == set(row["properties"]) - {"preview_empty"}
+    assert row["properties"]["preview_empty"] == {"type": "string", "enum": ["body_empty", "hidden"]}
     assert set(row["properties"]["milestone"]["properties"]) == {"number", "title", "state"}
     assert row["properties"]["milestone"]["additionalProperties"] is False
     assert row["properties"]["milestone"]["type"] == ["object", "null"]
