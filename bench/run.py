@@ -749,7 +749,7 @@ def environment(peer: dict[str, str]) -> dict[str, Any]:
 
 
 SECTIONS = ("generation", "cold_start", "surface", "per_call", "response_size", "http", "roundtrips",
-            "agent_trial", "rate_limit", "untrusted_text", "coverage_surface", "forge")
+            "agent_trial", "rate_limit", "untrusted_text", "coverage_surface", "forge", "forgejo_round_trips")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -773,7 +773,7 @@ def main(argv: list[str] | None = None) -> int:
     quiet_stderr()
     results: dict[str, Any] = json.loads(RESULTS.read_text()) if only else {}
     # sections that need neither the peer nor the fake
-    local = {"generation", "untrusted_text", "coverage_surface", "forge"}
+    local = {"generation", "untrusted_text", "coverage_surface", "forge", "forgejo_round_trips"}
     peer_py = ensure_peer_venv() if wanted - local else Path()
     spec = trimmed_spec() if wanted - local else Path()
     reps = 5
@@ -839,6 +839,11 @@ def main(argv: list[str] | None = None) -> int:
     if "forge" in wanted:
         results["forge"] = bench_forge(args.quick)
         lap("forge")
+    if "forgejo_round_trips" in wanted:
+        from bench.forgejo_round_trips import results as forgejo_round_trips
+
+        results["forgejo_round_trips"] = forgejo_round_trips()
+        lap("forgejo_round_trips")
     if "agent_trial" in wanted:
         from bench.agent_trial import compare
 
