@@ -13,7 +13,10 @@ reported under `code`):
 * triage: one issue gets a comment and a label swapped;
 * batch: reopen and tag every closed issue that mentions a word, then file a summary issue; add
   a label to every open issue by a user that lacks it; assign every open issue with a label that
-  nobody is assigned to; close every open issue with a comment.
+  nobody is assigned to; close every open issue with a comment;
+* issue 34 added: close every open issue with a label and say why in a comment on each (batch);
+  move every open issue of one milestone to another (batch); read an "issue" whose number is a
+  pull request's (single: the agent must learn that it is one, and where it is).
 
 Our agent is a fixed policy, not a model. It adapts to what the surface offers, the way a careful
 agent does, so the same script runs against any version of the server:
@@ -25,7 +28,11 @@ agent does, so the same script runs against any version of the server:
 * on label_not_found it calls the repair's tool, unless the repair's alternative names
   github_create_label: then it creates the label at once;
 * a batch goes through github_update_issues when the server has it, else one update per issue
-  found by a search;
+  found by a search; a batch that also comments passes `comment` when the batch takes it, else
+  comments on each changed issue; a milestone filter goes in `match` when the search takes
+  `milestone`, else the agent finds the rows by milestone title on a search of open issues;
+* given a number that may be a pull request's, it reads it; an is_pull_request answer says so
+  (details.url), while an issue_not_found one sends it to its repair (a search), where it looks;
 * a wrong guess is a failed end-state check, never an exception.
 
 The peer's sequence (bench/peer_fastmcp.py `trial`, in bench/.peer-venv) is the fewest calls an
@@ -65,6 +72,8 @@ NEW_LABEL = "needs-repro"
 EXPORT_ISSUES = [("CSV export drops the header row", "The export writes rows but no header.", ["bug"]),
                  ("Export button missing on mobile", "On phones the export menu entry is gone.", ["enhancement"]),
                  ("Exported dates are in UTC", "Users expect local time in the export.", [])]
+STALE = ("Widget drag is sluggish", "Old tooltip text", "Sidebar flickers")  # labelled stale, open
+MOVING = ("Beta feedback form", "Beta onboarding tour")  # open, in milestone v0.9; one closed stays
 PLAN: dict[str, Any] = {  # what each task asks, shared with the peer's sequence
     "find": "Safari login redirect", "milestone": "v1.1", "new_title": NEW_TITLE, "comment": COMMENT,
     "close": "Support multiple boards", "new_label": NEW_LABEL,
@@ -74,10 +83,14 @@ PLAN: dict[str, Any] = {  # what each task asks, shared with the peer's sequence
                "summary": "Reopened after the CSV rewrite:"},
     "tag": {"author": "jane-doe", "label": "community"},
     "assign": {"label": "enhancement", "login": "monalisa"},
+    "stale": {"label": "stale", "comment": "Closing as stale: reopen it with fresh steps if it still happens."},
+    "move": {"from": "v0.9", "to": "v1.1"},
+    "pr": 0,  # set by trial_fake: a pull request's number, asked for as an issue
 }
 KINDS = {"find": "single", "read": "single", "create": "single", "comment": "single", "close": "single",
          "new label": "single", "triage": "triage", "reopen": "batch", "tag": "batch",
-         "assign": "batch", "close commented": "batch"}
+         "assign": "batch", "close commented": "batch", "close stale": "batch", "move milestone": "batch",
+         "pr number": "single"}
 
 
 def trial_fake() -> FakeGitHub:
@@ -90,6 +103,14 @@ def trial_fake() -> FakeGitHub:
     jane = [i for i in fake.issues(OWNER, REPO, pull_requests=False) if i.author == "jane-doe" and i.state == "open"]
     fake.get_issue(OWNER, REPO, jane[0].number).label_ids.append(
         next(lb.id for lb in fake.labels(OWNER, REPO) if lb.name == "community"))
+    fake.add_label(OWNER, REPO, PLAN["stale"]["label"], "cccccc")
+    for title in STALE:
+        fake.add_issue(OWNER, REPO, title, "Seen once, months ago.", labels=[PLAN["stale"]["label"]], author="hubot")
+    v09 = fake.add_milestone(OWNER, REPO, PLAN["move"]["from"])
+    for title in MOVING:
+        fake.add_issue(OWNER, REPO, title, "For the beta.", author="hubot", milestone=v09)
+    fake.add_issue(OWNER, REPO, "Beta signup page", "Done.", author="hubot", milestone=v09, state="closed")
+    PLAN["pr"] = next(i.number for i in fake.issues(OWNER, REPO) if i.is_pull_request)
     fake.checkpoint()
     return fake
 
@@ -100,6 +121,7 @@ class Agent:
     schemas: dict[str, Any]
     task: str = ""
     calls: list[dict[str, Any]] = field(default_factory=list)
+    learned: dict[str, Any] = field(default_factory=dict)  # what a read task concluded
 
     async def call(self, tool: str, **args: Any) -> dict[str, Any]:
         result = await self.client.call_tool(tool, {**REPO_ARGS, **args})
@@ -157,6 +179,39 @@ class Agent:
             await self.call("github_update_issue", issue_number=row["issue_number"], **change)
         return [r["issue_number"] for r in rows]
 
+    def takes(self, tool: str, param: str) -> bool:
+        return param in self.schemas.get(tool, {}).get("inputSchema", {}).get("properties", {})
+
+    async def each_with_comment(self, match: dict[str, Any], change: dict[str, Any], comment: str) -> None:
+        """`change` on every issue `match` finds, and `comment` on each one changed."""
+        if self.takes("github_update_issues", "comment"):
+            await self.each(match, {**change, "comment": comment})
+            return
+        for number in await self.each(match, change):
+            await self.call("github_add_comment", issue_number=number, body=comment)
+
+    async def milestone_match(self, title: str) -> dict[str, Any]:
+        """Filters finding the open issues of the milestone `title`."""
+        if self.takes("github_search_issues", "milestone"):
+            return {"milestone": title}
+        rows = (await self.call("github_search_issues", state="open"))["issues"]
+        numbers = [r["issue_number"] for r in rows if (r.get("milestone") or {}).get("title") == title]
+        return {"issue_numbers": numbers}
+
+    async def read_number(self, number: int) -> None:
+        """Read `number`, which may be a pull request's; note what it is."""
+        answer = await self.call("github_get_issue", issue_number=number)
+        if answer.get("code") == "is_pull_request":
+            self.learned["pr"] = answer["details"]["url"]
+            return
+        if answer.get("code") == "issue_not_found" and "repair" in answer:  # look where it points
+            rows = (await self.call(answer["repair"]["tool"], **{
+                k: v for k, v in answer["repair"]["arguments"].items() if k not in REPO_ARGS}))["issues"]
+            if all(r["issue_number"] != number for r in rows) and "pull request" in answer["message"]:
+                self.learned["pr"] = "a pull request"  # the message said so; the search could not
+            return
+        self.learned["pr"] = answer.get("issue", {}).get("url")
+
 
 async def tasks(agent: Agent) -> None:
     agent.task = "find"
@@ -195,6 +250,19 @@ async def tasks(agent: Agent) -> None:
     await agent.each({"labels": [assign["label"]], "missing": ["assignee"]}, {"add_assignees": [assign["login"]]})
     agent.task = "close commented"
     await agent.each({"min_comments": 1}, {"state": "closed"})
+    agent.task = "close stale"
+    stale = PLAN["stale"]
+    await agent.each_with_comment({"labels": [stale["label"]]}, {"state": "closed", "state_reason": "not_planned"},
+                                  stale["comment"])
+    agent.task = "move milestone"
+    move = PLAN["move"]
+    target = await agent.milestone_match(move["from"])
+    if "issue_numbers" in target:
+        await agent.call("github_update_issues", issue_numbers=target["issue_numbers"], milestone=move["to"])
+    else:
+        await agent.each(target, {"milestone": move["to"]})
+    agent.task = "pr number"
+    await agent.read_number(PLAN["pr"])
 
 
 @dataclass(frozen=True)
@@ -219,7 +287,7 @@ def before(fake: FakeGitHub) -> Before:
         jane_open=frozenset(i.number for i in open_ if i.author == "jane-doe"),
         commented_open=frozenset(commented - {boards}),
         uncommented_open=frozenset(i.number for i in open_ if not i.comments and i.number not in commented
-                                   and i.number != boards),
+                                   and i.number != boards and i.title not in STALE),  # closed later
         export=frozenset(i.number for i in issues if i.title in reopened),
         unassigned=frozenset(i.number for i in issues if not i.assignees and i.number != boards
                              and (i.state == "open" or i.title in reopened)  # by the reopen task
@@ -227,7 +295,7 @@ def before(fake: FakeGitHub) -> Before:
         assignees={i.number: list(i.assignees) for i in issues})
 
 
-def checks(fake: FakeGitHub, was: Before) -> dict[str, bool]:
+def checks(fake: FakeGitHub, was: Before, learned: dict[str, Any]) -> dict[str, bool]:
     """The end-state checks, read from the fake directly."""
     issues = {i.number: i for i in fake.issues(OWNER, REPO, pull_requests=False)}
     by_title = {i.title: i for i in issues.values()}
@@ -265,6 +333,14 @@ def checks(fake: FakeGitHub, was: Before) -> dict[str, bool]:
                                      if n in was.assignees and n not in was.unassigned),
         "close commented: all closed": all(issues[n].state == "closed" for n in was.commented_open),
         "close commented: no other": all(issues[n].state == "open" for n in was.uncommented_open),
+        "close stale: closed as not planned": all((by_title[t].state, by_title[t].state_reason) == ("closed", "not_planned")
+                                                  for t in STALE),
+        "close stale: one comment each, as written": all(
+            [c.body for c in fake.comments(OWNER, REPO, by_title[t].number)] == [PLAN["stale"]["comment"]] for t in STALE),
+        "move milestone: open ones moved": all(titles.get(by_title[t].milestone or 0) == PLAN["move"]["to"] for t in MOVING),
+        "move milestone: closed one stays": titles.get(by_title["Beta signup page"].milestone or 0) == PLAN["move"]["from"],
+        "pr number: known to be a pull request": learned.get("pr") in (
+            f"https://github.com/{OWNER}/{REPO}/pull/{PLAN['pr']}", "a pull request"),
     }
 
 
@@ -295,7 +371,7 @@ async def ours(fake: FakeGitHub) -> dict[str, Any]:
         agent = Agent(client, schemas)
         try:
             await tasks(agent)
-            results = checks(fake, was)
+            results = checks(fake, was, agent.learned)
         except (KeyError, StopIteration, ValueError, TypeError) as exc:
             results = {f"script stopped: {type(exc).__name__}": False}
     return {"server": SERVER.fingerprint, **summarize(agent.calls, tools_bytes, results)}
@@ -313,7 +389,7 @@ def peer(fake: FakeGitHub) -> dict[str, Any]:
                              text=True, check=True)
     run = json.loads(out.stdout.strip().splitlines()[-1])
     return {"server": "FastMCP 4.1.6 OpenAPI provider", **summarize(run["calls"], run["tools_list_bytes"],
-                                                                       checks(fake, was))}
+                                                                       checks(fake, was, run["learned"]))}
 
 
 def compare() -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """Requests and sequential round trips of each forgejo-issues-mcp tool against a slow Forgejo.
 
     .venv/bin/python bench/forgejo_round_trips.py [--latency 0.05]     # prints a Markdown table
+    make bench ONLY=forgejo_round_trips                                # into docs/BENCHMARKS.md
 
 The Forgejo fake (`fakeforgejo`, seeded with `demo_fake()`) answers every request after a fixed
 delay and records when each request arrived and when its answer left (`fake.timeline`). The
@@ -30,6 +31,9 @@ from ghmcp_runtime.core.forges import FORGEJO  # noqa: E402
 from ghmcp_runtime.serving.app import Settings, build_server  # noqa: E402
 
 API = "https://forgejo.test/api/v1"
+# github-issues-mcp's tools doing what the five Forgejo issue tools do
+GITHUB_COUNTERPARTS = ("github_search_issues", "github_get_issue", "github_create_issue", "github_update_issue",
+                       "github_add_comment")
 WHERE = {"owner": ORG, "repo": REPO}
 TASKS: list[tuple[str, str, dict[str, Any]]] = [
     ("search by a label and two milestones", "forgejo_search_issues",
@@ -63,6 +67,19 @@ async def measure(latency: float) -> list[tuple[str, str, list[str], int]]:
             out.append((what, tool, ops, critical_path(spans)))
     fake.assert_no_violations()
     return out
+
+
+def results(latency: float = 0.05) -> dict[str, Any]:
+    """What bench/run.py keeps in results.json: each task's requests and round trips, and what a
+    model reads of the server's tools."""
+    from bench.surfaces import model_visible_bytes
+    from github_issues_mcp import SERVER as GITHUB_ISSUES
+
+    rows = asyncio.run(measure(latency))
+    return {"latency_s": latency, "model_visible_bytes": model_visible_bytes(SERVER),
+            "github_counterparts_bytes": model_visible_bytes(GITHUB_ISSUES, GITHUB_COUNTERPARTS),
+            "tasks": [{"what": what, "tool": tool, "operations": ops, "sequential": sequential}
+                      for what, tool, ops, sequential in rows]}
 
 
 def main() -> None:

@@ -173,7 +173,25 @@ async def _trial(spec_path: str, base_url: str, token: str, plan: dict[str, Any]
         for row in rows:
             if "pull_request" not in row and row["comments"] > 0:
                 await call("close commented", "issuesupdate", issue_number=row["number"], state="closed")
-    return {"tools_list_bytes": tools_bytes, "calls": call.log}
+        # issue 34: close every open issue with a label, with a comment on each
+        stale = plan["stale"]
+        rows = await call("close stale", "issueslist_for_repo", state="open", labels=stale["label"], per_page=100)
+        for row in rows:
+            if "pull_request" not in row:
+                await call("close stale", "issuesupdate", issue_number=row["number"], state="closed",
+                           state_reason="not_planned")
+                await call("close stale", "issuescreate_comment", issue_number=row["number"], body=stale["comment"])
+        # move the open issues of one milestone to another (numbers from the create task's list)
+        move = plan["move"]
+        source, target = (next(m["number"] for m in milestones if m["title"] == move[k]) for k in ("from", "to"))
+        rows = await call("move milestone", "issueslist_for_repo", state="open", milestone=str(source), per_page=100)
+        for row in rows:
+            if "pull_request" not in row:
+                await call("move milestone", "issuesupdate", issue_number=row["number"], milestone=target)
+        # a pull request's number asked for as an issue: the issue API answers it, marked
+        read = await call("pr number", "issuesget", issue_number=plan["pr"])
+        learned = {"pr": read.get("html_url") if "pull_request" in read else None}
+    return {"tools_list_bytes": tools_bytes, "calls": call.log, "learned": learned}
 
 
 async def _code_trial(spec_path: str, base_url: str, token: str, plan: dict[str, Any]) -> dict[str, Any]:

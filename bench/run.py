@@ -750,7 +750,7 @@ def environment(peer: dict[str, str]) -> dict[str, Any]:
 
 
 SECTIONS = ("generation", "cold_start", "surface", "per_call", "response_size", "http", "roundtrips",
-            "agent_trial", "rate_limit", "untrusted_text", "coverage_surface", "forge")
+            "agent_trial", "rate_limit", "untrusted_text", "coverage_surface", "forge", "forgejo_round_trips")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -775,7 +775,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = json.loads(RESULTS.read_text()) if only else {}
     # sections that need neither the peer nor the fake (surface: FastMCP's figures come from the
     # cold-start run, and are kept from the last one without it)
-    local = {"generation", "untrusted_text", "coverage_surface", "forge", "surface"}
+    local = {"generation", "untrusted_text", "coverage_surface", "forge", "forgejo_round_trips", "surface"}
     peer_py = ensure_peer_venv() if wanted - local else Path()
     spec = trimmed_spec() if wanted - local else Path()
     reps = 5
@@ -841,6 +841,11 @@ def main(argv: list[str] | None = None) -> int:
     if "forge" in wanted:
         results["forge"] = bench_forge(args.quick)
         lap("forge")
+    if "forgejo_round_trips" in wanted:
+        from bench.forgejo_round_trips import results as forgejo_round_trips
+
+        results["forgejo_round_trips"] = forgejo_round_trips()
+        lap("forgejo_round_trips")
     if "agent_trial" in wanted:
         from bench.agent_trial import compare
 

@@ -8,8 +8,12 @@ syntax"):
 * kind and state: `is:`/`type:` (issue, pr, pull-request), `is:`/`state:` (open, closed), `is:`
   locked, unlocked, merged, unmerged, draft, public, private; `reason:` (completed, "not planned",
   duplicate); `draft:true|false`; `archived:true|false` (no fake repository is archived);
-* text: bare words and quoted phrases, case-insensitive substrings of the title, body and comments,
-  or of the parts `in:` names (`in:title,body`: a comma list of title, body, comments);
+* text: bare words and quoted phrases match whole words, in any case, of the title, body and
+  comments, or of the parts `in:` names (`in:title,body`: a comma list of title, body,
+  comments). Search matches words, never parts of words ("export" does not find "exporter"),
+  with some stemming for plurals ("features" finds "feature"; GitHub staff, todogroup/gh-issues#70);
+  punctuation separates words, so `with-ghc` needs both words (isaacs/github#573). The fake
+  stems a trailing -s only; a quoted phrase needs its words in a row;
 * people: `author:`, `assignee:` (`*` = anyone), `mentions:`, `commenter:`, `involves:`, each also
   `@me` (the token's login);
 * metadata: `label:x`, `label:"multi word"`, `label:a,b` and `label:"a b","c"` (= any of them;
@@ -86,6 +90,7 @@ class Term:
     key: str | None  # None = free text
     value: str
     negated: bool = False
+    phrase: bool = False  # free text in quotes: its words in a row
 
 
 @dataclass
@@ -161,7 +166,7 @@ def parse(q: str) -> Query:
             query.terms.append(Term(key, value, negated))
             continue
         if m.group("phrase") is not None:
-            query.terms.append(Term(None, _unquote(m.group("phrase")), negated))
+            query.terms.append(Term(None, _unquote(m.group("phrase")), negated, phrase=True))
             continue
         text = m.group(0)[1:] if m.group("neg") else m.group(0)
         if text == "AND":
@@ -323,7 +328,19 @@ def _qualifier(term: Term, repo: Repo, item: Issue, actor: str | None, state: St
     return True  # `in:` is applied to text terms
 
 
-def _text_fields(query: Query, item: Issue) -> list[str]:
+_WORD = re.compile(r"\w+")
+
+
+def words(text: str) -> list[str]:
+    """A text as search indexes it: words (runs of letters, digits and _), any case, a plural's
+    trailing s dropped (not a double s: "class" stays)."""
+    out = []
+    for word in _WORD.findall(text.casefold()):
+        out.append(word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word)
+    return out
+
+
+def _text_fields(query: Query, item: Issue) -> list[list[str]]:
     named = {part for v in query.values("in") for part in v.lower().split(",")}
     where = named or {"title", "body", "comments"}
     fields: list[str] = []
@@ -333,7 +350,14 @@ def _text_fields(query: Query, item: Issue) -> list[str]:
         fields.append(item.body or "")
     if "comments" in where:
         fields.extend(c.body for c in item.comments)
-    return [f.casefold() for f in fields]
+    return [words(f) for f in fields]
+
+
+def _contains(field: list[str], wanted: list[str], phrase: bool) -> bool:
+    if not phrase:
+        return all(w in field for w in wanted)
+    n = len(wanted)
+    return any(field[i:i + n] == wanted for i in range(len(field) - n + 1))
 
 
 def matches(query: Query, state: State, repo: Repo, item: Issue, actor: str | None = None) -> bool:
@@ -349,7 +373,8 @@ def matches(query: Query, state: State, repo: Repo, item: Issue, actor: str | No
         if term.key is None:
             if texts is None:
                 texts = _text_fields(query, item)
-            found = any(term.value.casefold() in t for t in texts)
+            wanted = words(term.value)
+            found = bool(wanted) and any(_contains(t, wanted, term.phrase) for t in texts)
         else:
             found = _qualifier(term, repo, item, actor, state)
         if found == term.negated:

@@ -12,10 +12,10 @@ from typing import Any
 from generator.declare import condition
 from generator.diagnostics import closest
 from generator.ir import IROutputField, IRParam, IRTool, JSONObject
-from generator.overrides import BatchDef, ConfirmDef, ToolDef
+from generator.overrides import BatchCommentDef, BatchDef, BatchShowsDef, ConfirmDef, ToolDef
 from generator.recipe_base import Counted, Loc, Report
 from generator.schemas import python_type, schema_types
-from ghmcp_runtime.core.declared import Batch, BatchSource, Confirm, Resolve
+from ghmcp_runtime.core.declared import Batch, BatchComment, BatchSource, Confirm, Resolve
 from ghmcp_runtime.core.errors import ENVELOPE_OUTPUT_SCHEMA
 from ghmcp_runtime.core.refs import references
 
@@ -111,6 +111,8 @@ def build_batch(tool: ToolDef, loc: Loc, params: Sequence[IRParam], tools: Mappi
         report((*bloc, "dry_run"), f"{raw.dry_run!r} is not a boolean parameter",
                "declare it with type: boolean, default: false")
     confirm = build_confirm(raw.confirm, (*bloc, "confirm"), set(names), report) if raw.confirm else None
+    shown = _shows(raw.shows, each, (*bloc, "shows"), report) if raw.shows else {}
+    comment = _comment(raw.comment, tool, names, tools, (*bloc, "comment"), report) if raw.comment else None
     source, filters = None, None
     if raw.source is not None:
         built = _source(raw, tools, names, (*bloc, "source"), report)
@@ -122,6 +124,8 @@ def build_batch(tool: ToolDef, loc: Loc, params: Sequence[IRParam], tools: Mappi
     if filters is not None:
         out_params.append(filters)
     codes = set(each.error_codes) | BATCH_CODES | ({"confirmation_declined"} if confirm else set())
+    if comment is not None:
+        codes |= set(comment[1].error_codes)
     if source is not None:
         codes |= set(tools[source.tool].error_codes)
     declaration = Batch(
@@ -131,11 +135,74 @@ def build_batch(tool: ToolDef, loc: Loc, params: Sequence[IRParam], tools: Mappi
         dry_run=raw.dry_run, cursor=raw.cursor, key=raw.key, scope=tuple(raw.scope),
         max_items=raw.max_items, resolve=resolve, confirm=confirm,
         defaults={p.name: p.schema["default"] for p in params if "default" in p.schema},
-        transforms={p.name: p.transform for p in params if p.transform})
+        transforms={p.name: p.transform for p in params if p.transform},
+        shows_from=raw.shows.source if raw.shows else None, shows=tuple(shown),
+        comment=comment[0] if comment else None)
     item_schema = {k: v for k, v in each_params[raw.item].items() if k in ("type", "minimum")}
     return BuiltBatch(declaration, tuple(out_params),
-                      batch_outputs(raw, item_schema, declaration.ignored is not None, source is not None),
+                      batch_outputs(raw, item_schema, declaration.ignored is not None, source is not None,
+                                    shown, comment[2] if comment else None),
                       frozenset(codes))
+
+
+def _shows(raw: BatchShowsDef, each: IRTool, loc: Loc, report: Report) -> dict[str, JSONObject]:
+    """Field -> schema of what a changed item's row shows of `each`'s answer object."""
+    holder = each.success_schema["properties"].get(raw.source, {})
+    props = holder.get("properties") if holder.get("type") == "object" else None
+    if props is None:
+        report((*loc, "from"), f"{each.name} answers no object {raw.source!r}",
+               f"its outputs: {', '.join(each.success_schema['properties'])}")
+        return {}
+    out: dict[str, JSONObject] = {}
+    for k, name in enumerate(raw.fields):
+        if name not in props:
+            guess = closest(name, list(props))
+            report((*loc, "fields", k), f"{each.name}'s {raw.source} has no field {name!r}",
+                   f"did you mean {guess!r}?" if guess else f"its fields: {', '.join(props)}")
+        elif name not in holder.get("required", []):
+            report((*loc, "fields", k), f"{each.name}'s {raw.source} does not always carry {name!r}",
+                   "show fields its answer always has (include them in its row)")
+        else:
+            out[name] = {k2: v for k2, v in props[name].items() if k2 != "description"}
+    return out
+
+
+def _comment(raw: BatchCommentDef, tool: ToolDef, names: Mapping[str, IRParam], tools: Mapping[str, IRTool],
+             loc: Loc, report: Report) -> tuple[BatchComment, IRTool, JSONObject] | None:
+    """The comment a batch posts on each changed item, checked against the tool that posts it;
+    with the tool and the schema of the id its answer gives."""
+    posting = _tool(raw.tool, tools, (*loc, "tool"), report)
+    if posting is None:
+        return None
+    before = Counted(report)
+    params = posting.input_schema["properties"]
+    if posting.toolset != tool.toolset:
+        before.report((*loc, "tool"), f"{raw.tool} is in toolset {posting.toolset!r}, this batch in "
+                      f"{tool.toolset!r}", "post through a tool of the batch's toolset")
+    if raw.param not in names or "string" not in schema_types(names[raw.param].schema):
+        before.report((*loc, "param"), f"{raw.param!r} is not a text parameter of {tool.name}",
+                      "declare it (type: string) and name it here")
+    for key in (raw.body, *([raw.key] if raw.key else []), *raw.arguments):
+        if key not in params:
+            before.report((*loc, "arguments" if key in raw.arguments else "body" if key == raw.body else "key"),
+                          f"{raw.tool} has no parameter {key!r}", f"its parameters: {', '.join(params)}")
+    for key, value in raw.arguments.items():
+        for ref in references(value):
+            if ref.path[0] not in names:
+                before.report((*loc, "arguments", key), f"template reads {ref.path[0]!r}: not a parameter",
+                              f"parameters are: {', '.join(sorted(names))}")
+    node: Any = posting.success_schema
+    for step in raw.id.split("."):
+        node = node.get("properties", {}).get(step) if isinstance(node, dict) else None
+    if not isinstance(node, dict) or not schema_types(node) & {"integer", "string"}:
+        before.report((*loc, "id"), f"{raw.id!r} is not an id in {raw.tool}'s answer",
+                      "a dotted path to an integer or string, e.g. comment.comment_id")
+    if before.count:
+        return None
+    assert isinstance(node, dict)
+    built = BatchComment(param=raw.param, tool=raw.tool, body=raw.body, arguments=dict(raw.arguments),
+                         key=raw.key, id=tuple(raw.id.split(".")))
+    return built, posting, {k: v for k, v in node.items() if k != "description"}
 
 
 def _tool(name: str, tools: Mapping[str, IRTool], loc: Loc, report: Report) -> IRTool | None:
@@ -221,8 +288,9 @@ def _typed(schema: JSONObject) -> JSONObject:
     return out
 
 
-def batch_outputs(raw: BatchDef, item_schema: JSONObject, ignored: bool,
-                  listing: bool) -> tuple[IROutputField, ...]:
+def batch_outputs(raw: BatchDef, item_schema: JSONObject, ignored: bool, listing: bool,
+                  shown: Mapping[str, JSONObject] | None = None,
+                  comment_id: JSONObject | None = None) -> tuple[IROutputField, ...]:
     """The recipe's outputs: one row per item handled, the counts, the cursor, why it stopped."""
     row: JSONObject = {"type": "object", "additionalProperties": False, "properties": {
         raw.item: item_schema,
@@ -231,13 +299,22 @@ def batch_outputs(raw: BatchDef, item_schema: JSONObject, ignored: bool,
         **({"ignored_fields": {"description": "Only when GitHub ignored some.", "type": "array",
                                "items": {"type": "string"}}} if ignored else {}),
         "error": ITEM_ERROR,
+        **(shown or {}),
+        **({"comment_id": {"description": "Only when the call's comment was posted on it.", **comment_id},
+            "comment_error": {**ITEM_ERROR, "description": "Only when posting the call's comment failed."}}
+           if comment_id is not None else {}),
     }, "required": [raw.item, "outcome"]}
+    if shown:  # one sentence covers them all (rule presence: the object's description)
+        row = {"description": f"{', '.join(shown)}: only when changed (not in a dry run), as the item is now.",
+               **row}
     count = {"type": "integer"}
     fields: list[tuple[str, bool, JSONObject]] = [
         ("items", True, {"description": f"Handled items in order; {raw.changed} unless error.",
                          "type": "array", "items": row}),
         ("summary", True, {"type": "object", "additionalProperties": False,
-                           "properties": {"changed": count, "unchanged": count, "error": count},
+                           "properties": {"changed": count, "unchanged": count, "error": count,
+                                          **({"commented": {"description": "Only with the comment.", **count}}
+                                             if comment_id is not None else {})},
                            "required": ["changed", "unchanged", "error"]}),
         ("has_more", True, {"type": "boolean"}),
         ("next_cursor", False, {"description": "Only when has_more: continue with it.", "type": "string"}),

@@ -74,6 +74,8 @@ from ghmcp_runtime.core.forges import FORGES, GITHUB
 from ghmcp_runtime.core.model import (
     HIDDEN_FIELD,
     OUTSIDE_ALLOWLIST_FIELD,
+    PREVIEW_EMPTY_FIELD,
+    PREVIEW_EMPTY_REASONS,
     WITHHELD_FIELD,
     WITHHELD_REASONS,
     LockdownRule,
@@ -105,7 +107,7 @@ DEFAULT_MODEL_BUDGET = 1500  # model-visible bytes per tool (name, description, 
 REQUEST_ID = {"type": "string"}
 RATE_LIMIT_REMAINING = {"type": "integer", "description": "Only when <10 % left."}
 # what a tool returning rows says it left out under a repository allowlist (guards/allowlist.py)
-OUTSIDE_ALLOWLIST = {"type": "integer", "description": "Only with --repos: rows left out."}
+OUTSIDE_ALLOWLIST = {"type": "integer", "minimum": 1}  # said in the summary (field_notes.py)
 # the presence rule: a row's optional fields are the ones its density leaves out
 DENSITY_NOTE = "Optional fields: only with detail full."
 
@@ -547,7 +549,7 @@ class Builder:
         for i, f in enumerate(defs):
             floc = (*loc, i)
             self.check_identifier((*floc, "name"), f.name, "shape field")
-            if f.name in (HIDDEN_FIELD, WITHHELD_FIELD):
+            if f.name in (HIDDEN_FIELD, WITHHELD_FIELD, PREVIEW_EMPTY_FIELD):
                 self.error((*floc, "name"), f"{f.name!r} is a row field the runtime adds",
                            "pick another name")
             if f.untrusted and f.computed is not None:
@@ -750,7 +752,7 @@ class Builder:
         }
         if required := [p.name for p in built_params if p.required]:  # `[]` says nothing a model needs
             input_schema["required"] = required
-        success = explain_hidden({
+        success: JSONObject = {
             "type": "object",
             "additionalProperties": False,
             "properties": {
@@ -761,7 +763,7 @@ class Builder:
                     _rows(f.schema) for f in built_output) else {}),
             },
             "required": [*[f.name for f in built_output if f.required], "request_id"],
-        })
+        }
         description = tool.description.strip() + "\nExample: " + json.dumps(
             tool.example, separators=(",", ":"), ensure_ascii=False
         )
@@ -1215,50 +1217,27 @@ def echo_safe(param: IRParam) -> bool:
 
 def added_fields(fields: tuple[IRField, ...],
                  lockdown: LockdownRule | None) -> tuple[tuple[str, JSONObject], ...]:
-    """Row fields the runtime adds, always present: the count of hidden pieces removed from
-    untrusted text (0 when none), and why lockdown withheld the author's text (null when not)."""
+    """Row fields the runtime adds, present only when they say something: the count of hidden
+    pieces removed from untrusted text, why lockdown withheld the author's text, and why a
+    preview is empty. What they mean is said once, in the capability summary (field_notes.py),
+    not in every outputSchema."""
     def untrusted(fs: tuple[IRField, ...]) -> bool:
         return any(f.untrusted or untrusted(f.nested) for f in fs)
 
     added: list[tuple[str, JSONObject]] = []
     if untrusted(fields):
-        added.append((HIDDEN_FIELD, {"type": "integer"}))
+        added.append((HIDDEN_FIELD, {"type": "integer", "minimum": 1}))
     if lockdown is not None:
-        added.append((WITHHELD_FIELD, with_null({"type": "string", "enum": list(WITHHELD_REASONS)})))
+        added.append((WITHHELD_FIELD, {"type": "string", "enum": list(WITHHELD_REASONS)}))
+    if any(f.transform == "preview" for f in fields):
+        added.append((PREVIEW_EMPTY_FIELD, {"type": "string", "enum": list(PREVIEW_EMPTY_REASONS)}))
     return tuple(added)
-
-
-HIDDEN_NOTE = ("Hidden pieces (HTML comments, invisible characters) cut from this item's text, as "
-               "GitHub's page hides them; GitHub still stores them.")
 
 
 def _rows(schema: JSONObject) -> bool:
     """An output field holding rows (objects): rows from a repository outside --repos are
     left out of it."""
     return schema.get("type") == "array" and schema.get("items", {}).get("type") == "object"
-
-
-def explain_hidden(schema: JSONObject) -> JSONObject:
-    """`schema` with HIDDEN_NOTE on its first `hidden_removed` row field: one sentence per output
-    schema, however many rows carry the count."""
-    said = False
-
-    def visit(node: Any) -> Any:
-        nonlocal said
-        if said or not isinstance(node, dict):
-            return node
-        props = node.get("properties")
-        if isinstance(props, dict) and HIDDEN_FIELD in props:
-            said = True
-            return {**node, "properties": {**props, HIDDEN_FIELD: {"description": HIDDEN_NOTE,
-                                                                  **props[HIDDEN_FIELD]}}}
-        out = {}
-        for key, value in node.items():
-            out[key] = [visit(v) for v in value] if isinstance(value, list) else visit(value)
-        return out
-
-    result: JSONObject = visit(schema)
-    return result
 
 
 LOCAL_NOTE = "null on an issue of another repository (see repository): the number would name another issue here."
@@ -1268,18 +1247,21 @@ def row_schema(fields: tuple[IRField, ...], density: str | None = None,
                include: tuple[str, ...] = (), omit: tuple[str, ...] = (),
                added: tuple[tuple[str, JSONObject], ...] = ()) -> JSONObject:
     """One row under the presence rule: every field of the row's density is always present (null
-    when GitHub has no value, [] for an empty list), and so are the fields the runtime `added`.
+    when GitHub has no value, [] for an empty list); the fields the runtime `added` only when
+    they say something.
     `density` None: the `detail` parameter chooses it, so the full-density fields are the
     optional ones, said once in the description."""
     chosen = [f for f in fields if f.name not in omit
               and (density != "summary" or f.detail == "summary" or f.name in include)]
+    if not any(f.transform == "preview" for f in chosen):  # no preview here: nothing to explain
+        added = tuple((name, schema) for name, schema in added if name != PREVIEW_EMPTY_FIELD)
     required = [f.name for f in chosen
                 if density is not None or f.detail == "summary" or f.name in include]
     schema: JSONObject = {
         "type": "object",
         "additionalProperties": False,
         "properties": {**{f.name: f.schema for f in chosen}, **dict(added)},
-        "required": [*required, *(name for name, _ in added)],
+        "required": required,
     }
     return {"description": DENSITY_NOTE, **schema} if len(required) < len(chosen) else schema
 

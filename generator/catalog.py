@@ -33,6 +33,11 @@ _WORDING: dict[str, ErrorCodeDef] = {
                            "Check org."),
     "issue_not_found": _code(False, "The issue does not exist, was deleted or was transferred.",
                              "Check the issue number."),
+    "is_pull_request": _code(False, "The number is a pull request's, not an issue's (details.number, "
+                             "details.url): issue tools neither read nor change pull requests, so "
+                             "nothing was done.",
+                             "Use a pull-request tool with that number (repair.tool names one where "
+                             "this server has it); an issue search cannot find it."),
     "comment_not_found": _code(False, "The comment does not exist in the repository.",
                                "Check the comment id."),
     "label_not_found": _code(False, "A label named in the call does not exist in the repository.",

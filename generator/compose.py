@@ -92,6 +92,9 @@ class Provider(Protocol):
     @property
     def fields(self) -> tuple[str, ...]: ...
 
+    @property
+    def wire(self) -> Mapping[str, Any]: ...  # the tool as tools/list publishes it
+
 
 class Peer(Protocol):
     @property

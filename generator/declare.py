@@ -122,14 +122,14 @@ def error_spec(spec: ErrorDef | None) -> ErrorSpec | None:
     if spec is None:
         return None
     return ErrorSpec(code=spec.code, message=_text(spec.message), field=spec.field,
-                     reason=_text(spec.reason), repair=_repair(spec.repair))
+                     reason=_text(spec.reason), repair=_repair(spec.repair), details=dict(spec.details))
 
 
 def _repair(r: RepairDef | None) -> Repair | None:
     if r is None:
         return None
     return Repair(next_step=r.next_step, tool=r.tool, arguments=dict(r.arguments),
-                  alternative=_text(r.alternative))
+                  alternative=_text(r.alternative), toolset=r.toolset)
 
 
 def _text(value: str | None) -> str | None:
@@ -180,6 +180,23 @@ class DeclarationBuilder:
         built = _repair(spec.repair) if spec is not None else None
         if built is not None:
             self.repairs.append(((*loc, "repair"), built))
+        if isinstance(spec, ErrorDef):
+            self.check_details(loc, spec)
+
+    def check_details(self, loc: Loc, spec: ErrorDef) -> None:
+        """An error's details never echo free-form text a caller sent (titles, bodies, names):
+        a parameter read there is an identifier, a number, a boolean or an enum member."""
+        params = {p.name: p for p in self.params}
+        for name, template in spec.details.items():
+            for ref in references(template):
+                param = params.get(ref.path[0])
+                if param is None or ref.path[0] in ("owner", "repo") or "enum" in param.schema:
+                    continue
+                if not (kinds := schema_types(param.schema)) or not kinds <= {"integer", "boolean", "null"}:
+                    self.error((*loc, "details", name), f"details.{name} would echo the parameter "
+                               f"{ref.path[0]!r}, free-form text the caller sent",
+                               "name the parameter in `field` instead; details carry identifiers, "
+                               "numbers and what the forge answered")
 
     def build(self) -> tuple[Declaration, dict[str, str], set[str]] | None:
         """The declaration, the GitHub body field -> parameter map, and the codes it can raise."""
@@ -352,7 +369,10 @@ class DeclarationBuilder:
         reject = [Reject(present=r.present, error=error_spec(r) or ErrorSpec()) for r in raw.reject]
         for j, r in enumerate(raw.reject):
             self.note_repair((*loc, "reject", j), r)
-        templates += [((*loc, "reject", j), _error_templates(r)) for j, r in enumerate(raw.reject)]
+        if raw.reject and raw.call in self.ops:  # a refusal may read the answer it refuses
+            self.answers.setdefault(sid, documented(self.document, self.ops[raw.call]))
+            for j, r in enumerate(raw.reject):
+                self.check_refs(_error_templates(r), (*loc, "reject", j), names, known | {sid})
         paginate = self.paginate(raw, loc, names)
         compare = self.compare(raw, loc, known, body)
         names_exist = self.names_exist(raw, loc, names)
@@ -738,11 +758,14 @@ class DeclarationBuilder:
         if raw.call in self.runtime_ops and self.runtime_ops[raw.call].method in READ_METHODS:
             self.error((*loc, "stored"), "stored is for a write step", "put it on the step that sends the text")
         self.body_fields((*loc, "stored"), raw.stored, {}, body)
-        declared = {f.name for f in self.tool.output}
+        declared = {f.name: f for f in self.tool.output}
         for name in (STORED, ALTERED):
             if name not in declared:
                 self.error((*loc, "stored"), f"stored fills the output {name!r}, which is not declared",
-                           f"declare {{name: {name}}} under output (without `from`)")
+                           f"declare {{name: {name}, optional: true}} under output (without `from`)")
+            elif not declared[name].optional:
+                self.error((*loc, "stored"), f"stored fills the output {name!r} only when GitHub "
+                           "keeps the text otherwise than sent", f"declare {name!r} with optional: true")
         renamed = {key: ref for key, value in body.items()
                    if (ref := _whole_ref(value)) is not None and ref != key and key in raw.stored}
         return Stored(fields={k: split_path(p) for k, p in raw.stored.items()}, names=renamed)
@@ -1186,7 +1209,7 @@ def shape_paths(shape: IRShape) -> list[ShapePath]:
 def _error_templates(spec: ErrorDef | None) -> list[Any]:
     if spec is None:
         return []
-    parts: list[Any] = [spec.message, spec.reason]
+    parts: list[Any] = [spec.message, spec.reason, *spec.details.values()]
     if spec.repair is not None:
         parts += [dict(spec.repair.arguments), spec.repair.alternative]
     return [p for p in parts if p is not None]

@@ -14,6 +14,7 @@ from typing import Any
 from generator.breaking import publish_renames
 from generator.compose import identifier_params, output_fields
 from generator.diagnostics import Where
+from generator.field_notes import explain_fields
 from generator.ir import IRServer
 from generator.overrides import OverrideFile
 from generator.render import fingerprint, wire_tool
@@ -75,7 +76,7 @@ class Part:
 
 def part_of(server: IRServer, overrides: OverrideFile, located: Located) -> Part:
     """The facts of a built override file (before lint: what its forge needs of it)."""
-    published = publish_renames(server, overrides)
+    published = explain_fields(publish_renames(server, overrides))
     wire = [wire_tool(t) for t in server.tools]
     return Part(
         overrides_file=server.overrides_file, name=server.name, package=server.package,

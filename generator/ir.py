@@ -133,6 +133,11 @@ class IRTool:
         return (self.batch.each, *((self.batch.source.tool,) if self.batch.source else ()))
 
     @property
+    def may_run(self) -> tuple[str, ...]:
+        """The tools it runs only for an optional parameter: a batch's comment tool."""
+        return (self.batch.comment.tool,) if self.batch is not None and self.batch.comment else ()
+
+    @property
     def input_checks(self) -> dict[str, JSONObject]:
         """What the server checks beyond `input_schema`, by parameter (advertise_pattern: false)."""
         return {p.name: p.checks for p in self.params if p.checks}

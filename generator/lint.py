@@ -9,9 +9,10 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from generator import lint_behaviour, lint_examples, lint_text
+from generator import lint_answers, lint_behaviour, lint_examples, lint_text
 from generator.compose import Peer
 from generator.diagnostics import Diagnostic
+from generator.field_notes import SAID_IN_SUMMARY
 from generator.ir import IRServer, IRTool
 from generator.lint_ctx import Ctx
 from generator.render import compact_bytes, model_visible, wire_tool
@@ -40,7 +41,7 @@ def lint(server: IRServer, located: Located | None = None,
          document: Mapping[str, Any] | None = None,
          peers: Sequence[Peer] = ()) -> list[Diagnostic]:
     """`peers`: the other override files of the server's forge (composability spans the forge)."""
-    ctx = Ctx(server, {t.name: wire_tool(t) for t in server.tools}, located, document)
+    ctx = Ctx(server, {t.name: wire_tool(t) for t in server.tools}, located, document, peers=peers)
     for tool in server.tools:
         _schemas(ctx, tool)
         _output_accepts(ctx, tool)
@@ -53,6 +54,7 @@ def lint(server: IRServer, located: Located | None = None,
     _composability(ctx, peers)
     lint_text.check(ctx)
     lint_behaviour.check(ctx)
+    lint_answers.check(ctx)
     lint_examples.check(ctx)
     # imported here: openapi-schema-validator pulls in pydantic-settings and asyncio (~0.1 s), and
     # a run whose files are all reused from the result cache lints none
@@ -224,13 +226,14 @@ def _output_accepts(ctx: Ctx, tool: IRTool) -> None:
 
 def _presence(ctx: Ctx, tool: IRTool) -> None:
     """One presence rule: an output field outside `required` says when it is absent, in its own
-    description or its object's; every other field is always there (null when empty)."""
+    description or its object's (or the runtime's fields the summary explains: field_notes.py);
+    every other field is always there (null when empty)."""
     for path, node in _object_nodes(tool.success_schema):
         if PRESENCE.search(str(node.get("description", ""))):
             continue
         required = set(node.get("required", []))
         for name, sub in node.get("properties", {}).items():
-            if name in required or PRESENCE.search(str(sub.get("description", ""))):
+            if name in required or name in SAID_IN_SUMMARY or PRESENCE.search(str(sub.get("description", ""))):
                 continue
             top = (path[1:] or name).split(".")[0].removesuffix("[]")
             index = next((k for k, f in enumerate(tool.output) if f.name == top), None)

@@ -205,18 +205,32 @@ def _argument_problems(schema: dict[str, Any], arguments: Mapping[str, Any], com
 
 
 def _repairs(ctx: Ctx) -> None:
-    """Every repair, declared or in the hooks, names a tool and arguments its inputSchema takes."""
-    found: list[tuple[Where, str, str, tuple[dict[str, Any], bool] | None]] = [
-        (where, f"{tool.name}: ", repair.tool, _declared_arguments(repair.arguments))
+    """Every repair, declared or in the hooks, names a tool and arguments its inputSchema takes: a
+    tool of this override file, or, declared with its `toolset`, a tool of that toolset in another
+    file of the forge (checked when the forge's files are built together; a surface without the
+    tool, such as this file's own server, drops the repair: serving/surface.py)."""
+    found: list[tuple[Where, str, str, str | None, tuple[dict[str, Any], bool] | None]] = [
+        (where, f"{tool.name}: ", repair.tool, repair.toolset, _declared_arguments(repair.arguments))
         for tool in ctx.server.tools for where, repair in tool.repairs]
-    found += [(Where(file, r.line, r.col), "", r.tool, _hook_arguments(r.arguments))
+    found += [(Where(file, r.line, r.col), "", r.tool, None, _hook_arguments(r.arguments))
               for file, source in _hook_sources(ctx) for r in _scan(source)[1]]
-    for where, prefix, target, arguments in found:
-        called = next((t for t in ctx.server.tools if t.name == target), None)
-        if called is None:
-            ctx.error(where, "repair-tool", f"{prefix}a repair names {target!r}, which is not a tool",
-                      "repair.tool must name a listed tool")
+    own = {t.name: t.checked_input_schema for t in ctx.server.tools}
+    peers = {t.name: (t.toolset, dict(t.wire["inputSchema"])) for p in ctx.peers for t in p.tools}
+    for where, prefix, target, toolset, arguments in found:
+        schema = own.get(target)
+        if schema is None and toolset is not None and not ctx.peers:
+            continue  # another file's tool: checked with the forge's files
+        if schema is None and toolset is not None and target in peers:
+            if peers[target][0] != toolset:
+                ctx.error(where, "repair-tool", f"{prefix}a repair says {target!r} is in toolset "
+                          f"{toolset!r}; it is in {peers[target][0]!r}", "name the toolset that holds it")
+                continue
+            schema = peers[target][1]
+        if schema is None:
+            hint = ("repair.tool must name a tool of this server, or of another override file of its "
+                    "forge with that file's `toolset:`")
+            ctx.error(where, "repair-tool", f"{prefix}a repair names {target!r}, which is not a tool", hint)
             continue
-        for problem in _argument_problems(called.checked_input_schema, *arguments) if arguments else ():
+        for problem in _argument_problems(schema, *arguments) if arguments else ():
             ctx.error(where, "repair-arguments", f"{prefix}repair with {target}: {problem}",
                       "repair arguments must be callable as they are against the tool's inputSchema")

@@ -3,10 +3,11 @@ file finer than the tool. The rule modules (lint, lint_text, lint_behaviour, lin
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from generator.compose import Peer
 from generator.diagnostics import Diagnostic, Level, Where
 from generator.ir import IRServer, IRTool
 from generator.yamlsrc import Located
@@ -21,6 +22,7 @@ class Ctx:
     located: Located | None
     document: Mapping[str, Any] | None
     out: list[Diagnostic] = field(default_factory=list)
+    peers: Sequence[Peer] = ()  # the other override files of the forge
 
     def _tool_index(self, name: str) -> int | None:
         tools = self.located.data.get("tools", []) if self.located else []

@@ -263,6 +263,9 @@ class RepairDef(Strict):
     tool: str
     arguments: dict[str, Any] = Field(default_factory=dict, description="values: templates such as {owner}")
     alternative: str | None = None
+    toolset: str | None = Field(
+        default=None, description="the tool is another override file's, in this toolset of the forge "
+        "(checked when the forge is generated); a surface without it answers without the repair")
 
 
 class ErrorDef(Strict):
@@ -271,6 +274,9 @@ class ErrorDef(Strict):
     field: str | None = None
     reason: str | None = None
     repair: RepairDef | None = None
+    details: dict[Identifier, str] = Field(
+        default_factory=dict, description="more details: name -> template, e.g. {url: \"{issue.html_url}\"} "
+        "(values the forge answered or identifiers; never free-form text a caller sent)")
 
 
 class ResolveCheckDef(Strict):
@@ -288,6 +294,8 @@ class ResolveDef(Strict):
     choices: int = Field(default=20, ge=1, le=50, description="names listed in details.choices on a miss")
     pages: int = Field(default=10, ge=1, le=10, description="pages of 100 rows read at most")
     unknown: ErrorDef = Field(description="no row has the name: the error (field defaults to the parameter)")
+    keep: list[str] = Field(default_factory=list, description="words the parameter takes as they are, "
+                            "never looked up as names (e.g. none, any)")
     check: ResolveCheckDef | None = Field(
         default=None, description="an id is read first by this request; not found refuses it before any write")
 
@@ -536,6 +544,22 @@ class BatchSourceDef(Strict):
     field: str = Field(description="the row field naming an item")
 
 
+class BatchShowsDef(Strict):
+    source: str = Field(alias="from", description="the object output of `each` whose fields a changed item's row shows")
+    fields: list[str] = Field(min_length=1, description="its fields, as the change left them (no read-back)")
+
+
+class BatchCommentDef(Strict):
+    param: str = Field(description="this tool's text parameter; given, each changed item gets the comment")
+    tool: str = Field(description="the single-item tool that posts it (its validation, key and answer)")
+    body: str = Field(description="that tool's parameter the text fills")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="its other arguments (templates); "
+                                      "the item fills the batch's `item` parameter")
+    key: str | None = Field(default=None, description="its idempotency-key parameter, filled per item from "
+                            "the call's key (or the call) and the item")
+    id: str = Field(description="dotted path of the id in its answer, shown as the row's comment_id")
+
+
 class BatchDef(Strict):
     each: str = Field(description="the tool that changes one item; it runs once per item")
     item: str = Field(description="its parameter an item fills, e.g. issue_number")
@@ -551,6 +575,8 @@ class BatchDef(Strict):
     scope: list[str] = Field(default_factory=list, description="parameters the key is scoped to")
     max_items: int = Field(default=100, ge=1, le=100, description="items per call")
     confirm: ConfirmDef | None = None
+    shows: BatchShowsDef | None = Field(default=None, description="what a changed item's row shows of it")
+    comment: BatchCommentDef | None = Field(default=None, description="one comment on each item changed")
 
 
 class ToolDef(Strict):

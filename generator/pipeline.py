@@ -19,6 +19,7 @@ from generator.breaking import check_breaking, publish_renames
 from generator.build import Builder
 from generator.compose import Peer
 from generator.diagnostics import Diagnostic, DiagnosticError, Level, Where
+from generator.field_notes import explain_fields
 from generator.hookscan import relative_imports, scan_hooks
 from generator.ir import HookPart, IRServer
 from generator.lint import lint
@@ -237,7 +238,7 @@ def complete(prepared: Prepared, peers: Sequence[Peer] = ()) -> Result:
     lap("lint")
     if any(p.level is Level.ERROR for p in problems):
         return Result(None, _sorted(problems), server, timings=timings)
-    server = publish_renames(server, overrides)
+    server = explain_fields(publish_renames(server, overrides))
     try:
         files, stats = _render_timed(server, inputs.overrides_display, hooks_display,
                                      inputs.packaging, timings, peers)

@@ -78,4 +78,4 @@ def build_resolve(p: ParamDef, loc: Loc, *, schema: Mapping[str, Any], names: Co
         return None
     return Resolve(param=p.name, operation=operation, match=split_path(r.match),
                    value=split_path(r.value), unknown=unknown, path=path, query=dict(r.query),
-                   choices=r.choices, pages=r.pages, each=each), value_type
+                   choices=r.choices, pages=r.pages, each=each, keep=tuple(r.keep)), value_type

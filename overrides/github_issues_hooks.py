@@ -40,8 +40,8 @@ def _repo(args: Mapping[str, Any]) -> dict[str, Any]:
 # `labels` is a comma list; inside search's label:"..." a quote ends the value, a backslash may
 # escape it and a comma separates alternatives.
 UNFILTERABLE = {"list": ",", "search": '",\\'}
-NARROW = ("labels, state, updated_after, assignee_login, creator_login, missing, lacks_labels or "
-          "query qualifiers")
+NARROW = ("labels, state, milestone, updated_after, assignee_login, creator_login, missing, "
+          "lacks_labels or query qualifiers")
 SCAN_HINT = (
     "Only the first 1,000 items GitHub returns for a query are scanned (pull requests, and items "
     f"failing filters GitHub cannot apply, count too): narrow it with {NARROW}."
@@ -50,6 +50,19 @@ ROWS_HINT = f"Only the first 300 rows of a query are reachable: narrow it with {
 # `missing` -> GitHub's search qualifier and the listing's query (None: filtered here)
 MISSING = {"assignee": ("no:assignee", ("assignee", "none")), "milestone": ("no:milestone", ("milestone", "none")),
            "labels": ("no:label", None)}
+# `milestone` (a title is resolved to its number before the hook runs) -> the listing's filter
+LISTING_MILESTONE = {"none": "none", "any": "*"}
+
+
+def _milestone(args: GithubSearchIssuesArgs) -> int | str | None:
+    """The milestone filter: a number, none or any (None: not given). Refused beside
+    missing: [milestone], which it would contradict or repeat."""
+    given: Mapping[str, Any] = args
+    value = given.get("milestone")
+    if value is not None and "milestone" in args.get("missing", []):
+        raise ToolError("invalid_field", "Pass milestone or missing: [milestone], not both.",
+                        details={"field": "milestone", "reason": "missing: [milestone] also filters on it"})
+    return value if isinstance(value, int | str) else None
 
 
 def _refuse_foreign_scope(args: GithubSearchIssuesArgs, q: str) -> None:
@@ -84,6 +97,8 @@ def _search_query(args: GithubSearchIssuesArgs, labels: Sequence[str], lacks: Se
     terms += [f'label:"{label}"' for label in labels]
     terms += [f'-label:"{label}"' for label in lacks]
     terms += [MISSING[what][0] for what in dict.fromkeys(args.get("missing", []))]
+    if _milestone(args) == "none":
+        terms.append("no:milestone")  # a number, or any, is checked on each row (search names titles)
     given: Mapping[str, Any] = args
     for param, qualifier in (("assignee_login", "assignee"), ("creator_login", "author"),
                              ("mentions_login", "mentions"), ("commenter_login", "commenter")):
@@ -106,6 +121,8 @@ def _list_query(args: GithubSearchIssuesArgs, labels: Sequence[str]) -> dict[str
     for what in args.get("missing", []):
         if (filter_ := MISSING[what][1]) is not None:
             query[filter_[0]] = filter_[1]
+    if (milestone := _milestone(args)) is not None:
+        query["milestone"] = LISTING_MILESTONE.get(str(milestone), str(milestone))
     given: Mapping[str, Any] = args
     for param, name in (("assignee_login", "assignee"), ("creator_login", "creator"),
                         ("mentions_login", "mentioned"), ("updated_after", "since")):
@@ -129,14 +146,17 @@ def _local_filter(args: GithubSearchIssuesArgs, mode: str, here: Sequence[str],
     listing = mode == "list"
     unlabelled = listing and "labels" in args.get("missing", [])
     low, high = (args.get("min_comments"), args.get("max_comments")) if listing else (None, None)
-    if not (here or lacks_here or unlabelled or low is not None or high is not None):
+    milestone = None if listing or _milestone(args) == "none" else _milestone(args)
+    if not (here or lacks_here or unlabelled or low is not None or high is not None or milestone is not None):
         return None
 
     def keep(raw: Mapping[str, Any]) -> bool:
         count = int(raw.get("comments") or 0)
+        number = (raw.get("milestone") or {}).get("number")
         return (all(_held(raw, here)) and not any(_held(raw, lacks_here))
                 and not (unlabelled and label_names(raw))
-                and (low is None or count >= low) and (high is None or count <= high))
+                and (low is None or count >= low) and (high is None or count <= high)
+                and (milestone is None or (number is not None if milestone == "any" else number == milestone)))
 
     return keep
 

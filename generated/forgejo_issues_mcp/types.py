@@ -15,6 +15,7 @@ class CommentRow(TypedDict):
     updated_at: NotRequired[str | None]
     url: NotRequired[str | None]
     hidden_removed: int
+    preview_empty: Literal["body_empty", "hidden"]
 
 
 class IssueRow(TypedDict):
@@ -35,6 +36,7 @@ class IssueRow(TypedDict):
     closed_at: NotRequired[str | None]
     version: NotRequired[str]
     hidden_removed: int
+    preview_empty: Literal["body_empty", "hidden"]
 
 
 class ForgejoAddCommentArgs(TypedDict):
@@ -47,7 +49,7 @@ class ForgejoAddCommentArgs(TypedDict):
 
 class ForgejoAddCommentResult(TypedDict):
     comment: CommentRow
-    stored_as_sent: bool
+    stored_as_sent: NotRequired[bool]
     altered_fields: NotRequired[list[str]]
 
 
@@ -65,7 +67,7 @@ class ForgejoCreateIssueArgs(TypedDict):
 class ForgejoCreateIssueResult(TypedDict):
     issue: IssueRow
     version: str
-    stored_as_sent: bool
+    stored_as_sent: NotRequired[bool]
     altered_fields: NotRequired[list[str]]
     ignored_fields: NotRequired[list[str]]
 
@@ -125,7 +127,7 @@ class ForgejoUpdateIssueResult(TypedDict):
     issue: IssueRow
     version: str
     changed_fields: list[str]
-    stored_as_sent: bool
+    stored_as_sent: NotRequired[bool]
     altered_fields: NotRequired[list[str]]
     ignored_fields: NotRequired[list[str]]
 

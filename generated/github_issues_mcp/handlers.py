@@ -4,6 +4,7 @@ call that needs one (server.py names them), so `initialize` and `tools/list` nev
 
 from ghmcp_runtime.core.declared import (
     Batch,
+    BatchComment,
     BatchSource,
     Compare,
     Completion,
@@ -35,7 +36,7 @@ from ghmcp_runtime.core.declared import (
     VersionCheck,
 )
 from ghmcp_runtime.engine.batch import batch
-from ghmcp_runtime.engine.runner import completer, declared
+from ghmcp_runtime.engine.runner import completer, declared, resolving
 from ghmcp_runtime.guards.rules import Rule, with_rules
 
 from . import hooks, operations
@@ -89,15 +90,22 @@ ISSUE_RESOURCE = Declaration(
                 Reject(
                     present="pull_request",
                     error=ErrorSpec(
-                        code="issue_not_found",
-                        message="That number is a pull request; this server only handles issues.",
+                        code="is_pull_request",
+                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
                         field="issue_number",
                         reason="the number belongs to a pull request",
                         repair=Repair(
-                            next_step="find_issue",
-                            tool="github_search_issues",
-                            arguments={"owner": "{owner}", "repo": "{repo}", "state": "all"},
+                            next_step="read_pull_request",
+                            tool="github_get_pull_request",
+                            arguments={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "pull_number": "{issue_number}",
+                            },
+                            alternative="github_add_pull_request_comment comments on it; github_update_pull_request changes it",
+                            toolset="pull_requests",
                         ),
+                        details={"number": "{issue_number}", "url": "{issue.html_url}"},
                     ),
                 ),
             ),
@@ -123,15 +131,22 @@ ISSUE_COMMENTS_RESOURCE = Declaration(
                 Reject(
                     present="pull_request",
                     error=ErrorSpec(
-                        code="issue_not_found",
-                        message="That number is a pull request; this server only handles issues.",
+                        code="is_pull_request",
+                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
                         field="issue_number",
                         reason="the number belongs to a pull request",
                         repair=Repair(
-                            next_step="find_issue",
-                            tool="github_search_issues",
-                            arguments={"owner": "{owner}", "repo": "{repo}", "state": "all"},
+                            next_step="read_pull_request",
+                            tool="github_get_pull_request",
+                            arguments={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "pull_number": "{issue_number}",
+                            },
+                            alternative="github_add_pull_request_comment comments on it; github_update_pull_request changes it",
+                            toolset="pull_requests",
                         ),
+                        details={"number": "{issue_number}", "url": "{issue.html_url}"},
                     ),
                 ),
             ),
@@ -206,14 +221,43 @@ LABEL_RESOURCE = Declaration(
     output=(Output(name="label", shape="label", sources=("label",)),),
 )
 
-# github_add_comment: POST /repos/{owner}/{repo}/issues/{issue_number}/comments, GET /repos/{owner}/{repo}/issues/{issue_number}/comments, GET /user
+# github_add_comment: GET /repos/{owner}/{repo}/issues/{issue_number}, POST /repos/{owner}/{repo}/issues/{issue_number}/comments, GET /repos/{owner}/{repo}/issues/{issue_number}/comments, GET /user
 GITHUB_ADD_COMMENT = Declaration(
     steps=(
+        Step(
+            id="issue",
+            operation=operations.ISSUES_GET,
+            path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
+            reject=(
+                Reject(
+                    present="pull_request",
+                    error=ErrorSpec(
+                        code="is_pull_request",
+                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
+                        field="issue_number",
+                        reason="the number belongs to a pull request",
+                        repair=Repair(
+                            next_step="read_pull_request",
+                            tool="github_get_pull_request",
+                            arguments={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "pull_number": "{issue_number}",
+                            },
+                            alternative="github_add_pull_request_comment comments on it; github_update_pull_request changes it",
+                            toolset="pull_requests",
+                        ),
+                        details={"number": "{issue_number}", "url": "{issue.html_url}"},
+                    ),
+                ),
+            ),
+        ),
         Step(
             id="comment",
             operation=operations.ISSUES_CREATE_COMMENT,
             path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
             body={"body": "{body}"},
+            after=("issue",),
             stored=Stored(fields={"body": ("body",)}),
         ),
     ),
@@ -488,15 +532,22 @@ GITHUB_GET_ISSUE = Declaration(
                 Reject(
                     present="pull_request",
                     error=ErrorSpec(
-                        code="issue_not_found",
-                        message="That number is a pull request; this server only handles issues.",
+                        code="is_pull_request",
+                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
                         field="issue_number",
                         reason="the number belongs to a pull request",
                         repair=Repair(
-                            next_step="find_issue",
-                            tool="github_search_issues",
-                            arguments={"owner": "{owner}", "repo": "{repo}", "state": "all"},
+                            next_step="read_pull_request",
+                            tool="github_get_pull_request",
+                            arguments={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "pull_number": "{issue_number}",
+                            },
+                            alternative="github_add_pull_request_comment comments on it; github_update_pull_request changes it",
+                            toolset="pull_requests",
                         ),
+                        details={"number": "{issue_number}", "url": "{issue.html_url}"},
                     ),
                 ),
             ),
@@ -583,15 +634,22 @@ GITHUB_UPDATE_ISSUE = Declaration(
                 Reject(
                     present="pull_request",
                     error=ErrorSpec(
-                        code="issue_not_found",
-                        message="That number is a pull request; this server only handles issues.",
+                        code="is_pull_request",
+                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
                         field="issue_number",
                         reason="the number belongs to a pull request",
                         repair=Repair(
-                            next_step="find_issue",
-                            tool="github_search_issues",
-                            arguments={"owner": "{owner}", "repo": "{repo}", "state": "all"},
+                            next_step="read_pull_request",
+                            tool="github_get_pull_request",
+                            arguments={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "pull_number": "{issue_number}",
+                            },
+                            alternative="github_add_pull_request_comment comments on it; github_update_pull_request changes it",
+                            toolset="pull_requests",
                         ),
+                        details={"number": "{issue_number}", "url": "{current.html_url}"},
                     ),
                 ),
             ),
@@ -740,7 +798,7 @@ GITHUB_UPDATE_ISSUE = Declaration(
             shape="issue",
             sources=("update",),
             detail="summary",
-            include=("state_reason",),
+            include=("state_reason", "locked", "lock_reason"),
             omit=("preview", "updated_at"),
         ),
         Output(name="version", sources=("update",), version_of="issue"),
@@ -890,6 +948,16 @@ GITHUB_UPDATE_ISSUES = Batch(
             query={"state": "open"},
         ),
     ),
+    shows_from="issue",
+    shows=("state", "state_reason", "labels", "assignees", "milestone"),
+    comment=BatchComment(
+        param="comment",
+        tool="github_add_comment",
+        body="body",
+        arguments={"owner": "{owner}", "repo": "{repo}"},
+        key="idempotency_key",
+        id=("comment", "comment_id"),
+    ),
 )
 
 TOOLS = {
@@ -909,13 +977,37 @@ TOOLS = {
         ),
     ),
     "github_search_issues": with_rules(
-        hooks.search_issues,
+        resolving(
+            hooks.search_issues,
+            (
+                Resolve(
+                    param="milestone",
+                    operation=operations.ISSUES_LIST_MILESTONES,
+                    match=("title",),
+                    value=("number",),
+                    unknown=ErrorSpec(
+                        code="milestone_not_found",
+                        message="No milestone of the repository has that title; details.choices lists some titles.",
+                        reason="no milestone has this title",
+                    ),
+                    path={"owner": "{owner}", "repo": "{repo}"},
+                    query={"state": "all"},
+                    keep=("none", "any"),
+                ),
+            ),
+        ),
         (
             Rule(kind="all_or_none", fields=("owner", "repo"), reason="owner and repo go together"),
             Rule(
                 kind="at_least_one",
                 fields=("query", "owner"),
                 reason="pass query, or owner and repo",
+            ),
+            Rule(
+                kind="requires",
+                fields=("owner",),
+                when="milestone",
+                reason="a milestone belongs to owner/repo",
             ),
         ),
     ),

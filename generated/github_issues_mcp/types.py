@@ -16,7 +16,8 @@ class CommentRow(TypedDict):
     updated_at: NotRequired[str]
     url: NotRequired[str]
     hidden_removed: int
-    withheld: Literal["untrusted_author", "trust_unknown"] | None
+    withheld: Literal["untrusted_author", "trust_unknown"]
+    preview_empty: Literal["body_empty", "hidden"]
 
 
 class IssueRow(TypedDict):
@@ -40,7 +41,8 @@ class IssueRow(TypedDict):
     closed_at: NotRequired[str | None]
     version: NotRequired[str]
     hidden_removed: int
-    withheld: Literal["untrusted_author", "trust_unknown"] | None
+    withheld: Literal["untrusted_author", "trust_unknown"]
+    preview_empty: Literal["body_empty", "hidden"]
 
 
 class LabelRow(TypedDict):
@@ -60,7 +62,7 @@ class GithubAddCommentArgs(TypedDict):
 
 class GithubAddCommentResult(TypedDict):
     comment: CommentRow
-    stored_as_sent: bool
+    stored_as_sent: NotRequired[bool]
     altered_fields: NotRequired[list[str]]
 
 
@@ -78,7 +80,7 @@ class GithubCreateIssueArgs(TypedDict):
 class GithubCreateIssueResult(TypedDict):
     issue: IssueRow
     version: str
-    stored_as_sent: bool
+    stored_as_sent: NotRequired[bool]
     altered_fields: NotRequired[list[str]]
     ignored_fields: NotRequired[list[str]]
 
@@ -93,7 +95,7 @@ class GithubCreateLabelArgs(TypedDict):
 
 class GithubCreateLabelResult(TypedDict):
     label: LabelRow
-    stored_as_sent: bool
+    stored_as_sent: NotRequired[bool]
     altered_fields: NotRequired[list[str]]
 
 
@@ -145,6 +147,7 @@ class GithubSearchIssuesArgs(TypedDict):
     labels: NotRequired[list[str]]
     assignee_login: NotRequired[str]
     creator_login: NotRequired[str]
+    milestone: NotRequired[int | str]
     missing: NotRequired[list[Literal["assignee", "milestone", "labels"]]]
     lacks_labels: NotRequired[list[str]]
     min_comments: NotRequired[int]
@@ -191,7 +194,7 @@ class GithubUpdateIssueResult(TypedDict):
     issue: IssueRow
     version: str
     changed_fields: list[str]
-    stored_as_sent: bool
+    stored_as_sent: NotRequired[bool]
     altered_fields: NotRequired[list[str]]
     ignored_fields: NotRequired[list[str]]
 
@@ -208,6 +211,7 @@ class GithubUpdateIssuesArgs(TypedDict):
     add_assignees: NotRequired[list[str]]
     remove_assignees: NotRequired[list[str]]
     milestone: NotRequired[int | str | None]
+    comment: NotRequired[str]
     dry_run: NotRequired[bool]
     idempotency_key: NotRequired[str]
     cursor: NotRequired[str]
@@ -236,7 +240,7 @@ class GithubUpdateLabelArgs(TypedDict):
 class GithubUpdateLabelResult(TypedDict):
     label: LabelRow
     changed_fields: list[str]
-    stored_as_sent: bool
+    stored_as_sent: NotRequired[bool]
     altered_fields: NotRequired[list[str]]
 
 

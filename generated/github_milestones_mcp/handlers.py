@@ -60,7 +60,10 @@ GITHUB_CREATE_MILESTONE = Declaration(
             stored=Stored(fields={"title": ("title",), "description": ("description",)}),
         ),
     ),
-    output=(Output(name="milestone", shape="milestone", sources=("create_milestone",)),),
+    output=(
+        Output(name="milestone", shape="milestone", sources=("create_milestone",)),
+        Output(name="due_day", value="{due_on|due_day}"),
+    ),
     idempotency=Idempotency(
         key="idempotency_key",
         write="create_milestone",
@@ -216,7 +219,10 @@ GITHUB_UPDATE_MILESTONE = Declaration(
             stored=Stored(fields={"title": ("title",), "description": ("description",)}),
         ),
     ),
-    output=(Output(name="milestone", shape="milestone", sources=("update", "current")),),
+    output=(
+        Output(name="milestone", shape="milestone", sources=("update", "current")),
+        Output(name="due_day", value="{due_on|due_day}"),
+    ),
 )
 
 # github_update_milestones: github_update_milestone for each item
@@ -236,6 +242,8 @@ GITHUB_UPDATE_MILESTONES = Batch(
     key="idempotency_key",
     scope=("owner", "repo", "cursor"),
     defaults={"dry_run": False},
+    shows_from="milestone",
+    shows=("state", "due_on"),
 )
 
 TOOLS = {

@@ -34,8 +34,9 @@ class GithubCreateMilestoneArgs(TypedDict):
 
 class GithubCreateMilestoneResult(TypedDict):
     milestone: MilestoneRow
-    stored_as_sent: bool
+    stored_as_sent: NotRequired[bool]
     altered_fields: NotRequired[list[str]]
+    due_day: NotRequired[str]
 
 
 class GithubDeleteMilestoneArgs(TypedDict):
@@ -87,8 +88,9 @@ class GithubUpdateMilestoneArgs(TypedDict):
 class GithubUpdateMilestoneResult(TypedDict):
     milestone: MilestoneRow
     changed_fields: list[str]
-    stored_as_sent: bool
+    stored_as_sent: NotRequired[bool]
     altered_fields: NotRequired[list[str]]
+    due_day: NotRequired[str]
 
 
 class GithubUpdateMilestonesArgs(TypedDict):

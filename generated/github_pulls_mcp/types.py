@@ -62,7 +62,7 @@ class PullRow(TypedDict):
     merged_at: NotRequired[str | None]
     url: NotRequired[str]
     hidden_removed: int
-    withheld: Literal["untrusted_author", "trust_unknown"] | None
+    withheld: Literal["untrusted_author", "trust_unknown"]
 
 
 class PullRowRow(TypedDict):
@@ -88,7 +88,7 @@ class ReviewRow(TypedDict):
     commit_id: NotRequired[str | None]
     submitted_at: NotRequired[str | None]
     hidden_removed: int
-    withheld: Literal["untrusted_author", "trust_unknown"] | None
+    withheld: Literal["untrusted_author", "trust_unknown"]
 
 
 class ReviewRequestsRow(TypedDict):
@@ -107,7 +107,7 @@ class GithubAddPullRequestCommentArgs(TypedDict):
 
 class GithubAddPullRequestCommentResult(TypedDict):
     comment: CommentRow
-    stored_as_sent: bool
+    stored_as_sent: NotRequired[bool]
     altered_fields: NotRequired[list[str]]
 
 
@@ -124,7 +124,7 @@ class GithubAddPullRequestReviewArgs(TypedDict):
 
 class GithubAddPullRequestReviewResult(TypedDict):
     review: ReviewRow
-    stored_as_sent: bool
+    stored_as_sent: NotRequired[bool]
     altered_fields: NotRequired[list[str]]
 
 
@@ -141,7 +141,7 @@ class GithubCreatePullRequestArgs(TypedDict):
 
 class GithubCreatePullRequestResult(TypedDict):
     pull_request: PullRow
-    stored_as_sent: bool
+    stored_as_sent: NotRequired[bool]
     altered_fields: NotRequired[list[str]]
 
 
@@ -207,7 +207,7 @@ class GithubUpdatePullRequestArgs(TypedDict):
 class GithubUpdatePullRequestResult(TypedDict):
     pull_request: PullRow
     changed_fields: list[str]
-    stored_as_sent: bool
+    stored_as_sent: NotRequired[bool]
     altered_fields: NotRequired[list[str]]
 
 

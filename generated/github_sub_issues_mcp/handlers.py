@@ -46,10 +46,24 @@ GITHUB_ADD_ISSUE_DEPENDENCY = Declaration(
                 Reject(
                     present="pull_request",
                     error=ErrorSpec(
-                        code="dependency_refused",
-                        message="blocked_by_issue_number is a pull request; dependencies link issues only. Nothing was changed.",
+                        code="is_pull_request",
+                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
                         field="blocked_by_issue_number",
-                        reason="a pull request cannot block an issue",
+                        reason="the number belongs to a pull request",
+                        repair=Repair(
+                            next_step="read_pull_request",
+                            tool="github_get_pull_request",
+                            arguments={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "pull_number": "{blocked_by_issue_number}",
+                            },
+                            toolset="pull_requests",
+                        ),
+                        details={
+                            "number": "{blocked_by_issue_number}",
+                            "url": "{blocker.html_url}",
+                        },
                     ),
                 ),
             ),
@@ -122,10 +136,21 @@ GITHUB_ADD_SUB_ISSUE = Declaration(
                 Reject(
                     present="pull_request",
                     error=ErrorSpec(
-                        code="sub_issue_refused",
-                        message="sub_issue_number is a pull request; only issues can be sub-issues. Nothing was changed.",
+                        code="is_pull_request",
+                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
                         field="sub_issue_number",
-                        reason="a pull request cannot be a sub-issue",
+                        reason="the number belongs to a pull request",
+                        repair=Repair(
+                            next_step="read_pull_request",
+                            tool="github_get_pull_request",
+                            arguments={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "pull_number": "{sub_issue_number}",
+                            },
+                            toolset="pull_requests",
+                        ),
+                        details={"number": "{sub_issue_number}", "url": "{sub.html_url}"},
                     ),
                 ),
             ),
@@ -184,6 +209,28 @@ GITHUB_GET_PARENT_ISSUE = Declaration(
             id="issue",
             operation=operations.ISSUES_GET,
             path={"owner": "{owner}", "repo": "{repo}", "issue_number": "{issue_number}"},
+            reject=(
+                Reject(
+                    present="pull_request",
+                    error=ErrorSpec(
+                        code="is_pull_request",
+                        message="That number is a pull request, not an issue (details.url): issue tools neither read nor change pull requests, so nothing was done.",
+                        field="issue_number",
+                        reason="the number belongs to a pull request",
+                        repair=Repair(
+                            next_step="read_pull_request",
+                            tool="github_get_pull_request",
+                            arguments={
+                                "owner": "{owner}",
+                                "repo": "{repo}",
+                                "pull_number": "{issue_number}",
+                            },
+                            toolset="pull_requests",
+                        ),
+                        details={"number": "{issue_number}", "url": "{issue.html_url}"},
+                    ),
+                ),
+            ),
         ),
         Step(
             id="parent",

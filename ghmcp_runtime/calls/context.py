@@ -135,6 +135,9 @@ class Host(Protocol):
     async def run_tool(self, ctx: ToolContext, name: str, args: Mapping[str, Any], *, dry_run: bool,
                        paced: bool) -> dict[str, Any]: ...
 
+    def offers(self, name: str) -> bool:
+        """Is the tool `name` on the caller's surface?"""
+
     async def progress(self, done: float, total: float | None, message: str | None) -> None: ...
 
     async def confirm(self, message: str, digest: str) -> None: ...

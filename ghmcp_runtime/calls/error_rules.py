@@ -19,7 +19,7 @@ from typing import Any
 
 from ghmcp_runtime.core.declared import ErrorSpec, Match, OnError
 from ghmcp_runtime.core.errors import OutcomeUnknown, ToolError, UpstreamError
-from ghmcp_runtime.core.refs import Scope, render
+from ghmcp_runtime.core.refs import MISSING, Scope, render
 
 SHARED_DETAILS = frozenset({"field", "fields", "value", "reason"})
 
@@ -86,6 +86,9 @@ def build_error(spec: ErrorSpec, scope: Scope, base: ToolError | None = None,
         merged["field"] = spec.field
     if spec.reason is not None:
         merged["reason"] = render(spec.reason, scope)
+    for name, template in spec.details.items():
+        if (value := render(template, scope)) is not MISSING:
+            merged[name] = value
     merged.update(details or {})
     message = render(spec.message, scope) if spec.message is not None else (
         base.message if base is not None else "The call failed.")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from dataclasses import field as _field
 from typing import Any, Literal
 
 from ghmcp_runtime.core.operation import Operation
@@ -55,6 +56,9 @@ class Repair:
     tool: str
     arguments: Mapping[str, Template] = field(default_factory=dict)
     alternative: str | None = None
+    # the forge toolset that holds `tool` when another override file declares it; a surface
+    # without the tool leaves the repair out (serving/surface.py)
+    toolset: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,6 +70,8 @@ class ErrorSpec:
     field: str | None = None
     reason: str | None = None
     repair: Repair | None = None
+    # details.<name> from a template (a value GitHub answered, e.g. the URL of what was refused)
+    details: Mapping[str, str] = _field(default_factory=dict)  # `field` is a member here
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -231,6 +237,7 @@ class Resolve:
     check: Operation | None = None  # reads one entry by id: an id it does not find is refused
     check_path: Mapping[str, Template] = field(default_factory=dict)
     check_unknown: ErrorSpec | None = None  # the id is not found (its field defaults to `param`)
+    keep: tuple[str, ...] = ()  # words kept as they are, never looked up (e.g. none, any)
     each: bool = False  # the parameter is a list of names (and ids)
 
 
@@ -469,6 +476,20 @@ class BatchSource:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class BatchComment:
+    """One comment posted on each item a batch changes, through the single-item tool `tool`
+    (its validation, idempotency and answer): this tool's parameter `param` is the text, which
+    fills the tool's `body`; `key` is the tool's idempotency-key parameter, filled per item."""
+
+    param: str
+    tool: str
+    body: str
+    arguments: Mapping[str, Template] = field(default_factory=dict)
+    key: str | None = None
+    id: tuple[str, ...] = ()  # path in the tool's answer of the id a row shows as `comment_id`
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Batch:
     """One change applied to many items, each by a call of the single-item tool `each`
     (ghmcp_runtime.engine.batch): `item` is the parameter an item fills, `arguments` the others
@@ -492,3 +513,7 @@ class Batch:
     defaults: Mapping[str, Any] = field(default_factory=dict)
     transforms: Mapping[str, str] = field(default_factory=dict)
     resolve: tuple[Resolve, ...] = ()  # resolved once, for every item
+    # a changed item's row also shows these fields of the object `shows_from` of each's answer
+    shows_from: str | None = None
+    shows: tuple[str, ...] = ()
+    comment: BatchComment | None = None

@@ -37,13 +37,18 @@ class FieldRule:
     max_bytes: int | None = None  # text longer than this is cut, with a sentinel saying so
 
 
-# Row fields the runtime adds: how many hidden pieces sanitizing removed (shapes with untrusted
-# fields), and why lockdown withheld the author's text (shapes with a lockdown rule).
+# Row fields the runtime adds, each present only when it has something to say: how many hidden
+# pieces sanitizing removed (shapes with untrusted fields), and why lockdown withheld the author's
+# text (shapes with a lockdown rule).
 HIDDEN_FIELD = "hidden_removed"
 # The result field counting rows left out under a repository allowlist (tools that return rows)
 OUTSIDE_ALLOWLIST_FIELD = "outside_allowlist"
 WITHHELD_FIELD = "withheld"
 WITHHELD_REASONS = ("untrusted_author", "trust_unknown")
+# Why a row's preview (a field with the `preview` transform) is null: the text is empty, or all
+# of it is what the forge's page hides. Rows without a preview field never carry it.
+PREVIEW_EMPTY_FIELD = "preview_empty"
+PREVIEW_EMPTY_REASONS = ("body_empty", "hidden")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,6 +110,9 @@ class ToolSpec:
     # other tools this one runs on the caller's behalf (a batch's item tool and listing): a
     # surface that hides any of them hides this one too (guards.exposure)
     runs: tuple[str, ...] = ()
+    # tools it runs only for an optional parameter (a batch's comment tool): a surface that hides
+    # one keeps this tool, and refuses that parameter
+    may_run: tuple[str, ...] = ()
 
     @property
     def success_fields(self) -> Mapping[str, Any]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from ghmcp_runtime.cleaning.untrusted import Clean, Cleaned, sanitize
 from ghmcp_runtime.core.content import DECODERS, cut
-from ghmcp_runtime.core.model import HIDDEN_FIELD, WITHHELD_FIELD, Detail, FieldRule, Shape
+from ghmcp_runtime.core.model import HIDDEN_FIELD, PREVIEW_EMPTY_FIELD, Detail, FieldRule, Shape
 from ghmcp_runtime.core.versioning import canonical_json
 
 
@@ -20,6 +20,7 @@ class _Tally(dict[tuple[str, ...], tuple[Any, int]]):
     def __init__(self, cleaned: Cleaned) -> None:
         super().__init__()
         self.cleaned = cleaned
+        self.empty_preview: str | None = None  # why a preview came out empty
 
     def sanitize(self, text: str) -> tuple[Clean, int]:
         ready = self.cleaned.get(text)
@@ -114,17 +115,17 @@ class ShapeProjector:
         """Every field of the density (plus `include`, less `omit`), in shape order; null when
         GitHub has no value, [] for an empty list: a row never leaves out a field it declares.
         `hidden_removed` counts what was removed from the text the row carries (an omitted body
-        is not counted). Untrusted text already in `cleaned` (see untrusted.clean_ahead) is
+        is not counted), present only when something was; `withheld` is lockdown's to add. Untrusted text already in `cleaned` (see untrusted.clean_ahead) is
         taken from there."""
         declared = self._shapes[shape]
         if declared.version and declared.version_field and declared.version_field not in computed:
             computed = {**computed, declared.version_field: self.version(shape, raw)}
         tally = _Tally(cleaned if cleaned is not None else {})
         row = _project(declared.fields, raw, detail, computed, tally, (), frozenset(include), frozenset(omit))
-        if shape in self._untrusted:  # the fields the runtime adds are always present too
-            row[HIDDEN_FIELD] = sum(removed for _, removed in tally.values())
-        if declared.lockdown is not None:
-            row[WITHHELD_FIELD] = None  # lockdown.Lockdown says why, when it withholds
+        if shape in self._untrusted and (removed := sum(n for _, n in tally.values())):
+            row[HIDDEN_FIELD] = removed  # absent when nothing was removed
+        if tally.empty_preview is not None:
+            row[PREVIEW_EMPTY_FIELD] = tally.empty_preview
         return row
 
     def fields(self, shape: str) -> list[str]:
@@ -170,6 +171,7 @@ def _project(
             value = without_legacy_marker(walk(raw, rule.path))
             if rule.decode is not None:  # the holder's siblings say how it is encoded
                 value = DECODERS[rule.decode](value, walk(raw, rule.path[:-1]))
+        written = value
         sentinel = ""
         if rule.max_bytes is not None and isinstance(value, str):
             value, sentinel = cut(value, rule.max_bytes)  # cleaned within the bound only
@@ -180,6 +182,9 @@ def _project(
         if rule.transform is not None:
             shown = TRANSFORMS[rule.transform](value)
             value = Clean(shown) if isinstance(value, Clean) and isinstance(shown, str) else shown
+        if rule.transform == "preview" and not value:  # null, and why: no text, or all of it hidden
+            value = None
+            tally.empty_preview = "hidden" if isinstance(written, str) and written.strip() else "body_empty"
         if rule.nested:  # an included field comes whole
             value = _nest(rule.nested, value, "full" if rule.name in include else detail, tally,
                           (*where, *rule.path))

@@ -10,7 +10,11 @@ after the last one handled (a listing is walked again, so items a change took ou
 simply no longer there).
 
 Each item answers `changed` (its changed_fields are not empty), `unchanged`, or `error` with the
-single tool's envelope; a failure does not stop the others. `dry_run` runs every item's reads
+single tool's envelope; a failure does not stop the others. A changed item's row also shows the
+fields `shows` names as each's answer has them (the issue as the change left it: no read-back),
+and, with `comment`, the id of the one comment the call posted on it (through the single-item
+comment tool, its idempotency key derived from the call's key, or the call, and the item: a
+repeat never posts it twice) or the error that comment met. `dry_run` runs every item's reads
 and checks but no write (`ToolContext.dry_run`: a planning tool answers what it would change,
 and ctx.call refuses any write it would still send).
 
@@ -42,9 +46,10 @@ from typing import Any, TypeVar
 import anyio
 
 from ghmcp_runtime.calls.context import ToolContext
-from ghmcp_runtime.core.declared import Batch, BatchSource
+from ghmcp_runtime.core.declared import Batch, BatchComment, BatchSource
 from ghmcp_runtime.core.errors import ToolError
 from ghmcp_runtime.core.model import Handler
+from ghmcp_runtime.core.projection import walk
 from ghmcp_runtime.core.refs import Scope, render
 from ghmcp_runtime.core.versioning import canonical_json
 from ghmcp_runtime.engine.paging import cursor_binding, open_state, without
@@ -93,6 +98,12 @@ class _Batch:
                                 details={"field": paired, "reason": f"not one value per item of {self.spec.items}"})
             if self.listed and paired in self.args:
                 _once_each(self.args[str(self.spec.items)], str(self.spec.items), paired)
+        comment = self.spec.comment
+        if comment is not None and self.args.get(comment.param) is not None and self.ctx.host is not None \
+                and not self.ctx.host.offers(comment.tool):
+            raise ToolError("invalid_field", f"{comment.param} is posted through {comment.tool}, which this "
+                            "server's surface does not offer; nothing was changed.",
+                            details={"field": comment.param, "reason": f"{comment.tool} is not on this surface"})
         if self.spec.resolve:  # once for every item (a milestone title, say)
             self.args = await resolve_args(self.ctx, self.spec.resolve, self.args)
         name = self.spec.key
@@ -192,9 +203,59 @@ class _Batch:
                     self.stop(index, {"reason": "cancelled", "retry_after_ms": None})
                     return False
                 continue
-            self.rows.append(self.row(item, result=result, earlier=earlier))
+            row = self.row(item, result=result, earlier=earlier)
+            self.rows.append(row)
+            comment = self.spec.comment
+            if comment is not None and row["outcome"] == "changed" and not self.dry \
+                    and self.args.get(comment.param) is not None:
+                return await self.comment_on(comment, item, index, row, stop)
             return True
         return True  # unreachable: the last attempt answers or stops
+
+    async def comment_on(self, comment: BatchComment, item: Any, index: int, row: dict[str, Any],
+                         stop: anyio.Event) -> bool:
+        """Post the call's comment on an item it changed; the row gets its id, or the error it
+        met. A rate limit is waited out as an item's is; a lost answer is repeated under the same
+        key, which finds the comment instead of posting it again. False when the batch stops
+        after this item (a long rate limit, a refused token, a cancelled call)."""
+        args = {**render(dict(comment.arguments), Scope(self.args, {}, {})), self.spec.item: item,
+                comment.body: self.args[comment.param]}
+        if comment.key is not None:
+            args[comment.key] = self.comment_key(item)
+        for attempt in range(RETRIES + 1):
+            try:
+                answer = await self.ctx.run_tool(comment.tool, args, paced=True)
+            except ToolError as err:
+                limited = _rate_limit_wait(err, self.ctx.forge.secondary_limit_wait_s)
+                wait = limited if limited is not None else (
+                    err.retry_after_ms or 1000 if err.temporary and comment.key is not None else None)
+                if wait is not None and wait <= self.max_wait_ms and attempt < RETRIES \
+                        and not await _wait(wait / 1000, stop):
+                    continue
+                row["comment_error"] = self.envelope(err)
+                if err.code in CREDENTIAL_CODES:
+                    self.stop(index + 1, {"reason": "credential", "retry_after_ms": None})
+                elif stop.is_set():
+                    self.stop(index + 1, {"reason": "cancelled", "retry_after_ms": None})
+                elif limited is not None:
+                    self.stop(index + 1, {"reason": RATE_LIMITED, "retry_after_ms": limited})
+                return self.stopped is None
+            row["comment_id"] = walk(answer, comment.id)
+            return True
+        return True  # unreachable: the last attempt answers or stops
+
+    def comment_key(self, item: Any) -> str:
+        """The comment's idempotency key on `item`: from the call's key (a repeat of the call
+        posts nothing twice) or, without one, from this call (its retries post nothing twice)."""
+        base = self.given.get(self.spec.key) if self.spec.key else None
+        seed = f"{base if base is not None else self.ctx.request_id}\n{item}"
+        return "c" + hashlib.sha256(seed.encode("utf-8")).hexdigest()[:40]
+
+    def envelope(self, err: ToolError) -> dict[str, Any]:
+        """An item's error as its row carries it (the batch's answer carries the surface's
+        fingerprint)."""
+        return {k: v for k, v in err.envelope(request_id=self.ctx.request_id, fingerprint="").items()
+                if k != "fingerprint"}
 
     @property
     def max_wait_ms(self) -> float:
@@ -210,8 +271,7 @@ class _Batch:
         row: dict[str, Any] = {self.spec.item: item}
         if error is not None:
             row["outcome"] = "error"
-            row["error"] = {k: v for k, v in error.envelope(request_id=self.ctx.request_id, fingerprint="").items()
-                            if k != "fingerprint"}  # the batch's answer carries the surface's
+            row["error"] = self.envelope(error)
             if earlier:
                 row["error"] = _with_earlier(row["error"], earlier)
             return row
@@ -221,6 +281,9 @@ class _Batch:
         row[self.spec.changed] = changed
         if self.spec.ignored and result.get(self.spec.ignored):
             row[self.spec.ignored] = list(result[self.spec.ignored])
+        shown = result.get(self.spec.shows_from) if self.spec.shows_from else None
+        if changed and not self.dry and isinstance(shown, Mapping):  # as the change left it
+            row.update({name: shown[name] for name in self.spec.shows if name in shown})
         return row
 
     def stop(self, index: int, why: dict[str, Any]) -> None:
@@ -233,6 +296,9 @@ class _Batch:
             "items": self.rows,
             "summary": {o: sum(1 for r in self.rows if r["outcome"] == o) for o in OUTCOMES},
         }
+        comment = self.spec.comment
+        if comment is not None and self.args.get(comment.param) is not None and not self.dry:
+            out["summary"]["commented"] = sum(1 for r in self.rows if "comment_id" in r)
         if self.stopped is not None:
             out["stopped"] = self.stopped
         resume = self.resume if self.stopped is not None else len(targets.items) if targets.more else None

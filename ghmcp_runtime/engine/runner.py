@@ -119,8 +119,9 @@ def _is_id(value: Any) -> bool:
 def _names(spec: Resolve, value: Any) -> list[str]:
     """The names `value` holds: the string, or each string of a list (`each`)."""
     if spec.each:
-        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
-    return [value] if isinstance(value, str) else []
+        return [v for v in value if isinstance(v, str) and v not in spec.keep] \
+            if isinstance(value, list) else []
+    return [value] if isinstance(value, str) and value not in spec.keep else []
 
 
 def _replace(ctx: ToolContext, specs: Sequence[Resolve], out: dict[str, Any], found: Found) -> None:
@@ -131,7 +132,7 @@ def _replace(ctx: ToolContext, specs: Sequence[Resolve], out: dict[str, Any], fo
         value = out[spec.param]
         if spec.each:
             missing += [(spec, f"{spec.param}[{i}]") for i, v in enumerate(value)
-                        if isinstance(v, str) and v not in found.values]
+                        if v in _names(spec, [v]) and v not in found.values]
             out[spec.param] = [found.values.get(v, v) if isinstance(v, str) else v for v in value]
         elif value not in found.values:
             missing.append((spec, spec.param))
@@ -393,7 +394,8 @@ class _Call:
         self.outcomes[step.id] = answered(resp.status, resp.headers, data)
         for reject in step.reject:
             if walk(data, tuple(reject.present.split("."))) not in (MISSING, None):
-                raise build_error(reject.error, self.scope())
+                seen = Scope(self.args, {**self.results, step.id: data}, self.scope().extra)
+                raise build_error(reject.error, seen)
         if step.paginate is not None:
             self.pages[step.id] = _Page(page, self.more(step, resp, page, size), size)
         self.results[step.id] = data

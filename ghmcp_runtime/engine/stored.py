@@ -5,7 +5,7 @@ agent, without a read-back, whether the text it wrote is the text GitHub keeps: 
 titles, for instance. Text is compared exactly (a changed character or line ending is a
 difference); null and "" count as the same (GitHub answers null for an empty body). The rows an
 agent reads are cleaned of hidden markup, so they cannot show this; the answer's
-`stored_as_sent` does.
+`stored_as_sent: false` (present only then) does.
 """
 
 from __future__ import annotations
@@ -32,5 +32,6 @@ def altered(sent: Mapping[str, Any], shown: Any, fields: Mapping[str, tuple[str,
 
 
 def outputs(changed_text: list[str]) -> dict[str, Any]:
-    """`stored_as_sent`, and `altered_fields` when it is false."""
-    return {STORED: True} if not changed_text else {STORED: False, ALTERED: changed_text}
+    """Nothing when GitHub keeps the text as sent; else `stored_as_sent: false` and
+    `altered_fields` (a field saying nothing happened is absent: the summary says so)."""
+    return {STORED: False, ALTERED: changed_text} if changed_text else {}

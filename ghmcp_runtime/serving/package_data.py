@@ -68,7 +68,7 @@ class PackageData:
     def tool(self, *, name: str, handler: Handler, operations: Sequence[Operation],
              annotations: Annotations, field_map: Mapping[str, str] | None = None,
              echo_safe: Sequence[str] = (), toolset: str | None = None,
-             runs: Sequence[str] = ()) -> ToolSpec:
+             runs: Sequence[str] = (), may_run: Sequence[str] = ()) -> ToolSpec:
         """The tool as tools.json publishes it (title, description, schemas) and errors.json
         lists its codes, with what only Python can carry."""
         wire = self._wire[name]
@@ -88,4 +88,5 @@ class PackageData:
             toolset=toolset,
             input_checks=self._checks.get(name),
             runs=tuple(runs),
+            may_run=tuple(may_run),
         )

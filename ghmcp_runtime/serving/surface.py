@@ -90,7 +90,8 @@ def exposure_text(spec: ServerSpec, surface: Surface, meta: Sequence[str] = ()) 
         text += (f" Repositories: only {allowed} (owner/* is every repository of that owner); "
                  f"any other is refused with repo_not_allowed before anything is sent, "
                  f"searches are confined to these, and rows of other repositories in an answer "
-                 f"(sub-issues, blockers) are left out and counted in outside_allowlist.")
+                 f"(sub-issues, blockers) are left out and counted in outside_allowlist (absent when "
+                 f"none was).")
     return text
 
 

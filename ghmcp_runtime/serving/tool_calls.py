@@ -274,9 +274,12 @@ class CallHost:
     def max_wait_s(self) -> float:
         return self.runtime.settings.batch_max_wait_s
 
+    def offers(self, name: str) -> bool:
+        return name in self.runtime.surface_of(self.caller).tools
+
     async def run_tool(self, ctx: ToolContext, name: str, args: Mapping[str, Any], *, dry_run: bool,
                        paced: bool) -> dict[str, Any]:
-        if name not in ctx.tool.runs or name not in self.runtime.surface_of(self.caller).tools:
+        if name not in (*ctx.tool.runs, *ctx.tool.may_run) or not self.offers(name):
             # exposure hides a composite with the tools it declares it runs, so this is a
             # defect (a hook running an undeclared tool): the whole call fails, internal_error
             raise RuntimeError(f"{ctx.tool.name} ran {name}, which it does not declare or the "

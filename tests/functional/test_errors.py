@@ -102,12 +102,6 @@ async def test_a_deleted_issue_is_gone(fake: FakeGitHub, seeded: dict[str, Any])
     assert data["code"] == "issue_not_found" and "deleted" in data["details"]["reason"]
 
 
-async def test_a_pull_request_number_is_not_an_issue(fake: FakeGitHub, seeded: dict[str, Any]) -> None:
-    data = await call(in_memory_server(fake), "github_get_issue", {**REPO_ARGS, "issue_number": seeded["pr"]})
-    assert data["code"] == "issue_not_found"
-    assert data["repair"]["tool"] == "github_search_issues"
-
-
 async def test_unknown_milestone(fake: FakeGitHub, seeded: dict[str, Any]) -> None:
     data = await call(in_memory_server(fake), "github_create_issue",
                       {**REPO_ARGS, "title": SECRET_TITLE, "milestone": 999})

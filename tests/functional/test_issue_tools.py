@@ -216,5 +216,5 @@ async def test_list_labels_returns_the_catalog(fake: FakeGitHub, seeded: dict[st
     assert not is_error
     assert [label["name"] for label in data["labels"]] == [
         "bug", "enhancement", "good first issue", "triage", "wontfix"]
-    assert set(data["labels"][0]) == {"name", "color", "description", "hidden_removed"}
+    assert set(data["labels"][0]) == {"name", "color", "description"}
     assert data["has_more"] is False

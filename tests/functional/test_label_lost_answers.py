@@ -23,8 +23,7 @@ pytestmark = pytest.mark.anyio
 REPO_ARGS = {"owner": OWNER, "repo": REPO}
 RENAME = {**REPO_ARGS, "name": "bug", "new_name": "defect", "color": "B60205",
           "description": "Something is broken"}
-RENAMED_ROW = {"name": "defect", "color": "b60205", "description": "Something is broken",
-               "hidden_removed": 0}
+RENAMED_ROW = {"name": "defect", "color": "b60205", "description": "Something is broken"}
 LOST = {"kind": "timeout", "after_commit": True, "delay": 2.0}  # applied, then no answer in time
 
 

@@ -47,8 +47,7 @@ async def test_lifecycle_create_update_refuse_force_delete(fake: FakeGitHub, see
     async with opened(fake) as s:
         created = await s.ok("github_create_label", {**REPO_ARGS, "name": "needs-repro",
                                                      "color": "#D93F0B", "description": "Waiting for steps"})
-        assert created["label"] == {"name": "needs-repro", "color": "d93f0b", "description": "Waiting for steps",
-                                    "hidden_removed": 0}
+        assert created["label"] == {"name": "needs-repro", "color": "d93f0b", "description": "Waiting for steps"}
         assert fake.calls("issues/create-label")[-1].body == {
             "name": "needs-repro", "color": "d93f0b", "description": "Waiting for steps"}
 
@@ -56,8 +55,7 @@ async def test_lifecycle_create_update_refuse_force_delete(fake: FakeGitHub, see
         assert updated["changed_fields"] == ["color"]
         renamed = await s.ok("github_update_label", {**REPO_ARGS, "name": "needs-repro", "new_name": "needs repro"})
         assert renamed["changed_fields"] == ["name"]  # the label's field, not the parameter
-        assert renamed["label"] == {"name": "needs repro", "color": "00ff00", "description": "Waiting for steps",
-                                    "hidden_removed": 0}
+        assert renamed["label"] == {"name": "needs repro", "color": "00ff00", "description": "Waiting for steps"}
         gone = await s.ok("github_list_labels", {**REPO_ARGS, "name": "needs-repro"})
         assert gone == {"labels": [], "has_more": False, "request_id": gone["request_id"]}
 
@@ -84,7 +82,7 @@ async def test_lifecycle_create_update_refuse_force_delete(fake: FakeGitHub, see
 
         forced = await s.ok("github_delete_label", {**REPO_ARGS, "name": "needs repro", "delete_mode": "force"})
         assert forced["deleted_label"] == {"name": "needs repro", "color": "00ff00",
-                                           "description": "Waiting for steps", "hidden_removed": 0}
+                                           "description": "Waiting for steps"}
         forced_pr = await s.ok("github_delete_label", {**REPO_ARGS, "name": "ON-A-PR", "delete_mode": "force"})
         assert forced_pr["deleted_label"]["name"] == "on-a-pr"
         assert len(fake.calls("issues/delete-label")) == 2
@@ -106,8 +104,7 @@ async def test_safe_delete_of_an_unused_label_counts_then_deletes(fake: FakeGitH
     fake.add_label(OWNER, REPO, SECRET, "123456", "unused")
     async with opened(fake) as s:
         data = await s.ok("github_delete_label", {**REPO_ARGS, "name": SECRET.upper()})
-    assert data["deleted_label"] == {"name": SECRET, "color": "123456", "description": "unused",
-                                     "hidden_removed": 0}
+    assert data["deleted_label"] == {"name": SECRET, "color": "123456", "description": "unused"}
     assert [r.operation_id for r in sent(fake)] == [
         "issues/get-label", "search/issues-and-pull-requests", "issues/delete-label"]
     assert label_state(fake, SECRET) is None
@@ -230,7 +227,7 @@ async def test_create_without_color_or_description(fake: FakeGitHub, seeded: dic
     async with opened(fake) as s:
         data = await s.ok("github_create_label", {**REPO_ARGS, "name": "plain"})
     assert fake.calls("issues/create-label")[0].body == {"name": "plain"}
-    assert data["label"] == {"name": "plain", "color": "ededed", "description": None, "hidden_removed": 0}
+    assert data["label"] == {"name": "plain", "color": "ededed", "description": None}
 
 
 async def test_create_an_existing_name_in_any_case_is_label_exists(fake: FakeGitHub, seeded: dict[str, Any]) -> None:
@@ -250,8 +247,7 @@ async def test_list_labels_with_name_reads_one_label_or_none(fake: FakeGitHub, s
     fake.add_label(OWNER, REPO, "Docs", "0075ca", "Documentation")
     async with opened(fake) as s:
         one = await s.ok("github_list_labels", {**REPO_ARGS, "name": "docs"})
-        assert one["labels"] == [{"name": "Docs", "color": "0075ca", "description": "Documentation",
-                                   "hidden_removed": 0}]
+        assert one["labels"] == [{"name": "Docs", "color": "0075ca", "description": "Documentation"}]
         assert one["has_more"] is False and "next_cursor" not in one
         none = await s.ok("github_list_labels", {**REPO_ARGS, "name": SECRET})
         assert none["labels"] == []

@@ -157,8 +157,7 @@ async def test_one_label_resource(fake: FakeGitHub, seeded: dict[str, Any]) -> N
         names = await client.complete(ResourceTemplateReference(uri="ghissues://repos/{owner}/{repo}/labels/{name}"),
                                       argument={"name": "name", "value": "tri"},
                                       context_arguments={"owner": OWNER, "repo": REPO})
-    assert label == {"label": {"name": "good first issue", "color": "ededed", "description": None,
-                               "hidden_removed": 0}}
+    assert label == {"label": {"name": "good first issue", "color": "ededed", "description": None}}
     data = missing.value.error.data
     assert data["machine_code"] == "label_not_found" and data["details"]["field"] == "uri"
     assert "no-such-label" not in json.dumps(data["details"]) + data["human_message"]

@@ -124,5 +124,5 @@ def test_n11_every_list_tool_states_its_cursor_semantics() -> None:
     tools = {t.name: t.description for spec in (ISSUES, MILESTONES) for t in spec.tools}
     for name in ("github_search_issues", "github_list_labels", "github_list_milestones"):
         assert "offsets" in tools[name], name
-    assert "skipped or repeated" in tools["github_search_issues"]
+    assert "skip or repeat" in tools["github_search_issues"]
     assert "same arguments" in tools["github_search_issues"]

@@ -1,6 +1,8 @@
-"""Writes that confirm themselves (issue 21, item 3): every write that sends text says whether
-GitHub keeps it exactly as sent, judged on GitHub's answer, so an agent never reads back to
-check; rows stay cleaned of hidden markup, and their hidden_removed says GitHub still stores it."""
+"""Writes that confirm themselves (issue 21, item 3): every write that sends text says when
+GitHub keeps it otherwise than sent (`stored_as_sent: false` with `altered_fields`; absent when
+kept exactly, issue 34), judged on GitHub's answer, so an agent never reads back to check; rows
+stay cleaned of hidden markup, and their hidden_removed says GitHub still stores it. What these
+fields mean is said once, in the summary every client reads as `instructions`."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ async def test_create_issue_says_github_kept_the_text_even_when_the_row_hides_pa
     async with Opened(in_memory_server(fake)) as s:
         kept = await s.ok("github_create_issue", {**REPO_ARGS, "title": "Crash <!-- form -->", "body": FORM})
         trimmed = await s.ok("github_create_issue", {**REPO_ARGS, "title": "  Crash on start\n", "body": FORM})
-    assert kept["stored_as_sent"] is True and "altered_fields" not in kept
+    assert "stored_as_sent" not in kept and "altered_fields" not in kept  # kept: nothing to say
     # shown cleaned; hidden_removed counts the title's comment only: the answer carries no body
     assert kept["issue"]["title"] == "Crash " and kept["issue"]["hidden_removed"] == 1
     stored = fake.get_issue(OWNER, REPO, kept["issue"]["issue_number"])
@@ -43,14 +45,14 @@ async def test_update_comment_and_label_writes_report_it_too(fake: FakeGitHub, s
                                                     "body": "Same on 1.2\r\n<!-- hidden -->"})
         label = await s.ok("github_create_label", {**REPO_ARGS, "name": " needs-repro", "description": "x "})
         renamed = await s.ok("github_update_label", {**REPO_ARGS, "name": "wontfix", "new_name": "won't fix"})
-    assert exact["stored_as_sent"] is True and exact["changed_fields"] == ["body"]
-    assert exact["issue"]["hidden_removed"] == 0  # the body's marker is not in the answer
+    assert "stored_as_sent" not in exact and exact["changed_fields"] == ["body"]
+    assert "hidden_removed" not in exact["issue"]  # the body's marker is not in the answer
     assert padded["stored_as_sent"] is False and padded["altered_fields"] == ["title"]
     assert again["altered_fields"] == ["title"]  # judged on what GitHub holds, however often asked
-    assert comment["stored_as_sent"] is True and comment["comment"]["hidden_removed"] == 0  # no body shown
+    assert "stored_as_sent" not in comment and "hidden_removed" not in comment["comment"]  # no body shown
     assert fake.comments(OWNER, REPO, number)[-1].body == "Same on 1.2\r\n<!-- hidden -->"
     assert label["stored_as_sent"] is False and label["altered_fields"] == ["name"]
-    assert renamed["stored_as_sent"] is True
+    assert "stored_as_sent" not in renamed
 
 
 async def test_milestone_writes_report_it(fake: FakeGitHub, seeded: dict[str, Any]) -> None:
@@ -59,13 +61,52 @@ async def test_milestone_writes_report_it(fake: FakeGitHub, seeded: dict[str, An
                                                          "description": "Ship it\r\n"})
         updated = await s.ok("github_update_milestone", {
             **REPO_ARGS, "milestone_number": created["milestone"]["milestone_number"], "description": ""})
-    assert created["stored_as_sent"] is True and updated["stored_as_sent"] is True
+    assert "stored_as_sent" not in created and "stored_as_sent" not in updated
+    assert "due_day" not in created and "due_day" not in updated  # no due date sent
 
 
-def test_every_output_schema_with_hidden_removed_explains_it_once() -> None:
-    for package in ("github_issues_mcp", "github_milestones_mcp"):
-        tools = json.loads((ROOT / "generated" / package / "tools.json").read_text(encoding="utf-8"))["tools"]
-        for tool in tools:
-            text = json.dumps(tool["outputSchema"])
-            if "hidden_removed" in text:
-                assert text.count("GitHub still stores them.") == 1, tool["name"]
+async def test_a_due_date_answer_names_the_pacific_day_github_keeps(fake: FakeGitHub, seeded: dict[str, Any]) -> None:
+    # midnight UTC on Dec 31 is still Dec 30 in California: GitHub keeps Dec 30, at its midnight there
+    async with Opened(in_memory_server(fake, spec=MILESTONES)) as s:
+        created = await s.ok("github_create_milestone", {**REPO_ARGS, "title": "v2.1",
+                                                         "due_on": "2026-12-31T00:00:00Z"})
+        number = created["milestone"]["milestone_number"]
+        moved = await s.ok("github_update_milestone", {**REPO_ARGS, "milestone_number": number,
+                                                       "due_on": "2027-07-04T12:00:00Z"})
+        summary = (await s.client.read_resource("ghmilestones://server/summary")).contents[0]
+    assert created["due_day"] == "2026-12-30" and created["milestone"]["due_on"] == "2026-12-30T08:00:00Z"
+    assert moved["due_day"] == "2027-07-04" and moved["milestone"]["due_on"] == "2027-07-04T07:00:00Z"
+    assert fake.milestones(OWNER, REPO)[-1].due_on is not None
+    text = getattr(summary, "text", "")
+    assert "US Pacific calendar day" in text and "due_day" in text
+
+
+@pytest.mark.parametrize("package", ["github_issues_mcp", "github_milestones_mcp", "github_sub_issues_mcp",
+                                     "forgejo_labels_mcp"])
+def test_each_field_saying_something_happened_is_explained_once_in_the_summary(package: str) -> None:
+    """hidden_removed, withheld, stored_as_sent: optional in every outputSchema that carries them,
+    explained by one summary line each (the server's instructions), and nowhere else."""
+    tools = json.loads((ROOT / "generated" / package / "tools.json").read_text(encoding="utf-8"))["tools"]
+    summary = (ROOT / "generated" / package / "summary.md").read_text(encoding="utf-8")
+    carried: set[str] = set()
+
+    def visit(node: Any) -> None:
+        if isinstance(node, dict):
+            for name in ("hidden_removed", "withheld", "stored_as_sent", "altered_fields"):
+                if name in node.get("properties", {}):
+                    carried.add(name)
+                    assert name not in node.get("required", []), name
+                    assert "description" not in node["properties"][name], name
+            for value in node.values():
+                visit(value)
+        elif isinstance(node, list):
+            for value in node:
+                visit(value)
+
+    for tool in tools:
+        visit(tool["outputSchema"])
+    lines = summary.splitlines()
+    for name in ("hidden_removed", "withheld", "stored_as_sent"):
+        said = [line for line in lines if line.startswith(f"{name} (")]
+        assert len(said) == (1 if name in carried else 0), (package, name)
+    assert "hidden_removed" in carried

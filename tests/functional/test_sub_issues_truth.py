@@ -123,10 +123,10 @@ async def test_s2_an_issue_of_another_repository_is_listed_without_a_number_of_t
 
 
 @pytest.mark.parametrize(("tool", "args", "code", "field", "reason"), [
-    ("github_add_sub_issue", {"sub_issue_number": "pr"}, "sub_issue_refused", "sub_issue_number",
-     "a pull request cannot be a sub-issue"),
-    ("github_add_issue_dependency", {"issue_number": "a", "blocked_by_issue_number": "pr"}, "dependency_refused",
-     "blocked_by_issue_number", "a pull request cannot block an issue"),
+    ("github_add_sub_issue", {"sub_issue_number": "pr"}, "is_pull_request", "sub_issue_number",
+     "the number belongs to a pull request"),
+    ("github_add_issue_dependency", {"issue_number": "a", "blocked_by_issue_number": "pr"}, "is_pull_request",
+     "blocked_by_issue_number", "the number belongs to a pull request"),
     ("github_add_sub_issue", {"sub_issue_number": "parent"}, "invalid_field", None,
      "an issue cannot be its own sub-issue"),
     ("github_add_issue_dependency", {"issue_number": "a", "blocked_by_issue_number": "a"}, "invalid_field", None,

@@ -49,6 +49,13 @@ CASES = [
     ({"mentions_login": "octocat"}, "a"),
     ({"commenter_login": "octocat"}, "c"),
     ({"missing": ["assignee"], "lacks_labels": ["triage"]}, "b"),
+    # issue 34: the milestone by number or title (a title is looked up), none or any
+    ({"milestone": 1}, "ac"),
+    ({"milestone": "v1.0"}, "ac"),
+    ({"milestone": "V1.0"}, "ac"),  # one milestone folds to it: taken
+    ({"milestone": "none"}, "bd"),
+    ({"milestone": "any"}, "ac"),
+    ({"milestone": "v1.0", "labels": ["triage"]}, "c"),
 ]
 
 
@@ -111,3 +118,53 @@ async def test_in_title_body_finds_what_github_finds(fake: FakeGitHub, triage: d
                                        {"owner": OWNER, "repo": REPO, "query": "safari is:queued"})
     assert [i["title"] for i in found["issues"]] == ["Login redirects loop on Safari"]
     assert is_error and refused["code"] == "invalid_field" and refused["details"]["field"] == "query"
+
+
+async def test_a_milestone_filter_reaches_github_as_its_own_filter(fake: FakeGitHub, triage: dict[str, int]) -> None:
+    async with Client(in_memory_server(fake), cache=None) as client:
+        await call(client, "github_search_issues", {"owner": OWNER, "repo": REPO, "milestone": "v1.0"})
+        listed = fake.calls("issues/list-for-repo")[-1].query
+        await call(client, "github_search_issues", {"owner": OWNER, "repo": REPO, "milestone": "any"})
+        anything = fake.calls("issues/list-for-repo")[-1].query
+        await call(client, "github_search_issues", {"owner": OWNER, "repo": REPO, "query": "zeta",
+                                                    "milestone": "none"})
+    assert listed["milestone"] == "1" and anything["milestone"] == "*"
+    assert "no:milestone" in fake.calls("search/issues-and-pull-requests")[-1].query["q"].split(" ")
+    assert [c.query.get("state") for c in fake.calls("issues/list-milestones")] == ["all"]  # closed ones too
+
+
+async def test_an_unknown_milestone_title_lists_some_and_a_contradiction_is_refused(
+        fake: FakeGitHub, triage: dict[str, int]) -> None:
+    async with Client(in_memory_server(fake), cache=None) as client:
+        is_error, unknown = await call(client, "github_search_issues",
+                                       {"owner": OWNER, "repo": REPO, "milestone": "v9"})
+        assert is_error and unknown["code"] == "milestone_not_found"
+        assert unknown["details"]["field"] == "milestone" and unknown["details"]["choices"] == ["v1.0"]
+        is_error, both = await call(client, "github_search_issues", {"owner": OWNER, "repo": REPO,
+                                                                    "milestone": 1, "missing": ["milestone"]})
+        assert is_error and both["code"] == "invalid_field" and both["details"]["field"] == "milestone"
+        is_error, alone = await call(client, "github_search_issues", {"query": "zeta", "milestone": 1})
+        assert is_error and alone["code"] == "invalid_field"  # a milestone belongs to owner/repo
+
+
+async def test_a_batch_matches_by_milestone(fake: FakeGitHub, triage: dict[str, int]) -> None:
+    async with Client(in_memory_server(fake), cache=None) as client:
+        is_error, done = await call(client, "github_update_issues", {
+            "owner": OWNER, "repo": REPO, "match": {"milestone": "v1.0", "query": "zeta"}, "add_labels": ["wontfix"]})
+    assert not is_error, done
+    assert sorted(r["issue_number"] for r in done["items"]) == sorted([triage["a"], triage["c"]])
+    assert all("wontfix" in fake.label_names(OWNER, REPO, triage[k]) for k in "ac")
+    assert "wontfix" not in fake.label_names(OWNER, REPO, triage["b"])
+
+
+def test_the_query_says_how_github_matches_text() -> None:
+    """Agents listed every issue instead of trusting a text query (issue 34): the parameter says
+    what GitHub's search does with words (docs.github.com, "Searching issues and pull requests":
+    not case sensitive; title, body and comments unless in: narrows; whole words, plurals
+    stemmed, no partial words), and the fake matches the same way (tests/fake/test_search.py)."""
+    from github_issues_mcp import SERVER
+
+    query = next(t for t in SERVER.tools if t.name == "github_search_issues").input_schema["properties"]["query"]
+    for words in ("whole words", "any case", "plurals", "not parts of words", "title, body and comments",
+                  "in:title", "in:body", "in:comments"):
+        assert words in query["description"], words

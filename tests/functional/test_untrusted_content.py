@@ -142,3 +142,22 @@ async def test_writes_send_user_text_byte_for_byte(fake: FakeGitHub, seeded: dic
     async with Opened(in_memory_server(fake)) as s:
         await s.ok("github_add_comment", {**BASE, "issue_number": seeded["first"], "body": text})
     assert fake.calls("issues/create-comment")[-1].body == {"body": text}
+
+
+async def test_an_empty_preview_says_whether_the_body_is_empty_or_hidden(fake: FakeGitHub,
+                                                                          seeded: dict[str, Any]) -> None:
+    """Issue 34: `preview: null` stood for an empty body and for a hidden one alike (an agent
+    spent a read to tell them apart)."""
+    empty = fake.add_issue(OWNER, REPO, "zz empty", body=None)
+    hidden = fake.add_issue(OWNER, REPO, "zz hidden", body="<!-- issue-form: bug-report -->")
+    async with Opened(in_memory_server(fake)) as s:
+        rows = {r["issue_number"]: r for r in (await s.ok("github_search_issues", BASE))["issues"]}
+        read = (await s.ok("github_get_issue", {**BASE, "issue_number": hidden, "detail": "summary"}))["issue"]
+        summary = (await s.client.read_resource("ghissues://server/summary")).contents[0]
+    assert (rows[empty]["preview"], rows[empty]["preview_empty"]) == (None, "body_empty")
+    assert "hidden_removed" not in rows[empty]
+    assert (rows[hidden]["preview"], rows[hidden]["preview_empty"], rows[hidden]["hidden_removed"]) == (
+        None, "hidden", 1)
+    assert read["preview_empty"] == "hidden"
+    assert all("preview_empty" not in r for n, r in rows.items() if r["preview"])
+    assert "preview_empty (on a row, only when its preview is null)" in getattr(summary, "text", "")

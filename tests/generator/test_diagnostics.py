@@ -350,6 +350,19 @@ def _mistakes() -> list[Mistake]:
         lambda: replace(t, "{name: color, from: color, detail: summary}",
                         "{name: hidden_removed, from: color, detail: summary}", "  label:\n"),
         r"'hidden_removed' is a row field the runtime adds")
+    add("batch-shows-unknown-field",  # issue 34: a changed item's row shows the item tool's answer
+        lambda: replace(t, "fields: [state, state_reason, labels, assignees, milestone]",
+                        "fields: [state, state_reason, labels, assignees, milestones]"),
+        r"github_update_issue's issue has no field 'milestones'", hint=r"did you mean 'milestone'\?")
+    add("batch-comment-body-unknown",
+        lambda: replace(t, "        body: body\n        arguments: {owner", "        body: text\n        arguments: {owner"),
+        r"github_add_comment has no parameter 'text'")
+    add("stored-as-sent-always-present",  # absent when the text was kept as sent (issue 34)
+        lambda: (replace(t, "{name: stored_as_sent, type: boolean, optional: true}",
+                         "{name: stored_as_sent, type: boolean}")[0],
+                 {line_at(t, m.start()) for m in re.finditer(r"\bstored: \{", t)}),  # every write step sending text
+        r"stored fills the output 'stored_as_sent' only when GitHub keeps the text otherwise than sent",
+        hint=r"declare 'stored_as_sent' with optional: true")
     return out
 
 

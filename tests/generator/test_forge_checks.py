@@ -81,3 +81,24 @@ def test_a_forge_file_key_the_schema_does_not_know_is_located(tmp_path: Path) ->
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "unknown key 'default_toolset'" in proc.stderr and "did you mean 'default_toolsets'?" in proc.stderr
     assert not (tmp_path / "generated").exists()
+
+
+def test_a_repair_naming_another_files_tool_is_checked_against_that_file(tmp_path: Path) -> None:
+    """Issue 34: is_pull_request's repair names github_get_pull_request, a tool of the
+    pull_requests toolset (github_pulls.yaml); built with its forge, the name, the toolset and the
+    arguments are checked against that file's tool."""
+    directory = _copy(tmp_path, "github_sub_issues.yaml", "github_pulls.yaml")
+    path = directory / "github_sub_issues.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert text.count("tool: github_get_pull_request, toolset: pull_requests") == 3
+    path.write_text(text.replace("tool: github_get_pull_request, toolset: pull_requests",
+                                 "tool: github_get_pull_request, toolset: repos", 1)
+                    .replace("tool: github_get_pull_request, toolset: pull_requests",
+                             "tool: github_read_pull_request, toolset: pull_requests", 1)
+                    .replace("pull_number: \"{blocked_by_issue_number}\"", "number: \"{blocked_by_issue_number}\"", 1),
+                    encoding="utf-8")
+    errors = [e for e in _errors(directory) if "[repair-" in e]
+    assert any("is in toolset 'repos'; it is in 'pull_requests'" in e for e in errors), errors
+    assert any("'github_read_pull_request', which is not a tool" in e for e in errors), errors
+    assert any("[repair-arguments]" in e and "'number' is not a parameter" in e for e in errors), errors
+    assert all(e.startswith("overrides/github_sub_issues.yaml:") for e in errors), errors

@@ -277,8 +277,10 @@ def test_shape_projection_rules() -> None:
     tool = {t["name"]: t for t in json.loads(files["golden_shapes_mcp/tools.json"])["tools"]}
     row = tool["demo_get_issue"]["outputSchema"]["oneOf"][0]["properties"]["issue"]
     assert row["additionalProperties"] is False
-    # the presence rule: a full row (no `detail` parameter) has every field, null when empty
-    assert set(row["required"]) == set(row["properties"])
+    # the presence rule: a full row (no `detail` parameter) has every field, null when empty;
+    # the runtime's preview_empty only when the preview is null (issue 34)
+    assert set(row["required"]) == set(row["properties"]) - {"preview_empty"}
+    assert row["properties"]["preview_empty"] == {"type": "string", "enum": ["body_empty", "hidden"]}
     assert set(row["properties"]["milestone"]["properties"]) == {"number", "title", "state"}
     assert row["properties"]["milestone"]["additionalProperties"] is False
     assert row["properties"]["milestone"]["type"] == ["object", "null"]

@@ -69,11 +69,12 @@ def test_the_error_branch_names_the_envelope_fields_and_nothing_more(package: st
 @pytest.mark.parametrize("package", PACKAGES)
 def test_output_rows_carry_no_spec_enum(package: str) -> None:
     """GitHub adds values (author_association did); a validating client would reject them. The
-    server's own values may be enums: lockdown's reason, a batch item's outcome, why it stopped."""
+    server's own values may be enums: lockdown's reason, why a preview is empty, a batch item's outcome,
+    why it stopped."""
     for tool in _read(package, "tools.json")["tools"]:
         for path, node in _nodes(tool["outputSchema"]["oneOf"][0]):
             if "enum" in node:
-                assert path.endswith((".withheld", ".items/items.outcome", ".stopped.reason")), (
+                assert path.endswith((".withheld", ".preview_empty", ".items/items.outcome", ".stopped.reason")), (
                     tool["name"], path, node["enum"])
 
 

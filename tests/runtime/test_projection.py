@@ -57,10 +57,10 @@ def test_every_declared_field_is_present_null_when_absent_and_lists_empty() -> N
     out = project("full", {"number": 1, "user": None, "milestone": None, "labels": None})
     assert out == {"number": 1, "title": None, "state": None, "labels": [], "body_preview": None,
                    "body": None, "author": None, "milestone": None, "assignees": None,
-                   "version": "v1-abc", "closed_at": None}
+                   "version": "v1-abc", "closed_at": None, "preview_empty": "body_empty"}
     assert ShapeProjector({"issue": ISSUE}).project("issue", {}, "summary", {}) == {
         "number": None, "title": None, "state": None, "labels": [], "body_preview": None,
-        "author": None, "version": None, "closed_at": None}
+        "author": None, "version": None, "closed_at": None, "preview_empty": "body_empty"}
 
 
 def test_include_adds_full_fields_whole_to_summary_rows() -> None:
@@ -122,8 +122,26 @@ def test_an_omitted_field_is_neither_shown_nor_counted() -> None:
     assert projector.fields("issue") == ["title", "labels", "preview", "body", "milestone", "login"]
 
 
-def test_a_clean_row_counts_zero() -> None:
+def test_a_clean_row_has_no_count() -> None:
+    # a field saying nothing happened is absent (issue 34); the summary says what it means
     row = ShapeProjector({"issue": UNTRUSTED}).project("issue", {"title": "ok", "body": "<id>"}, "full", {})
-    assert row["hidden_removed"] == 0  # always present, like every field of the row
+    assert "hidden_removed" not in row and "withheld" not in row
     assert {k: v for k, v in row.items() if v not in (None, [])} == {
-        "title": "ok", "preview": "<id>", "body": "<id>", "hidden_removed": 0}
+        "title": "ok", "preview": "<id>", "body": "<id>"}
+
+
+@pytest.mark.parametrize(("body", "why", "hidden"), [
+    (None, "body_empty", None), ("", "body_empty", None), ("  \n ", "body_empty", None),
+    ("<!-- issue-form: bug -->", "hidden", 1), ("\u200b", "hidden", 1), ("plain", None, None),
+])
+def test_an_empty_preview_says_why(body: str | None, why: str | None, hidden: int | None) -> None:
+    # issue 34: a null preview was the same for an empty body and a hidden one (an extra read)
+    row = ShapeProjector({"issue": UNTRUSTED}).project("issue", {"title": "t", "body": body}, "summary", {})
+    assert row.get("preview_empty") == why and row.get("hidden_removed") == hidden
+    assert (row["preview"] is None) == (why is not None)
+
+
+def test_a_row_without_its_preview_says_nothing_about_it() -> None:
+    row = ShapeProjector({"issue": UNTRUSTED}).project("issue", {"title": "t", "body": ""}, "summary", {},
+                                                       omit=("preview",))
+    assert "preview_empty" not in row

@@ -30,12 +30,12 @@ def github(trim: bool = False, newlines: bool = False) -> Any:
 
 
 @pytest.mark.parametrize(("args", "trim", "newlines", "expected"), [
-    ({"title": "Crash", "text": "a\r\nb <!-- form -->"}, True, False, {"stored_as_sent": True}),
+    ({"title": "Crash", "text": "a\r\nb <!-- form -->"}, True, False, {}),  # kept: nothing to say
     ({"title": "Crash \n", "text": "a"}, True, False, {"stored_as_sent": False, "altered_fields": ["title"]}),
     ({"title": "Crash", "text": "a\r\nb"}, False, True, {"stored_as_sent": False, "altered_fields": ["text"]}),
     ({"title": " Crash", "text": "a\r\n"}, True, True,
      {"stored_as_sent": False, "altered_fields": ["title", "text"]}),
-    ({"title": "Crash"}, True, True, {"stored_as_sent": True}),  # no body sent: nothing to compare
+    ({"title": "Crash"}, True, True, {}),  # no body sent: nothing to compare
 ])
 async def test_a_create_says_whether_github_kept_its_text(args: dict[str, Any], trim: bool, newlines: bool,
                                                           expected: dict[str, Any]) -> None:
@@ -55,7 +55,7 @@ async def test_a_partial_update_is_judged_on_what_github_holds() -> None:
     ), output=())
     up = Scripted({"get": current, "patch": lambda p, q, b: {**current, **b, "title": b.get("title", "").strip()}})
     assert await run(decl, up, {**ARGS, "title": "Crash", "description": ""}) == {
-        "changed_fields": [], "stored_as_sent": True}  # nothing differed, nothing sent: the read holds it
+        "changed_fields": []}  # nothing differed, nothing sent: the read holds it
     assert [c[0] for c in up.calls] == ["get"]
     out = await run(decl, up, {**ARGS, "title": "Crash!  "})
     assert out == {"changed_fields": ["title"], "stored_as_sent": False, "altered_fields": ["title"]}

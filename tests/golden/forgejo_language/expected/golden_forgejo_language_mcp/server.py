@@ -9,9 +9,9 @@ from ghmcp_runtime.serving.package_data import PackageData
 
 from . import operations
 
-FINGERPRINT = "golden-forgejo-language-mcp@0.0.1+6589f7c66c84"
+FINGERPRINT = "golden-forgejo-language-mcp@0.0.1+b54331c67229"
 DATA = PackageData(__package__)
-SUMMARY = "Updates and finds a repository's issues."
+SUMMARY = "Updates and finds a repository's issues.\nhidden_removed (on a row, only when not 0): pieces of the row's text that Forgejo's page hides (HTML comments, invisible and bidi characters) were cut here; Forgejo still stores them, so writing that text back drops them. A row without it had nothing hidden."
 INSTRUCTIONS = SUMMARY + "\nCapability fingerprint: " + FINGERPRINT
 
 SHAPES = {
@@ -22,6 +22,7 @@ SHAPES = {
             FieldRule(
                 name="labels", path=("labels", "[]", "name"), detail="summary", untrusted=True
             ),
+            FieldRule(name="milestone_id", path=("milestone", "id"), detail="summary"),
         ),
     ),
 }

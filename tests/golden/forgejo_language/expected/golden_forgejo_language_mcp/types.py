@@ -9,6 +9,7 @@ Detail = Literal["summary", "full"]
 class IssueRow(TypedDict):
     issue_number: int | None
     labels: list[str]
+    milestone_id: int | None
     hidden_removed: int
 
 

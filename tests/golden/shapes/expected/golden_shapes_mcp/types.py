@@ -19,6 +19,7 @@ class IssueRow(TypedDict):
     milestone: NotRequired[dict[str, Any] | None]
     url: NotRequired[str]
     version: NotRequired[str]
+    preview_empty: Literal["body_empty", "hidden"]
 
 
 class DemoGetIssueArgs(TypedDict):
