@@ -7,9 +7,9 @@ from ghmcp_runtime.core.model import StaticResource
 from ghmcp_runtime.serving.forge_server import forge_server
 from ghmcp_runtime.serving.package_data import PackageData
 
-FINGERPRINT = "forgejo-mcp@0.1.0+3798528bd213"
+FINGERPRINT = "forgejo-mcp@0.1.0+ef0a3e33d489"
 DATA = PackageData(__package__)
-SUMMARY = "Server: a Forgejo (or Gitea) instance through toolsets, one area each (listed below); --toolsets, or the X-MCP-Toolsets header over HTTP, chooses them.\nErrors: tool failures are isError results whose structuredContent is {code, message, details?, temporary, retry_after_ms, repair?, request_id, fingerprint}; branch on code. Every tool's codes, with retryability and repair, are in the error catalog (forgejo://server/errors). Values you sent (names, descriptions) are never echoed back.\nProtocol revisions: 2026-07-28 and 2025-11-25."
+SUMMARY = "Server: a Forgejo (or Gitea) instance through toolsets, one area each (listed below); --toolsets, or the X-MCP-Toolsets header over HTTP, chooses them.\nScopes: when the token may read its own account (read:user), the instance tells its scopes and a tool needing a scope the token lacks is not listed; otherwise every tool is listed, and a call the token's scopes do not allow fails with insufficient_scope (details.required_scopes).\nErrors: tool failures are isError results whose structuredContent is {code, message, details?, temporary, retry_after_ms, repair?, request_id, fingerprint}; branch on code. Every tool's codes, with retryability and repair, are in the error catalog (forgejo://server/errors). Values you sent (names, descriptions) are never echoed back.\nProtocol revisions: 2026-07-28 and 2025-11-25."
 DEFAULT_TOOLSETS = ("issues", "labels", "org_labels")
 # tool -> identifier parameter -> the tools returning it, where none of the tool's own toolset does
 INPUTS: dict[str, dict[str, tuple[str, ...]]] = {}
