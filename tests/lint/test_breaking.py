@@ -316,6 +316,6 @@ def test_a_budget_failure_prints_the_bytes_per_tool(tmp_path: Path) -> None:
     assert (code, out) == (2, "")
     assert "[budget-total]" in err and "generation failed: nothing was written" in err
     table = err[err.index("acme-issues (acme_issues_mcp):"):]
-    assert "budget 1000 (437%)" in table
+    assert "budget 1000 (434%)" in table
     for name in ("acme_get_issue", "acme_update_issue", "acme_list_labels"):
         assert re.search(rf"^{name} +\d+ +\d+ ", table, re.MULTILINE), name

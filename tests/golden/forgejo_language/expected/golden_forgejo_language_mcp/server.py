@@ -9,7 +9,7 @@ from ghmcp_runtime.serving.package_data import PackageData
 
 from . import operations
 
-FINGERPRINT = "golden-forgejo-language-mcp@0.0.1+b54331c67229"
+FINGERPRINT = "golden-forgejo-language-mcp@0.0.1+0f3089ec7a4f"
 DATA = PackageData(__package__)
 SUMMARY = "Updates and finds a repository's issues.\nhidden_removed (on a row, only when not 0): pieces of the row's text that Forgejo's page hides (HTML comments, invisible and bidi characters) were cut here; Forgejo still stores them, so writing that text back drops them. A row without it had nothing hidden."
 INSTRUCTIONS = SUMMARY + "\nCapability fingerprint: " + FINGERPRINT

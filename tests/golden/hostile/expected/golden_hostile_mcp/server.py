@@ -8,7 +8,7 @@ from ghmcp_runtime.serving.package_data import PackageData
 
 from . import operations
 
-FINGERPRINT = "golden-hostile@0.0.1+5db1632d8554"
+FINGERPRINT = "golden-hostile@0.0.1+66beb20a2330"
 DATA = PackageData(__package__)
 SUMMARY = 'First line of the summary.\n"""\n\'\'\'\n{{ server.name }} {% for x in y %}loop{% endfor %} {# comment #}\nback\\slash \\x00 \\n \\u0041 \\N{BULLET} \\\\\nunicode café ✓ 漢字 🚀\n"); import os; os.system("x")#\n"""); import os; os.system(\'x\'); ("""\nlast line'
 INSTRUCTIONS = SUMMARY + "\nCapability fingerprint: " + FINGERPRINT

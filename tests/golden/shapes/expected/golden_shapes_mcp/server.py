@@ -8,7 +8,7 @@ from ghmcp_runtime.serving.package_data import PackageData
 
 from . import operations
 
-FINGERPRINT = "golden-shapes@0.0.1+326c25d322e1"
+FINGERPRINT = "golden-shapes@0.0.1+a957727c8296"
 DATA = PackageData(__package__)
 SUMMARY = "Lists and reads issues.\nRows are summaries unless detail is full.\npreview_empty (on a row, only when its preview is null): body_empty, the author wrote no text; hidden, all of it is what GitHub's page hides."
 INSTRUCTIONS = SUMMARY + "\nCapability fingerprint: " + FINGERPRINT
