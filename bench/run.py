@@ -7,7 +7,8 @@ generation (bench/generate.py), cold start, tool-surface size of every server ag
 before in bench/results-surface-before.json (bench/surfaces.py; `--only surface` times nothing),
 per-call overhead, response size,
 HTTP throughput and a 2,000-call load run, round trips against a fake GitHub that answers after a
-fixed delay, and the rate-limit budget of a repeated-read workload (bench/roundtrips.py).
+fixed delay, and the rate-limit budget of a repeated-read workload (bench/roundtrips.py); each
+forgejo-issues-mcp tool's round trips against a slow fake Forgejo (bench/forgejo_round_trips.py).
 `--only` re-measures the named sections and keeps the rest of bench/results.json. Peers: a bare `mcp` low-level server (the SDK floor),
 FastMCP 4.1.6's OpenAPI provider on the same 17 issue operations (its own venv,
 bench/.peer-venv, created on first use) and github-mcp-server's vendored tool snapshots
@@ -749,7 +750,7 @@ def environment(peer: dict[str, str]) -> dict[str, Any]:
 
 
 SECTIONS = ("generation", "cold_start", "surface", "per_call", "response_size", "http", "roundtrips",
-            "agent_trial", "rate_limit", "untrusted_text", "coverage_surface", "forge")
+            "agent_trial", "rate_limit", "untrusted_text", "coverage_surface", "forge", "forgejo_round_trips")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -773,7 +774,7 @@ def main(argv: list[str] | None = None) -> int:
     quiet_stderr()
     results: dict[str, Any] = json.loads(RESULTS.read_text()) if only else {}
     # sections that need neither the peer nor the fake
-    local = {"generation", "untrusted_text", "coverage_surface", "forge"}
+    local = {"generation", "untrusted_text", "coverage_surface", "forge", "forgejo_round_trips"}
     peer_py = ensure_peer_venv() if wanted - local else Path()
     spec = trimmed_spec() if wanted - local else Path()
     reps = 5
@@ -839,6 +840,11 @@ def main(argv: list[str] | None = None) -> int:
     if "forge" in wanted:
         results["forge"] = bench_forge(args.quick)
         lap("forge")
+    if "forgejo_round_trips" in wanted:
+        from bench import forgejo_round_trips
+
+        results["forgejo_round_trips"] = asyncio.run(forgejo_round_trips.measure(0.05))
+        lap("forgejo_round_trips")
     if "agent_trial" in wanted:
         from bench.agent_trial import compare
 
