@@ -1,7 +1,7 @@
 """Requests and sequential round trips of each forgejo-issues-mcp tool against a slow Forgejo.
 
     .venv/bin/python bench/forgejo_round_trips.py [--latency 0.05]     # prints a Markdown table
-    make bench ONLY=forgejo_round_trips   # into bench/results.json and docs/BENCHMARKS.md section 8
+    make bench ONLY=forgejo_round_trips                                # into docs/BENCHMARKS.md
 
 The Forgejo fake (`fakeforgejo`, seeded with `demo_fake()`) answers every request after a fixed
 delay and records when each request arrived and when its answer left (`fake.timeline`). The
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,6 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
 
 from mcp import Client  # noqa: E402
 
-from bench.peer_surface import read_bytes  # noqa: E402
 from fakeforgejo.demo import DEMO_TOKEN, ORG, REPO, demo_fake  # noqa: E402
 from fakegithub.core import critical_path  # noqa: E402
 from forgejo_issues_mcp import SERVER  # noqa: E402
@@ -33,7 +31,9 @@ from ghmcp_runtime.core.forges import FORGEJO  # noqa: E402
 from ghmcp_runtime.serving.app import Settings, build_server  # noqa: E402
 
 API = "https://forgejo.test/api/v1"
-GITHUB_ISSUES = Path(__file__).resolve().parents[1] / "generated" / "github_issues_mcp"
+# github-issues-mcp's tools doing what the five Forgejo issue tools do
+GITHUB_COUNTERPARTS = ("github_search_issues", "github_get_issue", "github_create_issue", "github_update_issue",
+                       "github_add_comment")
 WHERE = {"owner": ORG, "repo": REPO}
 TASKS: list[tuple[str, str, dict[str, Any]]] = [
     ("search by a label and two milestones", "forgejo_search_issues",
@@ -49,16 +49,14 @@ TASKS: list[tuple[str, str, dict[str, Any]]] = [
 ]
 
 
-async def measure(latency: float) -> dict[str, Any]:
-    """Each task's requests in arrival order and its sequential round trips, and the listed tools' bytes."""
+async def measure(latency: float) -> list[tuple[str, str, list[str], int]]:
     fake = demo_fake()
     fake.latency = latency
     upstream = ForgeUpstream(forge=FORGEJO, base_url=API, transport=fake.asgi_transport(), timeout=10.0,
                              retry=RetryPolicy(base_delay_s=0.01, max_delay_s=0.05, max_total_wait_s=0.5))
     server = build_server(SERVER, Settings(token=DEMO_TOKEN, api_url=API), upstream=upstream)
-    tasks = []
+    out = []
     async with Client(server, cache=None) as client:
-        listed = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in (await client.list_tools()).tools]
         for what, tool, args in TASKS:
             fake.reset()
             fake.timeline.clear()
@@ -66,33 +64,36 @@ async def measure(latency: float) -> dict[str, Any]:
             assert not result.is_error, result.structured_content
             spans = [(t.started, t.ended) for t in fake.timeline]
             ops = [f"{t.operation_id} {t.status}" for t in sorted(fake.timeline, key=lambda t: t.started)]
-            tasks.append({"what": what, "tool": tool, "operations": ops, "sequential": critical_path(spans)})
+            out.append((what, tool, ops, critical_path(spans)))
     fake.assert_no_violations()
-    return {"latency_s": latency, "tasks": tasks, "model_visible": model_visible(listed)}
+    return out
 
 
-def model_visible(listed: list[dict[str, Any]]) -> dict[str, Any]:
-    """Bytes a model reads of forgejo-issues-mcp's listed tools and of github-issues-mcp's same verbs."""
-    github = json.loads((GITHUB_ISSUES / "tools.json").read_text(encoding="utf-8"))["tools"]
-    counterparts = {t["name"].replace("forgejo_", "github_", 1) for t in listed}
-    same = [t for t in github if t["name"] in counterparts]
-    assert len(same) == len(listed), sorted(counterparts - {t["name"] for t in same})
-    return {"tools": len(listed), "ours": read_bytes(listed), "github_issues_mcp": read_bytes(same)}
+def results(latency: float = 0.05) -> dict[str, Any]:
+    """What bench/run.py keeps in results.json: each task's requests and round trips, and what a
+    model reads of the server's tools."""
+    from bench.surfaces import model_visible_bytes
+    from github_issues_mcp import SERVER as GITHUB_ISSUES
+
+    rows = asyncio.run(measure(latency))
+    return {"latency_s": latency, "model_visible_bytes": model_visible_bytes(SERVER),
+            "github_counterparts_bytes": model_visible_bytes(GITHUB_ISSUES, GITHUB_COUNTERPARTS),
+            "tasks": [{"what": what, "tool": tool, "operations": ops, "sequential": sequential}
+                      for what, tool, ops, sequential in rows]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.05)
     args = parser.parse_args()
-    measured = asyncio.run(measure(args.latency))
+    rows = asyncio.run(measure(args.latency))
     print("| task | tool | requests | sequential |")
     print("|---|---|---:|---:|")
-    for task in measured["tasks"]:
-        print(f"| {task['what']} | `{task['tool']}` | {len(task['operations'])} | {task['sequential']} |")
+    for what, tool, ops, sequential in rows:
+        print(f"| {what} | `{tool}` | {len(ops)} | {sequential} |")
     print()
-    for task in measured["tasks"]:
-        print(f"* {task['what']} (`{task['tool']}`): " + ", ".join(f"`{op}`" for op in task["operations"]))
-    print(json.dumps(measured["model_visible"]))
+    for what, tool, ops, _ in rows:
+        print(f"* {what} (`{tool}`): " + ", ".join(f"`{op}`" for op in ops))
 
 
 if __name__ == "__main__":

@@ -409,7 +409,9 @@ def _trial_details(r: dict[str, Any], w: Callable[[str], None]) -> None:
     w("| task | kind | ours: calls | FastMCP: calls |")
     w("|---|---|---:|---:|")
     from bench.agent_trial import KINDS
-    for task, n in ours["calls_per_task"].items():
+    order = list(KINDS)  # the trial's task order: results.json keeps keys sorted
+    for task, n in sorted(ours["calls_per_task"].items(),
+                          key=lambda item: order.index(item[0]) if item[0] in order else len(order)):
         w(f"| {task} | {KINDS.get(task, '?')} | {n} | {peer['calls_per_task'].get(task, 0)} |")
     w(f"| **total** | | **{ours['tool_calls']}** | **{peer['tool_calls']}** |")
     w("")
@@ -820,30 +822,6 @@ def _cache_cpu(r: dict[str, Any]) -> str:
             f"{b['upstream_get_plain_us']:.0f} µs without it, section 4; GitHub answers in 100\u2013400 ms)")
 
 
-def _forgejo_round_trips(r: dict[str, Any], w: Callable[[str], None]) -> None:
-    f = r.get("forgejo_round_trips")
-    if not f:
-        return
-    w("### Forgejo issues: round trips of each tool\n")
-    w(f"`.venv/bin/python bench/forgejo_round_trips.py --latency {f['latency_s']:g}` (`make bench "
-      f"ONLY=forgejo_round_trips`; issue 38): the Forgejo fake seeded with `demo_fake()` answers every "
-      f"request after {f['latency_s'] * 1000:.0f} ms; *sequential* is measured from the fake's timeline as "
-      "above, the server in process (official client). Every name a call gives is resolved or checked "
-      "in the first wave, beside the issue's read; writes follow in one wave, and a second only for the "
-      "last label request.\n")
-    w("| task | tool | requests | sequential |")
-    w("|---|---|---:|---:|")
-    for t in f["tasks"]:
-        w(f"| {t['what']} | `{t['tool']}` | {len(t['operations'])} | {t['sequential']} |")
-    w("")
-    seen = f["model_visible"]
-    w("The update reads the issue, the repository's labels (one walk for `add_labels` and `remove_labels` "
-      "together) and the open milestones at once, then sends the PATCH and both label removals together "
-      "and the add alone last (its answer is the issue's label list). What a model reads of the "
-      f"{seen['tools']} tools (name, description, inputSchema; compact JSON): {_b(seen['ours'])}, against "
-      f"{_b(seen['github_issues_mcp'])} for github-issues-mcp's {seen['tools']} counterparts.\n")
-
-
 def _roundtrip_details(r: dict[str, Any], w: Callable[[str], None]) -> None:
     rt = r.get("roundtrips")
     if rt:
@@ -873,7 +851,7 @@ def _roundtrip_details(r: dict[str, Any], w: Callable[[str], None]) -> None:
             w(f"* `{t['tool']}`: " + ", ".join(f"`{op}` {st}" for op, st in
                                               zip(t["ours"]["operations"], t["ours"]["statuses"], strict=True)))
         w("")
-    _forgejo_round_trips(r, w)
+    _forgejo_round_trip_details(r, w)
     rl = r.get("rate_limit")
     if rl:
         w("## 9. Rate-limit budget of a repeated-read session\n")
@@ -892,6 +870,32 @@ def _roundtrip_details(r: dict[str, Any], w: Callable[[str], None]) -> None:
             w(f"| {label} | {x['requests']} | {x['not_modified']} | {x['budget']} | "
               f"{x['budget'] / x['calls']:.2f} | {_s(x['wall_s'])} |")
         w("")
+
+
+def _forgejo_round_trip_details(r: dict[str, Any], w: Callable[[str], None]) -> None:
+    f = r.get("forgejo_round_trips")
+    if not f:
+        return
+    w("### Forgejo issues: round trips of each tool\n")
+    w(f"`make bench ONLY=forgejo_round_trips` (bench/forgejo_round_trips.py, issue 38): the Forgejo fake "
+      f"seeded with `demo_fake()` answers every request after {f['latency_s'] * 1000:.0f} ms; *sequential* "
+      "is measured from the fake's timeline as above, the server in process (official client). Every "
+      "name a call gives is resolved or checked in the first wave, beside the issue's read; writes "
+      "follow in one wave, and a second only for the last label request.\n")
+    w("| task | tool | requests | sequential |")
+    w("|---|---|---:|---:|")
+    for t in f["tasks"]:
+        w(f"| {t['what']} | `{t['tool']}` | {len(t['operations'])} | {t['sequential']} |")
+    w("")
+    w("The update reads the issue, the repository's labels (one walk for `add_labels` and "
+      "`remove_labels` together) and the open milestones at once, then sends the PATCH and both label "
+      "removals together and the add alone last (its answer is the issue's label list). What a model "
+      f"reads of the five tools (name, description, inputSchema; compact JSON): {f['model_visible_bytes']:,} B, "
+      f"against {f['github_counterparts_bytes']:,} B for github-issues-mcp's five counterparts.\n")
+    w("Requests per task, in the order the fake received them:\n")
+    for t in f["tasks"]:
+        w(f"* {t['what']} (`{t['tool']}`): " + ", ".join(f"`{op}`" for op in t["operations"]))
+    w("")
 
 
 def _untrusted_text_details(r: dict[str, Any], w: Callable[[str], None]) -> None:

@@ -7,8 +7,7 @@ generation (bench/generate.py), cold start, tool-surface size of every server ag
 before in bench/results-surface-before.json (bench/surfaces.py; `--only surface` times nothing),
 per-call overhead, response size,
 HTTP throughput and a 2,000-call load run, round trips against a fake GitHub that answers after a
-fixed delay, and the rate-limit budget of a repeated-read workload (bench/roundtrips.py); each
-forgejo-issues-mcp tool's round trips against a slow fake Forgejo (bench/forgejo_round_trips.py).
+fixed delay, and the rate-limit budget of a repeated-read workload (bench/roundtrips.py).
 `--only` re-measures the named sections and keeps the rest of bench/results.json. Peers: a bare `mcp` low-level server (the SDK floor),
 FastMCP 4.1.6's OpenAPI provider on the same 17 issue operations (its own venv,
 bench/.peer-venv, created on first use) and github-mcp-server's vendored tool snapshots
@@ -841,9 +840,9 @@ def main(argv: list[str] | None = None) -> int:
         results["forge"] = bench_forge(args.quick)
         lap("forge")
     if "forgejo_round_trips" in wanted:
-        from bench import forgejo_round_trips
+        from bench.forgejo_round_trips import results as forgejo_round_trips
 
-        results["forgejo_round_trips"] = asyncio.run(forgejo_round_trips.measure(0.05))
+        results["forgejo_round_trips"] = forgejo_round_trips()
         lap("forgejo_round_trips")
     if "agent_trial" in wanted:
         from bench.agent_trial import compare

@@ -58,6 +58,11 @@ def served_tools(spec: ServerSpec) -> list[dict[str, Any]]:
     return [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in views.view(views.full).tools]
 
 
+def model_visible_bytes(spec: ServerSpec, names: tuple[str, ...] = ()) -> int:
+    """What a model reads of the server's tools (of `names` only, when given)."""
+    return nbytes(model_visible([t for t in served_tools(spec) if not names or t["name"] in names]))
+
+
 def rows(spec: ServerSpec) -> list[tuple[str, int, int, int]]:
     views = SurfaceViews(spec)
     whole, _ = tools_list_bytes(views, ExposurePolicy(spec.tools, spec.toolsets, ExposureFlags()))

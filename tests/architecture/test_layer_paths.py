@@ -5,6 +5,7 @@ machinery that would bring them back."""
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -12,13 +13,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = "ghmcp_runtime"
-SKIPPED = {".venv", ".git", "node_modules", "build", "dist"}
+BUILD_OUTPUTS = {"build", "dist"}  # at the root only: generator/build/ is source
 
 
 def python_files() -> Iterator[Path]:
-    for path in sorted(ROOT.rglob("*.py")):
-        if not SKIPPED.intersection(path.relative_to(ROOT).parts):
-            yield path
+    """The tree's Python files, outside hidden folders (.venv, .git, tool caches and installs),
+    node_modules and the root's build outputs."""
+    for folder, dirs, files in os.walk(ROOT):
+        here = Path(folder)
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "node_modules"
+                         and not (here == ROOT and d in BUILD_OUTPUTS))
+        yield from (here / f for f in sorted(files) if f.endswith(".py"))
 
 
 def runtime_imports(path: Path) -> Iterator[tuple[str, str | None, int]]:

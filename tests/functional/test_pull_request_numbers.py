@@ -1,8 +1,10 @@
 """A pull request's number given to an issue tool (issue 34, item 2): GitHub shares the number
 space, so the issues API answers (and even changes) a pull request under an issue number. Every
-issue tool refuses it with `is_pull_request` before anything is written, saying which number and
-where the pull request is, instead of `issue_not_found` with a search repair that cannot help
-(agents probed number after number)."""
+issue tool that reads or changes it, and every tool that would link it, refuses it with
+`is_pull_request` before anything is written, saying which number and where the pull request is,
+instead of `issue_not_found` with a search repair that cannot help (agents probed number after
+number). A link removal or a move answers as GitHub does: a pull request is never linked, so
+removed is false."""
 
 from __future__ import annotations
 
@@ -105,3 +107,14 @@ async def test_the_forge_server_points_at_its_pull_request_tool_where_the_surfac
         narrowed = await s.error("github_get_issue", one, "is_pull_request")
     assert "repair" not in narrowed  # no tool on this surface to point at
     assert fake.get_issue(OWNER, REPO, pr).state == "open"
+
+
+async def test_a_link_removal_given_a_pull_request_number_answers_removed_false(
+        fake: FakeGitHub, seeded: dict[str, Any]) -> None:
+    pr, first = seeded["pr"], seeded["first"]
+    async with Opened(in_memory_server(fake, spec=SUB_ISSUES)) as s:
+        sub = await s.ok("github_remove_sub_issue", {**REPO_ARGS, "issue_number": first, "sub_issue_number": pr})
+        blocker = await s.ok("github_remove_issue_dependency", {**REPO_ARGS, "issue_number": first,
+                                                                 "blocked_by_issue_number": pr})
+    assert sub["removed"] is False and sub["sub_issue"]["issue_number"] == pr
+    assert blocker["removed"] is False and blocker["blocked_by"]["issue_number"] == pr
