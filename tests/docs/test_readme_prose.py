@@ -24,7 +24,7 @@ from ghmcp_runtime.serving.http_transport import MAX_BODY_BYTES
 from ghmcp_runtime.stores.idempotency import DEFAULT_TTL_S
 from ghmcp_runtime.stores.setting import RESERVED_KEYS_PER_CALLER
 from tests.support.doc_example import complete_example
-from tests.support.readme import PROSE, number
+from tests.support.readme import PROSE, README, number
 from tests.support.servers import ROOT
 
 MIB = 1024 * 1024
@@ -138,3 +138,9 @@ def test_make_fuzz_makes_the_calls_the_readme_promises() -> None:
     promised = number(re.search(r"`make fuzz` \(≥ ([\d,]+) fuzzed calls\)", PROSE)[1])  # type: ignore[index]
     assert per_tool * (len(FUZZED) + len(HOSTILE)) >= promised, (per_tool, len(FUZZED), len(HOSTILE))
 
+
+
+def test_the_toolset_summary_has_the_lines_it_says() -> None:
+    said = re.search(r"Toolsets and read-only, in (\w+) lines.*?```sh\n(.*?)```", README, re.S)
+    assert said, "README.md lost its toolset summary"
+    assert number(said[1]) == len(said[2].splitlines()), said[2]
