@@ -24,9 +24,9 @@ from ghmcp_runtime.core.forges import FORGES
 from ghmcp_runtime.serving import app
 from ghmcp_runtime.serving.environment import variables
 from ghmcp_runtime.stores.setting import DEFAULT_KEYS_PER_CALLER, DEFAULT_SHARED_KEYS
+from tests.support.readme import README, number, table_rows
 from tests.support.servers import FORGE_SERVERS, ROOT, SERVERS
 
-README = (ROOT / "README.md").read_text(encoding="utf-8")
 BY_NAME = {s.name: s for s in [*SERVERS, *FORGE_SERVERS]}
 UVX_OPTIONS = {"--find-links", "--from", "--with", "--python", "--index"}
 STRINGS = {"type": "array", "items": {"type": "string"}}
@@ -113,39 +113,24 @@ def _help(spec: Any) -> str:
     return out.getvalue()
 
 
-def _table_rows(text: str, first_header: str) -> list[list[str]]:
-    """The body rows of the markdown table whose header starts with `| first_header |`."""
-    lines = text[text.index(f"| {first_header} |"):].splitlines()
-    body = []
-    for line in lines[2:]:
-        if not line.startswith("|"):
-            break
-        body.append([c.strip() for c in line.strip().strip("|").split("|")])
-    return body
-
-
-def _number(cell: str) -> int:
-    return int(cell.replace(",", ""))
-
-
 def test_the_toolset_table_is_github_mcps_tools_md() -> None:
     tools_md = (ROOT / "generated" / "github_mcp" / "TOOLS.md").read_text(encoding="utf-8")
-    current = {r[0]: (r[1], r[2], _number(r[3]), _number(r[4])) for r in _table_rows(tools_md, "toolset")}
-    shown = _table_rows(README, "toolset")
+    current = {r[0]: (r[1], r[2], number(r[3]), number(r[4])) for r in table_rows(tools_md, "toolset")}
+    shown = table_rows(README, "toolset")
     checked = [r for r in shown if r[0] in current]
     assert len(checked) == len(current) - 1  # every row but "all"
     for row in checked:
-        assert (row[1], row[2], _number(row[3]), _number(row[4])) == current[row[0]], row
+        assert (row[1], row[2], number(row[3]), number(row[4])) == current[row[0]], row
 
 
 def test_the_surface_table_is_what_bench_surfaces_measures() -> None:
-    shown = _table_rows(README, "server")
+    shown = table_rows(README, "server")
     assert shown
     for server_name, flags, tools, size, share in shown:
         spec = importlib.import_module(f"{BY_NAME[server_name].package}.server").SERVER
         measured = {label: row for label, *row in rows(spec)}
         label = "(no flags)" if flags == "(none)" else flags.strip("`")
-        assert [_number(tools), _number(size), int(share.rstrip(" %"))] == list(measured[label]), (
+        assert [number(tools), number(size), int(share.rstrip(" %"))] == list(measured[label]), (
             server_name, flags)
 
 
@@ -159,14 +144,14 @@ def test_the_five_lines_name_the_default_toolsets() -> None:
 @pytest.mark.anyio
 async def test_the_dynamic_row_is_what_the_client_lists_at_start() -> None:
     measured = (await measure())["rows"]["--dynamic-toolsets at start"]
-    (row,) = [r for r in _table_rows(README, "toolset") if r[0] == "`--dynamic-toolsets` at start"]
-    assert (_number(row[3]), _number(row[4])) == (measured["tools"], measured["model_visible_bytes"])
+    (row,) = [r for r in table_rows(README, "toolset") if r[0] == "`--dynamic-toolsets` at start"]
+    assert (number(row[3]), number(row[4])) == (measured["tools"], measured["model_visible_bytes"])
 
 
 def _amount(cell: str) -> int:
     """`1,000`, `4 MiB`, `16 MiB (2,048 entries …)` as a number."""
-    number, _, unit = cell.split(" (")[0].partition(" ")
-    return _number(number) * (1024 * 1024 if unit == "MiB" else 1)
+    amount, _, unit = cell.split(" (")[0].partition(" ")
+    return number(amount) * (1024 * 1024 if unit == "MiB" else 1)
 
 
 def test_the_limits_table_shows_the_runtimes_defaults() -> None:
@@ -178,7 +163,7 @@ def test_the_limits_table_shows_the_runtimes_defaults() -> None:
         "GHMCP_MAX_INFLIGHT_PER_CALLER": DEFAULT_INFLIGHT_PER_CALLER,
         "GHMCP_MAX_CONCURRENT": MAX_CONCURRENT,
     }
-    shown = {re.findall(r"`(GHMCP_[A-Z_]+)`", r[3])[0]: r[1] for r in _table_rows(README, "what")}
+    shown = {re.findall(r"`(GHMCP_[A-Z_]+)`", r[3])[0]: r[1] for r in table_rows(README, "what")}
     assert set(shown) == set(defaults)
     assert {k: _amount(v) for k, v in shown.items()} == defaults
     assert f"{Limits().max_entries:,} entries in memory" in shown["GHMCP_HTTP_CACHE_MAX_BYTES"]

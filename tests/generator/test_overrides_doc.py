@@ -49,6 +49,7 @@ def test_a_one_operation_tool_is_at_most_20_lines() -> None:
     end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("  - name: "))
     tool = [line for line in lines[start:end] if line.strip()]
     assert len(tool) <= 20, len(tool)
+    assert f"over one operation: {len(tool)} lines of YAML" in DOC.read_text(encoding="utf-8")
     parsed = OverrideFile.model_validate(yaml.safe_load(complete_example()))
     assert parsed.tools[0].handler is None and parsed.server.hooks is None
 
