@@ -7,8 +7,10 @@ HTML blocks and hidden pieces: cleaning/markup.py), so:
 - every adversarial text (tests/support/hostile_markdown.py ADVERSARIAL: each construct family's
   openers without closers, nested in lists and quotes, CRLF, mixed), the review's bodies and the
   corpus of tests/support/hostile_text.py costs at most `FIELD_BOUND` plain fields of the same size;
-- doubling a hostile field (64 -> 128 -> 256 KiB) at most doubles its cost, with room for noise
-  (`DOUBLING_BOUND`; a quadratic cost would be 4x);
+- quadrupling a hostile field (64 -> 256 KiB) at most quadruples its cost, with room for noise
+  (`GROWTH_BOUND`; a quadratic cost would be 16x). One ratio over the whole span, not one per
+  doubling: a per-step bound of 2.3x (quadratic 4x) failed on unchanged code at load ~8, where
+  one noisy 128 KiB sample moves two ratios;
 Costs are this thread's CPU time, the fastest of several interleaved runs, compared as ratios in
 the same run. bench/cleaner_cost.py has the table and the end-to-end figure (docs/BENCHMARKS.md §10;
 the end-to-end bound of 3x is asserted in tests/security/test_n1_end_to_end.py).
@@ -17,7 +19,6 @@ the end-to-end bound of 3x is asserted in tests/security/test_n1_end_to_end.py).
 from __future__ import annotations
 
 import time
-from itertools import pairwise
 
 import pytest
 
@@ -28,7 +29,7 @@ from tests.support.hostile_text import FIELD, PLAIN, corpus, fastest, repeated
 # the densest texts the cleaner reads whole cost about six plain fields; past its allowance a
 # text is cut, so no text costs more than the allowance's work (~8 plain fields)
 FIELD_BOUND = 10.0
-DOUBLING_BOUND = 2.3
+GROWTH_BOUND = 5.2
 N1 = {"n1 '[a]: b (' lines": "[a]: b (\n", "n1 '> [a]: b (' lines": "> [a]: b (\n",
       "n1 '[]:b (' lines": "[]:b (\n"}
 UNITS = {f"{family}: {unit!r}": unit for family, units in ADVERSARIAL.items() for unit in units}
@@ -46,12 +47,12 @@ def test_every_hostile_field_costs_a_bounded_number_of_plain_fields() -> None:
 
 
 @pytest.mark.parametrize("family", [*ADVERSARIAL, "n1"])
-def test_doubling_a_hostile_field_at_most_doubles_its_cost(family: str) -> None:
-    """Per construct family, its costliest text at 64 KiB, then at 128 and 256 KiB."""
+def test_quadrupling_a_hostile_field_at_most_quadruples_its_cost(family: str) -> None:
+    """Per construct family, its costliest text at 64 KiB, then at 256 KiB."""
     units = list(N1.values()) if family == "n1" else ADVERSARIAL[family]
     at_field = fastest(3, sanitize, {unit: repeated(unit) for unit in units}, time.thread_time)
     unit = max(at_field, key=at_field.__getitem__)
-    sizes = (FIELD, 2 * FIELD, 4 * FIELD)
+    sizes = (FIELD, 4 * FIELD)
     best = fastest(5, sanitize, {str(size): repeated(unit, size) for size in sizes}, time.thread_time)
-    ratios = [best[str(big)] / best[str(small)] for small, big in pairwise(sizes)]
-    assert all(ratio <= DOUBLING_BOUND for ratio in ratios), (unit, ratios)
+    growth = best[str(4 * FIELD)] / best[str(FIELD)]
+    assert growth <= GROWTH_BOUND, (unit, round(growth, 2))
