@@ -14,14 +14,14 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 # The runtime and every generated server, installed editable from their own pyproject.toml (only
-# what changed since the last run; generator/venv_sync.py). A server that `make generate` adds is
+# what changed since the last run; generator/packaging/venv_sync.py). A server that `make generate` adds is
 # installed right after it is written: its console script and `python -m <package>` work at once.
 venv: $(STAMP)
-	@$(PY) -m generator.venv_sync
+	@$(PY) -m generator.packaging.venv_sync
 
 generate: venv
 	$(PY) -m generator generate
-	@$(PY) -m generator.venv_sync
+	@$(PY) -m generator.packaging.venv_sync
 
 check: venv
 	$(PY) -m generator check
@@ -42,13 +42,13 @@ lint: venv
 # distribution; see docs/ARCHITECTURE.md); install with `pip install --find-links dist ...`. Then
 # one sdist per distribution (hatchling run from inside the directory, whose own modules would
 # shadow the standard library's under `python -m`) and one MCP Bundle per server
-# (dist/<name>-<version>.mcpb, uv runs it; generator/bundle.py), packed by the pinned
+# (dist/<name>-<version>.mcpb, uv runs it; generator/packaging/bundle.py), packed by the pinned
 # @anthropic-ai/mcpb CLI that npm installs into the git-ignored .mcpb/ on first use.
 DISTRIBUTIONS = ghmcp_runtime $(patsubst %/pyproject.toml,%,$(wildcard generated/*/pyproject.toml))
 dist: venv
 	$(PY) -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir dist $(addprefix ./,$(DISTRIBUTIONS))
 	for d in $(DISTRIBUTIONS); do (cd $$d && $(CURDIR)/$(VENV)/bin/hatchling build -t sdist -d $(CURDIR)/dist) || exit 1; done
-	$(PY) -m generator.bundle dist
+	$(PY) -m generator.packaging.bundle dist
 
 demo: venv
 	$(PY) -m fakegithub.transcript
@@ -57,7 +57,7 @@ demo: venv
 # into the git-ignored .swagger2openapi/ on first use); SOURCE=file skips the download.
 update-spec: venv
 	@test -n "$(VERSION)" || (echo "usage: make update-spec VERSION=x.y.z [FORGE=github|forgejo] [SOURCE=file]" >&2; exit 2)
-	$(PY) -m generator.update_spec $(VERSION) --forge $(or $(FORGE),github) $(if $(SOURCE),--source $(SOURCE))
+	$(PY) -m generator.review.update_spec $(VERSION) --forge $(or $(FORGE),github) $(if $(SOURCE),--source $(SOURCE))
 
 # MCP Inspector CLI 2.12.0 (installed into the git-ignored .compat/ by npm on first use) against
 # the stdio server and the demo fake, legacy and modern eras; then github-mcp --dynamic-toolsets

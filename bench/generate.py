@@ -3,9 +3,9 @@
 
     .venv/bin/python bench/generate.py [--reps N] [--cli-reps N] [--out bench/results-generate.json]
 
-In-process rows come from `generator.pipeline.generate`'s own `Result.timings` (load = read + gunzip
+In-process rows come from `generator.pipeline.generate.generate`'s own `Result.timings` (load = read + gunzip
 + sha256 + JSON parse + override parse; build; lint; render; format = black) plus `write`, timed
-here (`generator.io.write` into a fresh temporary directory: every file is written). The baseline
+here (`generator.pipeline.io.write` into a fresh temporary directory: every file is written). The baseline
 is `json.load` of the decompressed spec from a temporary file. The CLI rows time whole processes:
 `python -m generator generate --quiet --out <a temporary copy of generated/>` (exactly `make
 generate` on an up-to-date tree: interpreter start, imports, baseline read, nothing to write) next to
@@ -13,7 +13,7 @@ generate` on an up-to-date tree: interpreter start, imports, baseline read, noth
 baseline, ...) after one warm-up of each; the table shows the median and the min-max.
 
 black's output, Jinja's compiled templates, the runtime's derived requirements and the override
-schema are cached outside the tree (generator/format_cache.py).
+schema are cached outside the tree (generator/base/format_cache.py).
 Every run here uses a fresh cache root of its own: the plain rows are a re-run over an unchanged
 render (caches warm, black not even imported), the "caches off" rows (GHMCP_FORMAT_CACHE=off) what
 a run costs when every template and every Python file's unformatted text changed.
@@ -39,14 +39,14 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from generator import render
-from generator.format_cache import ENV as FORMAT_CACHE_ENV
-from generator.format_cache import Caches
-from generator.io import write
-from generator.overrides import parse_overrides
-from generator.pipeline import override_files
-from generator.run_all import generate_all
-from generator.spec import (
+from generator.base.format_cache import ENV as FORMAT_CACHE_ENV
+from generator.base.format_cache import Caches
+from generator.language.overrides import parse_overrides
+from generator.pipeline.generate import override_files
+from generator.pipeline.io import write
+from generator.pipeline.run_all import generate_all
+from generator.render import files as render
+from generator.spec.pinned import (
     REPO_ROOT,
     SPEC_DIR,
     SpecCache,

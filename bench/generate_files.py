@@ -12,7 +12,7 @@ names and toolsets renamed: real files with real tools) up to eight. Each has th
 their default toolsets cut to the toolsets present. Runs are interleaved (json, 1, 4, 8, json, ...)
 after one warm-up; wall-clock and CPU (user + system of the child) medians with min-max. The
 caches are warm (a directory of this run: black's output, Jinja's bytecode, the parsed
-description, each unchanged file's result: generator/result_cache.py); `one file edited` appends
+description, each unchanged file's result: generator/pipeline/result_cache.py); `one file edited` appends
 a comment to one file of the largest set before each run (that file is parsed, built, linted and
 rendered again with its peers' facts from the cache); `caches off` sets GHMCP_FORMAT_CACHE=off:
 every file parsed, built, linted, rendered and formatted, the JSON parsed.

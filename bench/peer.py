@@ -67,7 +67,7 @@ def trimmed_spec(operations: tuple[str, ...] = OPERATIONS) -> Path:
     """The pinned description (unpatched, as FastMCP would get it) trimmed to `operations`, with
     their path-level fields and only the components they reference, transitively."""
     from fakegithub.validation import trim_spec
-    from generator.spec import load_pinned_spec
+    from generator.spec.pinned import load_pinned_spec
 
     document = trim_spec(load_pinned_spec().document, operations)
     WORK.mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,7 @@ from typing import Any
 sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
 
 from bench.common import BENCH  # noqa: E402
-from generator.render import compact_bytes, model_visible  # noqa: E402
+from generator.build.wire import compact_bytes, model_visible  # noqa: E402
 
 PEER_DIR = BENCH / "peers" / "github-mcp-server" / "64a49f34"
 PEER_COMMIT = "64a49f34"

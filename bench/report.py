@@ -16,7 +16,7 @@ from bench.charts import chart_path  # noqa: E402
 from bench.rows import Row  # noqa: E402
 
 CMD_RUN = "`make bench` (`.venv/bin/python bench/run.py`)"
-TOOL_GOAL = 2000  # tools/list bytes per tool, on average (issue 12; generator/build.py DEFAULT_TOOL_BUDGET)
+TOOL_GOAL = 2000  # tools/list bytes per tool, on average (issue 12; generator/build/builder.py DEFAULT_TOOL_BUDGET)
 
 
 def _ms(x: float, digits: int = 2) -> str:
@@ -264,7 +264,7 @@ def _forge_details(r: dict[str, Any], w: Callable[[str], None]) -> None:
       + "; ".join(f"{k}: {', '.join(v)}" for k, v in g["files"].items()) + ". Each set is a git "
       "repository with its generated tree committed, so the breaking-change baseline is the "
       "committed one, as in this repository. *Unchanged*: nothing changed since the last run, each "
-      "file's result comes from the result cache (generator/result_cache.py; every input in its "
+      "file's result comes from the result cache (generator/pipeline/result_cache.py; every input in its "
       "key); *one edited*: a comment appended to one file before each run, which is then parsed, "
       "built, linted and rendered again against its peers' cached facts; *caches off*: "
       "GHMCP_FORMAT_CACHE=off, every file parsed, built, linted, rendered and formatted by black, "
@@ -764,10 +764,10 @@ def _explain_generation(r: dict[str, Any]) -> str:
     return (
         "**What limits it: black when files change, then imports.** In-process, every file built, "
         f"linted and rendered (no result cache), relative to `json.load`: {parts}. A whole process "
-        "reuses what did not change: each unchanged override file's result (generator/result_cache.py, "
+        "reuses what did not change: each unchanged override file's result (generator/pipeline/result_cache.py, "
         "keyed by everything it reads, its forge peers' facts included), black's output and Jinja's "
-        "compiled templates (generator/format_cache.py), the parsed description (read, not parsed: "
-        "generator/parsed_specs.py), the runtime's derived requirements and the override schema; "
+        "compiled templates (generator/base/format_cache.py), the parsed description (read, not parsed: "
+        "generator/spec/parsed_specs.py), the runtime's derived requirements and the override schema; "
         "what is left of an unchanged run is mostly importing the generator (~0.45 s of CPU), and an "
         "edited file adds its own build, lint and render with the description read. The forge "
         "section below gives it by number of override files."

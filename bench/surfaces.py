@@ -29,7 +29,7 @@ from typing import Any
 sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
 
 from bench.common import BENCH, ROOT, nbytes  # noqa: E402
-from generator.render import model_visible  # noqa: E402
+from generator.build.wire import model_visible  # noqa: E402
 from ghmcp_runtime.core.model import ServerSpec  # noqa: E402
 from ghmcp_runtime.guards.exposure import ExposureFlags, ExposurePolicy  # noqa: E402
 from ghmcp_runtime.guards.token_access import TokenAccess, hidden  # noqa: E402

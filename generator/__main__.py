@@ -13,29 +13,31 @@ import sys
 import time
 from pathlib import Path
 
-from generator import doc_sections, packaging, render
-from generator.baseline import BaselineError
-from generator.diagnostics import Diagnostic, Level
-from generator.forge_server import forge_table
-from generator.generate_report import tool_table
-from generator.io import Change, compare, write
-from generator.lint import BUDGET_RULES
-from generator.overrides import SCHEMA_STORE, schema_text
-from generator.packaging import RUNTIME_PYPROJECT, PackagingError, current_packaging
-from generator.pipeline import override_files
-from generator.render import FileMap, runtime_pyproject
-from generator.result_cache import ResultCache
-from generator.run_all import Run, generate_all
-from generator.spec import REPO_ROOT, SPEC_DIR, SpecCache, SpecError
+from generator.base.diagnostics import Diagnostic, Level
+from generator.language.overrides import SCHEMA_STORE, schema_text
+from generator.lint.baseline import BaselineError
+from generator.lint.rules import BUDGET_RULES
+from generator.packaging import requirements as packaging
+from generator.packaging.requirements import RUNTIME_PYPROJECT, PackagingError, current_packaging
+from generator.pipeline.forge_server import forge_table
+from generator.pipeline.generate import override_files
+from generator.pipeline.io import Change, compare, write
+from generator.pipeline.report import tool_table
+from generator.pipeline.result_cache import ResultCache
+from generator.pipeline.run_all import Run, generate_all
+from generator.render import doc_sections
+from generator.render import files as render
+from generator.render.files import FileMap, runtime_pyproject
+from generator.spec.pinned import REPO_ROOT, SPEC_DIR, SpecCache, SpecError
 
 OVERRIDES_DIR = REPO_ROOT / "overrides"
-# what each unchanged override file generated last time (generator/result_cache.py)
+# what each unchanged override file generated last time (generator/pipeline/result_cache.py)
 RESULTS = ResultCache.default(packaging.derivation_inputs())
 # what `generate` did to a file, by what `check` would have reported
 WRITTEN = {"MISSING": "created", "CHANGED": "updated", "EXTRA": "deleted"}
 DEFAULT_OUT = REPO_ROOT / "generated"
 SCHEMA_FILE = REPO_ROOT / "docs" / "overrides.schema.json"
-DOCS_FILE = REPO_ROOT / "docs" / "overrides.md"  # its generated sections (generator/doc_sections.py)
+DOCS_FILE = REPO_ROOT / "docs" / "overrides.md"  # its generated sections (generator/render/doc_sections.py)
 
 
 def _owned_outside(command: str) -> bool:
@@ -127,12 +129,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=REPO_ROOT, help="review: the repository")
     args = parser.parse_args(argv)
     if args.command == "review":
-        from generator.review import main as review_main
+        from generator.review.sides import main as review_main
 
         return review_main(args.root, args.base)
     if args.command == "drift":
         paths = [args.overrides] if args.overrides else override_files(args.overrides_dir)
-        from generator.drift import main as drift_main
+        from generator.review.drift import main as drift_main
 
         return max((drift_main(path, args.to, args.spec_dir) for path in paths), default=0)
     started = time.perf_counter()

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from generator.diagnostics import DiagnosticError
-from generator.patches import SpecPatch, apply_patches
-from generator.spec import REPO_ROOT, declared_spec, load_pinned_spec, spec_dir
-from generator.yamlsrc import load_yaml
+from generator.base.diagnostics import DiagnosticError
+from generator.base.yamlsrc import load_yaml
+from generator.spec.patches import SpecPatch, apply_patches
+from generator.spec.pinned import REPO_ROOT, declared_spec, load_pinned_spec, spec_dir
 
 DEFAULT_OVERRIDES = REPO_ROOT / "overrides" / "github_issues.yaml"
 OVERRIDES = REPO_ROOT / "overrides"

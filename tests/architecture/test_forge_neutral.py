@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
-from generator.pipeline import override_files
-from generator.spec import SPEC_DIR, SpecCache, declared_spec, iter_operations, spec_dir
+from generator.pipeline.generate import override_files
+from generator.spec.pinned import SPEC_DIR, SpecCache, declared_spec, iter_operations, spec_dir
 from ghmcp_runtime.core.forges import FORGES
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -167,7 +167,7 @@ def test_the_checks_see_real_edges() -> None:
     assert "ghmcp_runtime.serving.app" in runtime["ghmcp_runtime"]  # under TYPE_CHECKING
     assert cycles({"a": {"b": 1}, "b": {"c": 1}, "c": {"a": 1}, "d": {"a": 1}}) == [["a", "b", "c"]]
     gen = graph(GENERATOR)
-    assert "generator.lint" in gen["generator.pipeline"]
+    assert "generator.lint.rules" in gen["generator.pipeline.generate"]
     fakes = graph("fakegithub", "fakeforgejo")
     assert "fakegithub.app" in fakes["fakegithub.core"]
     assert "fakegithub.core" in fakes["fakeforgejo.fake"]  # across packages

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from generator.__main__ import main
-from generator.spec import SPEC_DIR, load_pinned_spec
+from generator.spec.pinned import SPEC_DIR, load_pinned_spec
 
 OVERRIDES = "overrides/forgejo_labels.yaml"
 

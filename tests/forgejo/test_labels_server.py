@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from fakeforgejo import FakeForgejo
-from generator.spec import SPEC_DIR, load_pinned_spec
+from generator.spec.pinned import SPEC_DIR, load_pinned_spec
 from ghmcp_runtime.guards.exposure import ExposureFlags
 from tests.forgejo.forgejo_support import (
     MEMBER_TOKEN,

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from fakeforgejo import FakeForgejo
-from generator.pipeline import generate, load_inputs
+from generator.pipeline.generate import generate, load_inputs
 from ghmcp_runtime.calls.upstream import ForgeUpstream
 from ghmcp_runtime.core.forges import FORGEJO
 from ghmcp_runtime.serving.app import Settings, build_server, run

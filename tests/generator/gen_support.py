@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.pipeline import Inputs, Result, generate, load_inputs
-from generator.spec import REPO_ROOT
+from generator.pipeline.generate import Inputs, Result, generate, load_inputs
+from generator.spec.pinned import REPO_ROOT
 from ghmcp_runtime.core import declared as declared_module
 
 GOLDEN = REPO_ROOT / "tests" / "golden"

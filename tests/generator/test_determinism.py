@@ -24,15 +24,15 @@ from gen_support import (
     snapshot,
 )
 
-from generator.pipeline import Result, generate, load_inputs
-from generator.spec import REPO_ROOT
+from generator.pipeline.generate import Result, generate, load_inputs
+from generator.spec.pinned import REPO_ROOT
 
 SEEDS = ("0", "1", "random")
 
 _DIGEST_SCRIPT = """
 import json, sys
 from pathlib import Path
-from generator.pipeline import generate, load_inputs
+from generator.pipeline.generate import generate, load_inputs
 out = {}
 real = generate(load_inputs(Path(sys.argv[1])))
 out["real"] = {k: __import__("hashlib").sha256(v.encode()).hexdigest() for k, v in real.files.items()}

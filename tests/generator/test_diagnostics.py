@@ -426,7 +426,7 @@ def test_there_are_enough_distinct_mistakes() -> None:
 
 
 def test_the_unedited_file_generates(tmp_path: Path) -> None:
-    from generator.pipeline import generate, load_inputs
+    from generator.pipeline.generate import generate, load_inputs
 
     overrides, _ = _prepare(tmp_path / "ok", BASE)
     result = generate(load_inputs(overrides))
@@ -526,7 +526,7 @@ def test_missing_overrides_file(tmp_path: Path) -> None:
 
 
 def test_corrupt_spec_is_refused_cleanly(tmp_path: Path) -> None:
-    from generator.spec import SPEC_DIR
+    from generator.spec.pinned import SPEC_DIR
 
     spec = tmp_path / "spec"
     shutil.copytree(SPEC_DIR, spec)

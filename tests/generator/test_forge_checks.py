@@ -1,4 +1,4 @@
-"""What spans a forge's override files is refused where it goes wrong (generator/forge_server.py):
+"""What spans a forge's override files is refused where it goes wrong (generator/pipeline/forge_server.py):
 a tool or toolset declared by two files, a default toolset no file declares, a forge file's key
 the schema does not know. Nothing is written then; the repository's own files pass."""
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 from gen_support import cli
 
-from generator.diagnostics import Level
-from generator.run_all import generate_all
-from generator.spec import REPO_ROOT, SpecCache
+from generator.base.diagnostics import Level
+from generator.pipeline.run_all import generate_all
+from generator.spec.pinned import REPO_ROOT, SpecCache
 
 OVERRIDES = REPO_ROOT / "overrides"
 

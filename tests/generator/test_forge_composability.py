@@ -17,8 +17,8 @@ import pytest
 import yaml
 from gen_support import cli
 
-from generator.diagnostics import Level
-from generator.spec import REPO_ROOT
+from generator.base.diagnostics import Level
+from generator.spec.pinned import REPO_ROOT
 
 OVERRIDES = REPO_ROOT / "overrides"
 CASE = Path(__file__).resolve().parent / "cases" / "forge_comments" / "github_comments.yaml"
@@ -71,8 +71,8 @@ def test_alone_it_is_refused_and_the_diagnostic_says_no_toolset_returns_the_id(t
     end = forge_file.index("\n", start)
     (directory / "forges" / "github.yaml").write_text(
         forge_file[:start] + "default_toolsets: [comments]" + forge_file[end:], encoding="utf-8")
-    from generator.run_all import generate_all
-    from generator.spec import SpecCache
+    from generator.pipeline.run_all import generate_all
+    from generator.spec.pinned import SpecCache
 
     run = generate_all(directory, specs=SpecCache(), root=tmp_path)
     errors = [d for r in run.results for d in r.diagnostics if d.level is Level.ERROR]

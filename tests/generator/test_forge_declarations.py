@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.pipeline import generate, load_inputs
-from generator.spec import REPO_ROOT
+from generator.pipeline.generate import generate, load_inputs
+from generator.spec.pinned import REPO_ROOT
 
 FORGEJO = (REPO_ROOT / "overrides" / "forgejo_labels.yaml").read_text(encoding="utf-8")
 MILESTONES = (REPO_ROOT / "overrides" / "github_milestones.yaml").read_text(encoding="utf-8")
@@ -78,7 +78,7 @@ def test_lockdown_cannot_be_declared_on_a_forge_that_cannot_tell_who_may_push(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from dataclasses import replace
 
-    from generator import build
+    from generator.build import builder as build
     from ghmcp_runtime.core.forges import FORGEJO as PROFILE
 
     monkeypatch.setitem(build.FORGES, "forgejo", replace(PROFILE, trust=None))

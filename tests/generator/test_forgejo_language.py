@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from generator.pipeline import generate, load_inputs
-from generator.spec import REPO_ROOT
+from generator.pipeline.generate import generate, load_inputs
+from generator.spec.pinned import REPO_ROOT
 
 FIXTURE = REPO_ROOT / "tests" / "lint" / "fixture" / "forgejo" / "forgejo.yaml"
 TEXT = FIXTURE.read_text(encoding="utf-8")

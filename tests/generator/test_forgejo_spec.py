@@ -9,9 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from generator.pipeline import load_inputs
-from generator.spec import SPEC_DIR, declared_spec, load_pinned_spec, read_document_bytes, spec_dir
-from generator.update_spec import FORGEJO_TEMPLATE, convert, git_blob, sha256, substitute
+from generator.pipeline.generate import load_inputs
+from generator.review.update_spec import FORGEJO_TEMPLATE, convert, git_blob, sha256, substitute
+from generator.spec.pinned import (
+    SPEC_DIR,
+    declared_spec,
+    load_pinned_spec,
+    read_document_bytes,
+    spec_dir,
+)
 
 FORGEJO = SPEC_DIR / "forgejo"
 

@@ -8,9 +8,10 @@ import jinja2
 import pytest
 from gen_support import is_hook_module
 
-from generator import format_cache, render
-from generator.diagnostics import DiagnosticError
-from generator.format_cache import Caches, FormatCache, default_directory
+from generator.base import format_cache
+from generator.base.diagnostics import DiagnosticError
+from generator.base.format_cache import Caches, FormatCache, default_directory
+from generator.render import files as render
 
 SOURCE = "def f( a,b ):\n  return {'x':a,\n 'y':b}\n"
 MODE = f"{render.BLACK_TARGET} {render.BLACK_LINE_LENGTH}"
@@ -133,7 +134,7 @@ def test_templates_compile_once_and_are_written_on_flush(tmp_path: Path) -> None
 
 def test_the_command_line_flushes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from generator import __main__ as cli
-    from generator.result_cache import ResultCache
+    from generator.pipeline.result_cache import ResultCache
 
     monkeypatch.setattr(render, "CACHES", Caches(tmp_path, MODE))
     monkeypatch.setattr(cli, "RESULTS", ResultCache(None, ""))  # every file rendered, none reused
@@ -146,7 +147,8 @@ def test_the_command_line_flushes(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 def test_derived_packaging_and_schema_are_kept_and_follow_their_inputs(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from generator import overrides, packaging
+    from generator.language import overrides
+    from generator.packaging import requirements as packaging
 
     derived = packaging._derive()
     schema = overrides._schema_text()
@@ -178,7 +180,7 @@ def test_derived_packaging_and_schema_are_kept_and_follow_their_inputs(
 
 
 def test_a_damaged_packaging_entry_is_derived_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from generator import packaging
+    from generator.packaging import requirements as packaging
 
     derived = packaging._derive()
     store = format_cache.TextStore(tmp_path, "t\n", ".json")

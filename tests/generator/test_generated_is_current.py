@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from gen_support import GENERATED, OVERRIDES, cli, snapshot
 
-from generator.io import compare, existing_files
-from generator.render import FileMap
-from generator.run_all import generate_all
-from generator.spec import SpecCache
+from generator.pipeline.io import compare, existing_files
+from generator.pipeline.run_all import generate_all
+from generator.render.files import FileMap
+from generator.spec.pinned import SpecCache
 from tests.support.servers import FORGE_SERVERS, SERVERS
 
 

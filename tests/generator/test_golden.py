@@ -34,11 +34,11 @@ from gen_support import (
     write_tree,
 )
 
-from generator.catalog import builtin_codes
-from generator.diagnostics import Level
-from generator.io import compare, write
-from generator.pipeline import generate, load_inputs
-from generator.spec import REPO_ROOT
+from generator.base.diagnostics import Level
+from generator.build.catalog import builtin_codes
+from generator.pipeline.generate import generate, load_inputs
+from generator.pipeline.io import compare, write
+from generator.spec.pinned import REPO_ROOT
 from ghmcp_runtime.core.forges import FORGES
 
 CASES = golden_cases()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from gen_support import case
 
-from generator.pipeline import Result, generate, load_inputs
+from generator.pipeline.generate import Result, generate, load_inputs
 
 PART = '''"""A helper of the golden minimal hooks."""
 

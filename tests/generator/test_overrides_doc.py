@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.overrides import OverrideFile, schema_text
-from generator.spec import REPO_ROOT
+from generator.language.overrides import OverrideFile, schema_text
+from generator.spec.pinned import REPO_ROOT
 from tests.support.doc_example import DOC, complete_example, generate_example
 
 SCHEMA = REPO_ROOT / "docs" / "overrides.schema.json"
@@ -70,7 +70,7 @@ def test_the_schema_validates_every_shipped_override_file() -> None:
 
 
 def test_the_settle_example_is_the_shipped_rename_declaration() -> None:
-    from generator.overrides import StepDef
+    from generator.language.overrides import StepDef
 
     text = DOC.read_text(encoding="utf-8")
     block = re.search(r"\*\*Settle\*\*.*?```yaml\n(.*?)```", text, re.DOTALL)
@@ -89,7 +89,7 @@ def test_the_settle_example_is_the_shipped_rename_declaration() -> None:
 
 def test_the_built_in_codes_table_is_the_catalog() -> None:
     """Every built-in code's default wording and repair, as docs/overrides.md shows them."""
-    from generator.catalog import builtin_codes
+    from generator.build.catalog import builtin_codes
     from ghmcp_runtime.core.forges import GITHUB
 
     text = DOC.read_text(encoding="utf-8")
@@ -100,10 +100,10 @@ def test_the_built_in_codes_table_is_the_catalog() -> None:
 
 def test_the_generated_sections_of_the_page_say_what_the_code_decides() -> None:
     """Issue 31: the verb list ended in "…" and two sections on not-found codes contradicted each
-    other. Both are now written from the code by `make generate` (generator/doc_sections.py)."""
-    from generator.build import NOT_FOUND_BY_PARAM
-    from generator.doc_sections import SECTION, render
-    from generator.lint_text import VERBS
+    other. Both are now written from the code by `make generate` (generator/render/doc_sections.py)."""
+    from generator.build.builder import NOT_FOUND_BY_PARAM
+    from generator.lint.text import VERBS
+    from generator.render.doc_sections import SECTION, render
 
     text = DOC.read_text(encoding="utf-8")
     assert render(text) == text, "docs/overrides.md is stale: run `make generate`"

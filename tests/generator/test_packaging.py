@@ -18,7 +18,7 @@ from gen_support import case
 
 import generator.__main__ as cli_main
 import ghmcp_runtime
-from generator.packaging import (
+from generator.packaging.requirements import (
     RUNTIME_PYPROJECT,
     PackagingError,
     current_packaging,
@@ -27,8 +27,8 @@ from generator.packaging import (
     runtime_requirements,
     toml_string,
 )
-from generator.pipeline import Result, generate, load_inputs
-from generator.render import runtime_pyproject
+from generator.pipeline.generate import Result, generate, load_inputs
+from generator.render.files import runtime_pyproject
 
 PINS = read_pins("httpx==0.28.1\nredis==8.1.0\nsniffio==1.3.1\n# comment\n\nPyYAML==6.0.3  # note\n")
 MODULES = {"httpx": "httpx==0.28.1", "redis": "redis==8.1.0", "yaml": "PyYAML==6.0.3"}

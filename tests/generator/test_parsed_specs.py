@@ -1,4 +1,4 @@
-"""The parsed description kept outside the tree (generator/parsed_specs.py): an unchanged one is
+"""The parsed description kept outside the tree (generator/spec/parsed_specs.py): an unchanged one is
 read without parsing JSON; a vendored file or a pin that changed is verified again, so a cached
 entry never stands in for a check."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from generator import spec as spec_module
-from generator.spec import SPEC_DIR, SpecError, load_pinned_spec
+from generator.spec import pinned as spec_module
+from generator.spec.pinned import SPEC_DIR, SpecError, load_pinned_spec
 
 
 @pytest.fixture

@@ -23,10 +23,10 @@ from gen_support import GENERATED, case
 from jsonschema import Draft7Validator
 from mcp import Client, StdioServerParameters
 
-from generator.diagnostics import DiagnosticError
-from generator.packaging import current_packaging
-from generator.pipeline import generate, load_inputs
-from generator.registry_entry import SCHEMA_DIR, registry_problems, registry_schema
+from generator.base.diagnostics import DiagnosticError
+from generator.packaging.registry_entry import SCHEMA_DIR, registry_problems, registry_schema
+from generator.packaging.requirements import current_packaging
+from generator.pipeline.generate import generate, load_inputs
 from ghmcp_runtime.core.forges import FORGES
 from ghmcp_runtime.serving.environment import variables
 from tests.http.http_support import _wait_for_port, free_port, mcp_client

@@ -1,4 +1,4 @@
-"""Incremental generation (generator/result_cache.py): an unchanged override file's result is
+"""Incremental generation (generator/pipeline/result_cache.py): an unchanged override file's result is
 reused byte for byte without being parsed, built, linted or rendered; an edited file is built
 again with its peers' facts from the cache; a change in what a peer returns or names redoes the
 files that read it; a result with an error is never kept."""
@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from generator import run_all
-from generator.diagnostics import Level
-from generator.packaging import derivation_inputs
-from generator.result_cache import ResultCache
-from generator.run_all import Run, generate_all
-from generator.spec import REPO_ROOT, SpecCache
+from generator.base.diagnostics import Level
+from generator.packaging.requirements import derivation_inputs
+from generator.pipeline import run_all
+from generator.pipeline.result_cache import ResultCache
+from generator.pipeline.run_all import Run, generate_all
+from generator.spec.pinned import REPO_ROOT, SpecCache
 
 OVERRIDES = REPO_ROOT / "overrides"
 

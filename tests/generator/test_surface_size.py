@@ -101,7 +101,7 @@ GITHUB_MCP_SERVER_COMPARABLE_BYTES = 11_380
 
 def test_what_a_model_reads_of_the_issues_tools_is_no_more_than_the_official_servers() -> None:
     from bench.surfaces import BEYOND_GHMCP
-    from generator.render import compact_bytes, model_visible
+    from generator.build.wire import compact_bytes, model_visible
 
     tools = [t for t in _read("github_issues_mcp", "tools.json")["tools"] if t["name"] not in BEYOND_GHMCP]
     assert len(tools) == 9

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.pipeline import generate, load_inputs
-from generator.spec import REPO_ROOT
+from generator.pipeline.generate import generate, load_inputs
+from generator.spec.pinned import REPO_ROOT
 from tests.generator.gen_support import cli, snapshot
 
 ISSUES = REPO_ROOT / "overrides" / "github_issues.yaml"

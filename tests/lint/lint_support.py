@@ -15,9 +15,9 @@ from unittest import mock
 import yaml
 
 from generator.__main__ import _print_diagnostics
-from generator.build import Builder
-from generator.ir import IRServer
-from generator.pipeline import Inputs, Result, generate, load_inputs
+from generator.build.builder import Builder
+from generator.build.ir import IRServer
+from generator.pipeline.generate import Inputs, Result, generate, load_inputs
 
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE / "fixture"
@@ -94,7 +94,7 @@ def ir_mutation(spec: Mapping[str, Any] | None) -> Iterator[None]:
                 tools.append(tool)
             return dataclasses.replace(server, tools=tuple(tools))
 
-    with mock.patch("generator.pipeline.Builder", Mutating):
+    with mock.patch("generator.pipeline.generate.Builder", Mutating):
         yield
 
 

@@ -7,7 +7,7 @@ import json
 
 from lint_support import mutate, report
 
-from generator.pipeline import generate
+from generator.pipeline.generate import generate
 
 OWNER = '''        description: Repository owner.
         required: true

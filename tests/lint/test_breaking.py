@@ -26,11 +26,11 @@ from lint_support import (
 )
 
 from generator.__main__ import main
-from generator.baseline import BASE_ENV
-from generator.breaking import Change, diff_surfaces
-from generator.io import write
-from generator.pipeline import generate, load_inputs, read_baseline
-from generator.spec import REPO_ROOT
+from generator.lint.baseline import BASE_ENV
+from generator.lint.breaking import Change, diff_surfaces
+from generator.pipeline.generate import generate, load_inputs, read_baseline
+from generator.pipeline.io import write
+from generator.spec.pinned import REPO_ROOT
 
 BREAKING_EDITS = [
     {"old": '      - name: detail\n        type: string\n        enum: [summary, full]\n'

@@ -9,8 +9,8 @@ import json
 from lint_support import HERE, compare_golden
 
 from generator.__main__ import main
-from generator.drift import drift_report
-from generator.overrides import parse_overrides
+from generator.language.overrides import parse_overrides
+from generator.review.drift import drift_report
 
 DRIFT = HERE / "drift"
 ARGS = ["drift", "--overrides", "tests/lint/drift/overrides.yaml",

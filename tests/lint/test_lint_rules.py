@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from lint_support import CASES, base_inputs, compare_golden, load_case, report, run_case
 
-from generator.pipeline import generate, load_inputs
-from generator.spec import REPO_ROOT
+from generator.pipeline.generate import generate, load_inputs
+from generator.spec.pinned import REPO_ROOT
 
 DOCS = REPO_ROOT / "docs" / "lint-rules.md"
 CASE_FILES = sorted(CASES.glob("*.yaml"))
@@ -56,7 +56,7 @@ def rule_ids_in_source() -> set[str]:
     """Rule ids passed to ctx.error / self.error / self.warn / Diagnostic(...) in the generator."""
     position = {"error": 3, "warn": 3, "Diagnostic": 4}
     found: set[str] = set()
-    for path in sorted((REPO_ROOT / "generator").glob("*.py")):
+    for path in sorted((REPO_ROOT / "generator").rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         constants = {t.id: n.value.value for n in ast.walk(tree) if isinstance(n, ast.Assign)
                      for t in n.targets if isinstance(t, ast.Name) and isinstance(n.value, ast.Constant)}

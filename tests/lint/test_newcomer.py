@@ -13,8 +13,8 @@ from pathlib import Path
 
 from lint_support import CASES, PULLS, base_inputs, load_case, replaced
 
-from generator.pipeline import generate
-from generator.spec import REPO_ROOT
+from generator.pipeline.generate import generate
+from generator.spec.pinned import REPO_ROOT
 
 SIX = ["param-values", "binding-paths", "output-shapes", "lockdown-repository", "recover-write",
        "confirm-destructive", "error-reach"]  # the sixth mistake is two (confirm, catalog)

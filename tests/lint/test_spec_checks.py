@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 from lint_support import CASES, mutate, report
 
-from generator.pipeline import generate
+from generator.pipeline.generate import generate
 
 REACTIONS = {"old": "      - {name: body, from: body, detail: full}",
              "new": "      - {name: body, from: body, detail: full}\n"

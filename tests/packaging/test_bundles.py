@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from generator.bundle import PREFIX, build, ensure_mcpb, manifest, mcpb
+from generator.packaging.bundle import PREFIX, build, ensure_mcpb, manifest, mcpb
 from ghmcp_runtime.core.forges import FORGES
 from tests.contract.test_every_server import TOKEN, tools_json
 from tests.support.node import node_env

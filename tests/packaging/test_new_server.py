@@ -7,7 +7,7 @@ which discovers servers from `overrides/*.yaml`) passing for it next to the ship
 The copy's venv borrows this venv's third-party packages (a `.pth` file pointing at links to them,
 without this checkout's own distributions), so no package index is needed; the copy's own project,
 runtime and servers are installed there as `make` installs them (the runtime and servers by
-`make generate` itself, through generator/venv_sync.py)."""
+`make generate` itself, through generator/packaging/venv_sync.py)."""
 
 from __future__ import annotations
 

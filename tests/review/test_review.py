@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from generator.__main__ import main
-from generator.review_report import Side, Surface, review, word_diff
+from generator.review.report import Side, Surface, review, word_diff
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

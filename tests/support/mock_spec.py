@@ -67,7 +67,7 @@ def mock_spec_document(operation_ids: Iterable[str] | None, *, overrides: Path |
     (None = every operation) and normalized. Unknown operationIds raise KeyError."""
     from fakegithub.validation import trim_spec
     from generator.api import patched_spec_document
-    from generator.spec import load_pinned_spec
+    from generator.spec.pinned import load_pinned_spec
 
     document = (patched_spec_document(overrides) if overrides is not None
                 else load_pinned_spec().document)

@@ -80,9 +80,9 @@ FORGE_SERVERS = discover_forges()
 
 @cache
 def built(server: Server) -> Any:
-    """The server's IR (`generator.ir.IRServer`) as `make generate` builds it."""
-    from generator.run_all import generate_all
-    from generator.spec import SpecCache
+    """The server's IR (`generator.build.ir.IRServer`) as `make generate` builds it."""
+    from generator.pipeline.run_all import generate_all
+    from generator.spec.pinned import SpecCache
 
     (result,) = generate_all(server.overrides.parent, specs=SpecCache(), only=server.overrides).results
     assert result.server is not None and result.ok, "\n".join(d.render() for d in result.diagnostics)
