@@ -24,7 +24,7 @@ import anyio
 
 from ghmcp_runtime.core.errors import ToolError
 from ghmcp_runtime.core.forge_profile import ForgeProfile, TrustChecks
-from ghmcp_runtime.core.model import WITHHELD_FIELD, Operation, Shape
+from ghmcp_runtime.core.model import WITHHELD_FIELD, Operation, ServerSpec, Shape
 from ghmcp_runtime.core.operation import UpstreamResponse
 from ghmcp_runtime.core.projection import walk
 
@@ -40,6 +40,17 @@ def unavailable(forge: ForgeProfile) -> str | None:
         return None
     return (f"lockdown is not available on {forge.display_name}: its API offers no way to tell "
             "whether an author may push, so text could not be withheld or released safely")
+
+
+def withholds_nothing(spec: ServerSpec) -> str | None:
+    """Why lockdown would withhold nothing on `spec` (None: it can withhold something)."""
+    refused = unavailable(spec.forge)
+    if refused is not None:
+        return refused
+    if spec.declares_lockdown:
+        return None
+    return (f"{spec.name} declares no lockdown rule (no shape of its override file has `lockdown:`), "
+            "so it would withhold nothing")
 
 
 def requested(headers: Mapping[str, str]) -> bool:

@@ -151,9 +151,10 @@ def lockdown_refusal(spec: ServerSpec, settings: Settings) -> str | None:
     silently do nothing, so the server refuses to start."""
     if not settings.lockdown or spec.declares_lockdown:
         return None
+    from ghmcp_runtime.guards.lockdown import withholds_nothing
+
     return (f"--lockdown (GHMCP_LOCKDOWN) withholds text by authors without push access, but "
-            f"{spec.name} declares no lockdown rule (no shape of its override file has `lockdown:`), so it "
-            "would withhold nothing: drop the flag, or serve a server that declares one")
+            f"{withholds_nothing(spec)}: drop the flag, or serve a server that declares one")
 
 
 def build_server(

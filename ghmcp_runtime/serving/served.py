@@ -122,6 +122,8 @@ class Served:
                                     key=self.identity_key, exposure=self.exposure)
         except ExposureError as err:
             raise rpc_error(INVALID_PARAMS, str(err)) from None
+        if request is not None:
+            self._check_lockdown_header(caller)
         known = self._local_access if request is None else (
             scope.get(ACCESS_SCOPE_KEY) if isinstance(scope, dict) else None)
         caller = self._with_access(caller, known if isinstance(known, TokenAccess) else None,
@@ -131,6 +133,15 @@ class Served:
         elif isinstance(scope, dict):
             scope[_CALLER_SCOPE_KEY] = caller
         return caller
+
+    def _check_lockdown_header(self, caller: Caller) -> None:
+        """`X-MCP-Lockdown: true` on a server that would withhold nothing is refused like any
+        X-MCP-* header it cannot apply: served anyway, the caller would believe text withheld."""
+        from ghmcp_runtime.guards.lockdown import requested, withholds_nothing
+
+        if requested(caller.headers) and (why := withholds_nothing(self.spec)) is not None:
+            raise rpc_error(INVALID_PARAMS, f"X-MCP-Lockdown: {why}; drop the header, or call a server "
+                                            "that declares lockdown rules")
 
     async def cancel_notified(self, ctx: ServerRequestContext[Any], params: CancelledNotificationParams) -> None:
         """`notifications/cancelled`: stop the caller's own running call of that id, if any

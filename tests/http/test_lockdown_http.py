@@ -10,6 +10,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import INVALID_PARAMS
 
 from fakegithub import FakeGitHub
 from ghmcp_runtime.serving.app import Settings, http_app
@@ -75,3 +76,23 @@ def test_the_operator_flag_cannot_be_turned_off_by_a_caller(fake_url: str, fake:
     with http_server_process(server_env(fake_url), "--lockdown") as url:
         got = anyio.run(issue_of, url, TOKEN_X, n, "false")
     assert got["issue"]["withheld"] == "untrusted_author"
+
+
+async def test_the_header_on_a_server_without_lockdown_rules_is_invalid_params(fake_url: str) -> None:
+    """A caller asking for lockdown from a server that would withhold nothing is refused, as the
+    operator's --lockdown is at start: served anyway, it would believe untrusted text withheld."""
+    from github_milestones_mcp import SERVER as MILESTONES
+
+    settings = Settings(api_url=fake_url, server_secret=SERVER_SECRET.encode())
+    legacy = {"accept": "application/json, text/event-stream", "content-type": "application/json",
+              "authorization": f"Bearer {TOKEN_X}", "mcp-protocol-version": "2025-11-25"}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    with asgi_in_thread(http_app(MILESTONES, settings)) as url:
+        async with httpx2.AsyncClient(timeout=10) as raw:
+            asked = (await raw.post(url, json=body, headers={**legacy, "x-mcp-lockdown": "true"})).json()
+            declined = (await raw.post(url, json=body, headers={**legacy, "x-mcp-lockdown": "no"})).json()
+            plain = (await raw.post(url, json=body, headers=legacy)).json()
+    assert asked["error"]["code"] == INVALID_PARAMS
+    assert asked["error"]["message"].startswith(
+        "X-MCP-Lockdown: github-milestones-mcp declares no lockdown rule")
+    assert declined["result"]["tools"] and declined["result"] == plain["result"]
