@@ -5,8 +5,10 @@
 
 Each count is a directory of its own (`python -m generator generate --quiet --overrides-dir DIR
 --out OUT`), a git repository whose generated tree OUT is committed once before timing, as here:
-a run is `make generate` in a checkout where nothing changed: 1 = github_issues.yaml; 4 = the four files of issue 32's start (issues, milestones,
-sub-issues, Forgejo labels); 8 = every file in overrides/, the comments test case
+a run is `make generate` in a checkout where nothing changed: 1 = github_issues.yaml; 4 = issues,
+milestones, sub-issues and pull requests (issue 32 measured issues, milestones, sub-issues and
+Forgejo labels; since issue 34 the issue tools' repairs name github_get_pull_request, so a GitHub
+forge without the pulls file does not compose); 8 = every file in overrides/, the comments test case
 (tests/generator/cases/forge_comments), and renamed copies of hook-less GitHub files (tool prefix,
 names and toolsets renamed: real files with real tools) up to eight. Each has the forge files,
 their default toolsets cut to the toolsets present. Runs are interleaved (json, 1, 4, 8, json, ...)
@@ -40,7 +42,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 OVERRIDES = ROOT / "overrides"
 COMMENTS = ROOT / "tests" / "generator" / "cases" / "forge_comments" / "github_comments.yaml"
-FIRST_FOUR = ("forgejo_labels.yaml", "github_issues.yaml", "github_milestones.yaml", "github_sub_issues.yaml")
+FOUR = ("github_issues.yaml", "github_milestones.yaml", "github_pulls.yaml", "github_sub_issues.yaml")
 
 
 def _renamed(text: str, n: int) -> str:
@@ -63,7 +65,7 @@ def file_set(count: int, directory: Path) -> list[str]:
     if count == 1:
         names = ["github_issues.yaml"]
     elif count == 4:
-        names = list(FIRST_FOUR)
+        names = list(FOUR)
     else:
         names = sorted(p.name for p in OVERRIDES.glob("*.yaml"))
     for name in names:
@@ -80,12 +82,17 @@ def file_set(count: int, directory: Path) -> list[str]:
             copy = out / f"ghc{n}_{source.name.removeprefix('github_')}"
             copy.write_text(_renamed(source.read_text(encoding="utf-8"), n), encoding="utf-8")
             names.append(copy.name)
-    declared = {name for p in out.glob("*.yaml")
-                for name in (yaml.safe_load(p.read_text(encoding="utf-8")).get("toolsets") or {})}
+    declared: dict[str, set[str]] = {}  # forge -> the toolsets its files in the set declare
+    for p in out.glob("*.yaml"):
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        forge_name = (data.get("server") or {}).get("forge", "github")
+        declared.setdefault(forge_name, set()).update(data.get("toolsets") or {})
     for forge in (OVERRIDES / "forges").glob("*.yaml"):
+        if forge.stem not in declared:
+            continue  # no file of that forge in the set: no forge server
         text = forge.read_text(encoding="utf-8")
         default = yaml.safe_load(text)["default_toolsets"]
-        kept = [t for t in default if t in declared] or sorted(declared)[:1]
+        kept = [t for t in default if t in declared[forge.stem]] or sorted(declared[forge.stem])[:1]
         text = re.sub(r"(?m)^default_toolsets: .*$", f"default_toolsets: [{', '.join(kept)}]", text)
         (out / "forges" / forge.name).write_text(text, encoding="utf-8")
     return names
