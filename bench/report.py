@@ -629,14 +629,24 @@ def explain(row: Row, r: dict[str, Any]) -> str:
             parts = ", ".join(f"`{k}` {v:.0f} ms" for k, v in list(imp["extra_ms"].items())[:5])
             detail = (f" `python -X importtime` in the same run: {imp['ours_ms']:.0f} ms of imports for "
                       f"the server vs {imp['floor_ms']:.0f} ms for the floor; packages only the server imports: {parts}.")
+        scopes = ""
+        read = Path(__file__).resolve().parent / "results-scope-read.json"
+        if read.exists():
+            sr = json.loads(read.read_text(encoding="utf-8"))
+            scopes = (f" Since issue 37 the server also reads the token's scopes before it answers "
+                      f"tools/list (one request, and the upstream client it needs): "
+                      f"`bench/scope_read_cost.py` measured github-mcp's spawn → tools/list at "
+                      f"{sr['read']['median'] * 1000:.0f} ms with the read and "
+                      f"{sr['off']['median'] * 1000:.0f} ms with `GHMCP_TOKEN_SCOPES=0` "
+                      f"({sr['ratio']:.2f}\u00d7; bench/results-scope-read.json).")
         return (
-            "**What limits it: imports.** Cold start is almost all import time: nothing is computed "
-            "at start-up (the tools/list answer is prebuilt), so the gap to the floor is the "
-            "modules the server needs beyond the SDK. Since issue 24 those are only what "
-            "`initialize` and `tools/list` need (settings and their checks, the caller's surface, "
-            "discovery, the package's tools.json); the engine, the upstream client, the "
+            "**What limits it: imports, and the token's scopes.** Apart from the scope read, "
+            "nothing is computed at start-up (the tools/list answer is prebuilt), so the rest of "
+            "the gap to the floor is the modules the server needs beyond the SDK. Since issue 24 "
+            "those are only what `initialize` and `tools/list` need (settings and their checks, "
+            "the caller's surface, discovery, the package's tools.json); the engine, the "
             "idempotency store, the declared steps and hooks (the generated `handlers.py`) load "
-            "with the first tools/call, resources/read or completion." + detail
+            "with the first tools/call, resources/read or completion." + detail + scopes
         )
     if key.startswith("call_"):
         b = r.get("breakdown", {})
