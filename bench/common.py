@@ -227,3 +227,19 @@ class RawStdio:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+
+def spawn_to_list(argv: Sequence[str], env: Mapping[str, str], cwd: Path = ROOT,
+                  stderr: Path | None = None) -> float:
+    """Seconds from spawning a stdio server to its tools/list answer (a cold start)."""
+    driver = RawStdio(argv, env, cwd=cwd, stderr=stderr)
+    driver.start()
+    try:
+        message, _ = driver.handshake_and_list()
+        elapsed = time.perf_counter() - driver.t0
+    finally:
+        driver.close()
+    if "result" not in message:
+        raise RuntimeError(f"{list(argv)}: tools/list failed: {message}")
+    return elapsed

@@ -13,13 +13,12 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
 
-from bench.common import RawStdio, base_env  # noqa: E402
+from bench.common import base_env, spawn_to_list  # noqa: E402
 from tests.support.wheels import ROOT, SERVERS, build_wheels, install_servers, project  # noqa: E402
 
 DEV_VENV = ROOT / ".venv"
@@ -37,17 +36,8 @@ def tree_bytes(path: Path) -> int:
 
 
 def cold_start(argv: list[str], cwd: Path) -> float:
-    driver = RawStdio(argv, base_env(GITHUB_TOKEN="ghp_bench", GITHUB_API_URL="http://127.0.0.1:9"),
-                      cwd=cwd)
-    driver.start()
-    try:
-        message, _ = driver.handshake_and_list()
-        elapsed = time.perf_counter() - driver.t0
-    finally:
-        driver.close()
-    if "result" not in message:
-        raise RuntimeError(f"{argv}: tools/list failed: {message}")
-    return elapsed
+    return spawn_to_list(argv, base_env(GITHUB_TOKEN="ghp_bench", GITHUB_API_URL="http://127.0.0.1:9"),
+                         cwd=cwd)
 
 
 def main() -> None:

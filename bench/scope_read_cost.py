@@ -15,12 +15,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
 
-from bench.common import BENCH, WORK, RawStdio, base_env, fake_process, summary  # noqa: E402
+from bench.common import BENCH, WORK, base_env, fake_process, spawn_to_list, summary  # noqa: E402
 from bench.fake_server import TOKEN  # noqa: E402
 
 SCRIPT = str(Path(sys.executable).with_name("github-mcp"))
@@ -30,16 +29,7 @@ RESULTS = BENCH / "results-scope-read.json"
 def cold_start(fake_url: str, read: bool) -> float:
     env = base_env(GITHUB_API_URL=fake_url, GITHUB_TOKEN=TOKEN, GHMCP_CURSOR_SECRET="bench",
                    **({} if read else {"GHMCP_TOKEN_SCOPES": "0"}))
-    driver = RawStdio([SCRIPT], env, stderr=WORK / "scope-read.log")
-    driver.start()
-    try:
-        message, _ = driver.handshake_and_list()
-        elapsed = time.perf_counter() - driver.t0
-    finally:
-        driver.close()
-    if "result" not in message:
-        raise RuntimeError(f"tools/list failed: {message}")
-    return elapsed
+    return spawn_to_list([SCRIPT], env, stderr=WORK / "scope-read.log")
 
 
 def main() -> None:
